@@ -1,0 +1,40 @@
+# The two commands of a fresh machine: `make run` and `make test`. Everything else is a helper.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: install install-ttra run test lint format worker bench
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+install: $(BIN)/python
+	$(BIN)/pip install -q -e '.[test]'
+
+# torch 2.13.0 first, so the ttra extra takes the CPU build on disk instead of a CUDA download.
+install-ttra: install
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e '.[test,ttra]'
+
+run: install
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py seed_demo
+	@echo "Open http://$(HOST):$(PORT)/ (staff pages: http://$(HOST):$(PORT)/dashboard/)"
+	$(BIN)/daphne -b $(HOST) -p $(PORT) studyapp.asgi:application
+
+test: install
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: install
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+worker: install
+	$(BIN)/celery -A studyapp worker -l info

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ParticipantsConfig(AppConfig):
+    name = "studyapp.participants"
+    label = "participants"

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class TablesConfig(AppConfig):
+    name = "studyapp.tables"
+    label = "tables"
