@@ -120,7 +120,9 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL]},
+            # redis-py 8 reads with a 5 s socket timeout by default, which cuts channels-redis'
+            # own 5 s blocking receive; give the socket more room than that.
+            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 30}]},
         }
     }
 else:
@@ -148,6 +150,10 @@ AGENT_DELAY_SECONDS = env_float("AGENT_DELAY_SECONDS", 1.5)
 LOBBY_WAIT_SECONDS = env_int("LOBBY_WAIT_SECONDS", 120)
 TURN_DEADLINE_SECONDS = env_int("TURN_DEADLINE_SECONDS", 120)
 HEARTBEAT_SECONDS = env_int("HEARTBEAT_SECONDS", 15)
+
+# Background jobs: a running job whose worker has not written for this long is marked failed
+# (resumable). Workers write at every step, so this only needs to outlast one slow model call.
+JOB_STALE_SECONDS = env_int("JOB_STALE_SECONDS", 600)
 
 MEDIA_ROOT = VAR_DIR / "media"
 MEDIA_URL = "/media/"

@@ -1,0 +1,52 @@
+"""``python -m analysis``: reports and frame exports from experiment files, without Django.
+
+python -m analysis report results.jsonl [more.jsonl ...] --out DIR
+python -m analysis export results.jsonl --format csv|parquet --out DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from analysis import frames
+from analysis.export import FORMATS, export_frames
+from analysis.report import write_report
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m analysis", description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    report = commands.add_parser("report", help="Table 2 (md, html, csv) and the figures")
+    export = commands.add_parser("export", help="games and turns frames with a README")
+    for command in (report, export):
+        command.add_argument("results", nargs="+", help="experiment JSONL files")
+        command.add_argument("--out", required=True, help="folder to write into")
+    export.add_argument("--format", choices=FORMATS, default="csv")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        records = [record for path in args.results for record in frames.read_jsonl(path)]
+    except (OSError, frames.RecordError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if args.command == "report":
+        written = write_report(frames.games_frame(records), args.out)
+    else:
+        written = export_frames(
+            {"games": frames.games_frame(records), "turns": frames.turns_frame(records)},
+            args.out,
+            args.format,
+            docs={"games": frames.GAME_COLUMNS, "turns": frames.TURN_COLUMNS},
+            title="Experiment games and turns",
+        )
+    for path in written:
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,236 @@
+"""Games and turns as two long tables, built from records of finished games.
+
+A record is one finished game seen from its evaluated seat, in the shape ``python -m games
+experiment`` writes as a JSONL line (docs/architecture.md). The web platform builds the same shape
+from its database and adds ``table``, ``player`` (a pseudonymous participant id for a human) and
+``player_kind``. Everything downstream reads the frames, never the records, so experiment files and
+the database go through the same code.
+
+Column names, dtypes and descriptions live in one place (``GAME_COLUMNS``, ``TURN_COLUMNS``) so the
+export README and the CSV reader cannot drift from the frames.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+Record = dict[str, Any]
+
+GAME_COLUMNS: dict[str, tuple[str, str]] = {
+    "experiment": ("string", "experiment name, or the study of a web table"),
+    "game": ("string", "twenty-questions or undercover"),
+    "table": (
+        "string",
+        "id of the game: the web table id, or <experiment>#<line> for a JSONL file",
+    ),
+    "seat": ("Int64", "index of the evaluated seat"),
+    "role": ("string", "role of the evaluated seat (questioner, normal, difference, ...)"),
+    "player_kind": ("string", "human, model or offline"),
+    "player": ("string", "model spec, or the pseudonymous id of a participant"),
+    "setting": (
+        "string",
+        "experience setting: none, rule-policy, experience-policy, human-policy, "
+        "full-experience or cumulative",
+    ),
+    "round": ("Int64", "0-based position in the player's sequence of games (t - 1 in eq. 1-2)"),
+    "sample": ("Int64", "repeat index i of the sequence"),
+    "case": ("Int64", "test case index"),
+    "seed": ("Int64", "seed the game's config was drawn from"),
+    "reward": (
+        "float64",
+        "NDCG@20 reward (Twenty Questions) or 1.0/0.0 for a win (Undercover) of the evaluated seat",
+    ),
+    "win": ("boolean", "win of the evaluated seat; empty for Twenty Questions"),
+    "questions": ("Int64", "questions the evaluated seat asked (Twenty Questions)"),
+    "turns": ("Int64", "events in the game's log"),
+    "calls": ("Int64", "model calls made for the game"),
+    "input_tokens": ("Int64", "tokens sent to models"),
+    "output_tokens": ("Int64", "tokens received from models"),
+    "tokens": ("Int64", "input_tokens + output_tokens"),
+    "input_chars": ("Int64", "characters sent to models"),
+    "output_chars": ("Int64", "characters received from models"),
+    "chars": ("Int64", "input_chars + output_chars"),
+    "retries": ("Int64", "retried model calls"),
+    "latency_s": ("float64", "seconds spent waiting for models"),
+    "started_at": ("string", "ISO-8601 time the game started"),
+    "finished_at": ("string", "ISO-8601 time the game ended"),
+}
+
+TURN_COLUMNS: dict[str, tuple[str, str]] = {
+    "experiment": GAME_COLUMNS["experiment"],
+    "game": GAME_COLUMNS["game"],
+    "table": GAME_COLUMNS["table"],
+    "player": ("string", "the evaluated player of the game (see games)"),
+    "setting": GAME_COLUMNS["setting"],
+    "round": GAME_COLUMNS["round"],
+    "sample": GAME_COLUMNS["sample"],
+    "seq": ("Int64", "0-based position of the event in the game's log"),
+    "seat": ("Int64", "seat that made the move; empty for events of the game itself"),
+    "type": ("string", "event type: question, answer, clue, vote, abort, takeover, ..."),
+    "text": ("string", "question or clue text; empty for a passed clue"),
+    "answer": ("string", "Yes, No or Invalid for an answer event"),
+    "target": ("Int64", "voted seat; empty for an abstained vote"),
+    "chars": ("Int64", "characters of text"),
+    "event": ("string", "the whole event as JSON"),
+}
+
+REQUIRED = ("game", "setting", "round", "sample", "reward")
+TWENTY_QUESTIONS_ROLES = ("questioner", "oracle")
+encode_event = json.JSONEncoder(ensure_ascii=False).encode
+USAGE_KEYS = ("calls", "input_tokens", "output_tokens", "input_chars", "output_chars", "retries")
+
+
+class RecordError(ValueError):
+    """A record that cannot be analysed; the message names the line or record."""
+
+
+def read_jsonl(path: str | Path) -> list[Record]:
+    """Read an experiment file; a bad line raises :class:`RecordError` naming its line number."""
+    records = []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise RecordError(f"{path}, line {number}: not valid JSON ({err.msg})") from err
+            problem = check_record(record)
+            if problem:
+                raise RecordError(f"{path}, line {number}: {problem}")
+            record.setdefault("table", f"{record.get('experiment', '')}#{number}")
+            records.append(record)
+    return records
+
+
+def check_record(record: Any) -> str:
+    """What is wrong with a record, or an empty string when it can be analysed."""
+    if not isinstance(record, dict):
+        return "a record must be a JSON object"
+    missing = [key for key in REQUIRED if record.get(key) is None]
+    if missing:
+        return f"missing {', '.join(missing)}"
+    if not (record.get("player") or record.get("model")):
+        return "missing model (or player)"
+    return ""
+
+
+def games_frame(records: Iterable[Record]) -> pd.DataFrame:
+    """One row per record: the evaluated seat's game with its reward, win and usage."""
+    rows = []
+    for index, record in enumerate(records):
+        problem = check_record(record)
+        if problem:
+            raise RecordError(f"record {index}: {problem}")
+        rows.append(_game_row(record, index))
+    return typed(pd.DataFrame(rows, columns=list(GAME_COLUMNS)), GAME_COLUMNS)
+
+
+def turns_frame(records: Iterable[Record]) -> pd.DataFrame:
+    """One row per event of every record's log, keyed to its game by ``table``."""
+    rows = []
+    for index, record in enumerate(records):
+        keys = {
+            "experiment": record.get("experiment"),
+            "game": record["game"],
+            "table": _table(record, index),
+            "player": _player(record),
+            "setting": record["setting"],
+            "round": record["round"],
+            "sample": record["sample"],
+        }
+        for seq, event in enumerate(record.get("events") or []):
+            text = event.get("text")
+            rows.append(
+                {
+                    **keys,
+                    "seq": seq,
+                    "seat": event.get("seat"),
+                    "type": event.get("type"),
+                    "text": text,
+                    "answer": event.get("answer"),
+                    "target": event.get("target"),
+                    "chars": len(text) if isinstance(text, str) else 0,
+                    "event": encode_event(event),
+                }
+            )
+    return typed(pd.DataFrame(rows, columns=list(TURN_COLUMNS)), TURN_COLUMNS)
+
+
+def typed(frame: pd.DataFrame, columns: dict[str, tuple[str, str]]) -> pd.DataFrame:
+    """Give every known column its declared dtype, so frames from any source compare equal."""
+    return frame.astype({name: columns[name][0] for name in frame.columns if name in columns})
+
+
+def _game_row(record: Record, index: int) -> dict[str, Any]:
+    seat = int(record.get("evaluated_seat") or 0)
+    usage = record.get("usage") or {}
+    counts = {key: usage.get(key) for key in USAGE_KEYS}
+    return {
+        "experiment": record.get("experiment"),
+        "game": record["game"],
+        "table": _table(record, index),
+        "seat": seat,
+        "role": _role(record, seat),
+        "player_kind": record.get("player_kind") or _kind(_player(record)),
+        "player": _player(record),
+        "setting": record["setting"],
+        "round": record["round"],
+        "sample": record["sample"],
+        "case": record.get("case"),
+        "seed": record.get("seed"),
+        "reward": float(record["reward"]),
+        "win": record.get("win"),
+        "questions": record.get("questions", _questions(record, seat)),
+        "turns": len(record.get("events") or []),
+        **counts,
+        "tokens": _total(counts["input_tokens"], counts["output_tokens"]),
+        "chars": _total(counts["input_chars"], counts["output_chars"]),
+        "latency_s": usage.get("latency_s"),
+        "started_at": record.get("started_at"),
+        "finished_at": record.get("finished_at"),
+    }
+
+
+def _table(record: Record, index: int) -> str:
+    return str(record.get("table") or f"{record.get('experiment', '')}#{index}")
+
+
+def _player(record: Record) -> str:
+    return str(record.get("player") or record["model"])
+
+
+def _kind(player: str) -> str:
+    return "offline" if player.startswith("offline:") else "model"
+
+
+def _role(record: Record, seat: int) -> str | None:
+    """The evaluated seat's role: stated by the record or its outcome, else read from the config."""
+    if record.get("role"):
+        return record["role"]
+    outcome = (record.get("outcome") or {}).get(str(seat)) or {}
+    if outcome.get("role"):
+        return outcome["role"]
+    roles = (record.get("config") or {}).get("roles")
+    if isinstance(roles, list) and seat < len(roles):
+        return roles[seat]
+    if record["game"] == "twenty-questions" and seat < len(TWENTY_QUESTIONS_ROLES):
+        return TWENTY_QUESTIONS_ROLES[seat]
+    return None
+
+
+def _questions(record: Record, seat: int) -> int:
+    return sum(
+        1
+        for event in record.get("events") or []
+        if event.get("type") == "question" and event.get("seat") == seat
+    )
+
+
+def _total(a: int | None, b: int | None) -> int | None:
+    return None if a is None and b is None else (a or 0) + (b or 0)

@@ -1,0 +1,137 @@
+"""``python -m games experiment``: one model and setting from flags, or a models × settings grid
+from a TOML file. This is the one place in ``games`` that reads the environment (API keys and
+``OPENAI_BASE_URL``), and it passes the values on explicitly.
+
+Grid file (every key but ``models`` and ``settings`` is optional; flags fill what it leaves out)::
+
+    game = "twenty-questions"
+    models = ["openai:gpt-4o", "anthropic:claude-sonnet-4-5"]
+    settings = ["none", "rule-policy", "experience-policy", "human-policy"]
+    cases = 32
+    samples = 3
+    seed = 0
+    out = "results.jsonl"
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import tomllib
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from games import GAME_NAMES
+from games.experience.context import SETTINGS
+from games.experiment.runner import (
+    DEFAULT_CASES,
+    DEFAULT_EXPERIENCE_GAMES,
+    DEFAULT_SAMPLES,
+    ExperimentSpec,
+    run_experiment,
+)
+from games.experiment.summary import format_summary, summarize
+from games.llm.cache import ResponseCache
+from games.llm.providers import ProviderConfig, config_from_env
+
+
+def add_experiment(commands: argparse._SubParsersAction) -> None:
+    """Register the ``experiment`` sub-command (called by ``games/__main__.py``)."""
+    parser = commands.add_parser(
+        "experiment",
+        help="run the paper's evaluation protocol and write one JSONL line per game",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--config", type=Path, help="TOML grid of models × settings")
+    parser.add_argument("--game", choices=GAME_NAMES)
+    parser.add_argument("--model", help="model spec, e.g. openai:gpt-4o or offline:infogain")
+    parser.add_argument("--oracle", help="Twenty Questions oracle spec (default: the same model)")
+    parser.add_argument("--setting", choices=SETTINGS, default="none")
+    parser.add_argument("--cases", type=int, default=DEFAULT_CASES, help="test cases M (32)")
+    parser.add_argument("--samples", type=int, default=DEFAULT_SAMPLES, help="samples K (3)")
+    parser.add_argument(
+        "--rounds", type=int, help="games per sample T (default 50 for cumulative, else M)"
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--temperature", type=float, default=1.0)
+    parser.add_argument(
+        "--experience-games", type=int, default=DEFAULT_EXPERIENCE_GAMES, help="earlier games N (5)"
+    )
+    parser.add_argument("--players", type=int, default=5, help="Undercover players per table")
+    parser.add_argument("--policy-file", type=Path, help="human-policy text (default: shipped)")
+    parser.add_argument("--name", default="experiment", help="experiment name in every record")
+    parser.add_argument("--out", type=Path, help="results JSONL (appended; resumes)")
+    parser.add_argument("--cache", type=Path, help="response cache file (default: <out>.cache.sqlite)")
+    parser.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+    parser.add_argument("--parallel", type=int, default=64, help="games in flight at once")
+    parser.add_argument("--concurrency", type=int, default=32, help="calls in flight per provider")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per HTTP attempt")
+    parser.add_argument("--max-retries", type=int, default=4, help="SDK retries per call")
+    parser.add_argument("--no-progress", action="store_true")
+    parser.set_defaults(func=run)
+
+
+def specs_from_args(args: argparse.Namespace) -> tuple[list[ExperimentSpec], Path]:
+    """The specs and output path from flags, with a grid file's values taking precedence."""
+    grid: dict[str, Any] = {}
+    if args.config is not None:
+        grid = tomllib.loads(args.config.read_text(encoding="utf-8"))
+    models = grid.get("models") or ([args.model] if args.model else [])
+    settings = grid.get("settings") or [args.setting]
+    game = grid.get("game", args.game)
+    out = grid.get("out", args.out)
+    if not game or not models or not out:
+        raise SystemExit("experiment needs --game, --model and --out (or a --config grid with them)")
+    policy = args.policy_file.read_text(encoding="utf-8") if args.policy_file else None
+    base = ExperimentSpec(
+        game=game,
+        model=models[0],
+        cases=grid.get("cases", args.cases),
+        samples=grid.get("samples", args.samples),
+        rounds=grid.get("rounds", args.rounds),
+        seed=grid.get("seed", args.seed),
+        oracle=grid.get("oracle", args.oracle),
+        temperature=grid.get("temperature", args.temperature),
+        experience_games=grid.get("experience_games", args.experience_games),
+        players=grid.get("players", args.players),
+        policy=policy,
+        experiment=grid.get("name", args.name),
+    )
+    specs = [replace(base, model=m, setting=s) for m in models for s in settings]
+    return specs, Path(out)
+
+
+def run(args: argparse.Namespace) -> int:
+    specs, out = specs_from_args(args)
+    configs: dict[str, ProviderConfig] = {}
+
+    def config_for(spec: str) -> ProviderConfig:
+        if spec not in configs:
+            configs[spec] = replace(
+                config_from_env(spec, os.environ),
+                timeout=args.timeout,
+                max_retries=args.max_retries,
+                concurrency=args.concurrency,
+            )
+        return configs[spec]
+
+    for spec in specs:  # fail on a missing OPENAI_BASE_URL before any game starts
+        config_for(spec.model)
+        config_for(spec.oracle_spec)
+    cache = None if args.no_cache else ResponseCache(args.cache or out.with_suffix(".cache.sqlite"))
+    records = asyncio.run(
+        run_experiment(
+            specs,
+            out,
+            config_for=config_for,
+            cache=cache,
+            parallel=args.parallel,
+            progress=not args.no_progress,
+        )
+    )
+    print(format_summary(summarize(records)), file=sys.stdout)
+    return 0

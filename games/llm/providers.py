@@ -1,0 +1,326 @@
+"""Model providers behind one async interface, chosen by a model spec string.
+
+``openai:<model>``, ``anthropic:<model>`` and ``openai-compatible:<model>`` (vLLM, Ollama, llama.cpp
+server, LM Studio at a configured base URL) go through the official async SDKs, which own retries,
+backoff (honouring ``Retry-After``) and timeouts. This module adds what an experiment needs on top:
+a concurrency limit per provider, the response cache, and a usage record for every call.
+
+Configuration is passed in as a :class:`ProviderConfig`; nothing here reads the environment.
+The CLI builds a config with :func:`config_from_env` and Django's settings module builds its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import time
+import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import anthropic
+import openai
+
+from games.llm.cache import ResponseCache, request_key
+
+PROVIDER_KINDS = ("openai", "anthropic", "openai-compatible", "offline")
+OPENAI_URL = "https://api.openai.com/v1"
+ANTHROPIC_URL = "https://api.anthropic.com"
+
+
+@dataclass(frozen=True)
+class ProviderConfig:
+    """How to reach one provider. ``max_retries`` and ``timeout`` are handed to the SDK;
+    ``concurrency`` caps the calls in flight per provider and event loop."""
+
+    api_key: str | None = None
+    base_url: str | None = None
+    timeout: float = 60.0
+    max_retries: int = 4
+    concurrency: int = 32
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One model reply and what it cost. ``retries`` counts the extra HTTP attempts the SDK made."""
+
+    text: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    input_chars: int = 0
+    output_chars: int = 0
+    latency_s: float = 0.0
+    retries: int = 0
+    cached: bool = False
+
+
+class ProviderError(RuntimeError):
+    """A call that failed after the SDK's own retries; carries what the failed call cost."""
+
+    def __init__(self, message: str, *, input_chars: int, latency_s: float, retries: int) -> None:
+        super().__init__(message)
+        self.input_chars = input_chars
+        self.latency_s = latency_s
+        self.retries = retries
+
+
+class Provider(Protocol):
+    """Anything with this method can drive an LLM agent (a local transformers model included)."""
+
+    async def complete(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        system: str | None = None,
+        temperature: float = 1.0,
+        max_tokens: int = 1024,
+        sample: int = 0,
+    ) -> Completion: ...
+
+
+def parse_spec(spec: str) -> tuple[str, str]:
+    """Split ``kind:model`` and check the kind; the model name may itself contain colons."""
+    kind, sep, model = spec.partition(":")
+    if not sep or not model:
+        raise ValueError(f"model spec {spec!r} must look like 'provider:model', e.g. 'openai:gpt-4o'")
+    if kind not in PROVIDER_KINDS:
+        raise ValueError(f"unknown provider {kind!r} in {spec!r}; use one of {PROVIDER_KINDS}")
+    return kind, model
+
+
+def config_from_env(spec: str, environ: Mapping[str, str]) -> ProviderConfig:
+    """The provider config for ``spec`` from environment-style settings (called by entry points
+    with ``os.environ``; library code receives the config instead)."""
+    kind, _ = parse_spec(spec)
+    if kind == "anthropic":
+        return ProviderConfig(
+            api_key=environ.get("ANTHROPIC_API_KEY"), base_url=environ.get("ANTHROPIC_BASE_URL")
+        )
+    if kind == "openai-compatible":
+        base_url = environ.get("OPENAI_BASE_URL")
+        if not base_url:
+            raise ValueError(f"{spec!r} needs OPENAI_BASE_URL (e.g. http://127.0.0.1:8000/v1)")
+        # Local servers usually ignore the key, but the SDK insists on one.
+        return ProviderConfig(api_key=environ.get("OPENAI_API_KEY") or "none", base_url=base_url)
+    if kind == "openai":
+        return ProviderConfig(api_key=environ.get("OPENAI_API_KEY"))
+    return ProviderConfig()
+
+
+# Each call sets a fresh counter; the HTTP client's request hook, which runs in the same task,
+# bumps it once per attempt, so retries = attempts - 1 whatever the SDK decided to retry.
+_attempts: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar(
+    "llm_attempts", default=None
+)
+
+
+async def _count_attempt(request: Any) -> None:
+    box = _attempts.get()
+    if box is not None:
+        box[0] += 1
+
+
+def _chars(messages: list[dict[str, str]], system: str | None) -> int:
+    return len(system or "") + sum(len(m["content"]) for m in messages)
+
+
+class SDKProvider:
+    """Shared machinery: cache lookup, concurrency limit, timing, retry count, error wrapping.
+    Subclasses implement :meth:`_send` with their SDK. One SDK client (and connection pool) is
+    kept per event loop, because pooled connections cannot cross loops."""
+
+    def __init__(self, spec: str, config: ProviderConfig, cache: ResponseCache | None) -> None:
+        self.spec = spec
+        self.kind, self.model = parse_spec(spec)
+        self.config = config
+        self.cache = cache
+        self._per_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[Any, Any]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def _loop_state(self) -> tuple[Any, asyncio.Semaphore]:
+        loop = asyncio.get_running_loop()
+        state = self._per_loop.get(loop)
+        if state is None:
+            state = (self._make_client(), asyncio.Semaphore(self.config.concurrency))
+            self._per_loop[loop] = state
+        return state
+
+    def _http_client(self, module: Any) -> Any:
+        # The SDK's own default client (its pool limits and redirects) plus our attempt counter.
+        return module.DefaultAsyncHttpxClient(event_hooks={"request": [_count_attempt]})
+
+    def _make_client(self) -> Any:
+        raise NotImplementedError
+
+    async def _send(
+        self, client: Any, messages: list[dict[str, str]], system: str | None, **params: Any
+    ) -> tuple[str, int, int]:
+        raise NotImplementedError
+
+    async def complete(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        system: str | None = None,
+        temperature: float = 1.0,
+        max_tokens: int = 1024,
+        sample: int = 0,
+    ) -> Completion:
+        input_chars = _chars(messages, system)
+        request = {
+            "model": self.spec,
+            "system": system,
+            "messages": messages,
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+        }
+        key = request_key(request, sample) if self.cache is not None else ""
+        if self.cache is not None and (hit := self.cache.get(key)) is not None:
+            return Completion(
+                text=hit["text"],
+                input_tokens=hit["input_tokens"],
+                output_tokens=hit["output_tokens"],
+                input_chars=input_chars,
+                output_chars=len(hit["text"]),
+                cached=True,
+            )
+        client, limit = self._loop_state()
+        async with limit:
+            box = [0]
+            token = _attempts.set(box)
+            started = time.perf_counter()
+            try:
+                text, input_tokens, output_tokens = await self._send(
+                    client, messages, system, temperature=temperature, max_tokens=max_tokens
+                )
+            except (openai.APIError, anthropic.APIError) as err:
+                raise ProviderError(
+                    f"{self.spec}: {type(err).__name__}: {err}",
+                    input_chars=input_chars,
+                    latency_s=time.perf_counter() - started,
+                    retries=max(box[0] - 1, 0),
+                ) from err
+            finally:
+                _attempts.reset(token)
+            latency = time.perf_counter() - started
+        if self.cache is not None:
+            reply = {"text": text, "input_tokens": input_tokens, "output_tokens": output_tokens}
+            self.cache.put(key, reply)
+        return Completion(
+            text=text,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            input_chars=input_chars,
+            output_chars=len(text),
+            latency_s=latency,
+            retries=max(box[0] - 1, 0),
+        )
+
+    async def aclose(self) -> None:
+        """Close this event loop's SDK client (its connections)."""
+        state = self._per_loop.pop(asyncio.get_running_loop(), None)
+        if state is not None:
+            await state[0].close()
+
+
+class OpenAIProvider(SDKProvider):
+    """``openai:`` and ``openai-compatible:`` models through ``openai.AsyncOpenAI``."""
+
+    def _make_client(self) -> openai.AsyncOpenAI:
+        return openai.AsyncOpenAI(
+            api_key=self.config.api_key,
+            # Explicit, so the SDK never falls back to OPENAI_BASE_URL for the official API.
+            base_url=self.config.base_url or OPENAI_URL,
+            timeout=self.config.timeout,
+            max_retries=self.config.max_retries,
+            http_client=self._http_client(openai),
+        )
+
+    async def _send(
+        self, client: openai.AsyncOpenAI, messages: list[dict[str, str]], system: str | None, **params: Any
+    ) -> tuple[str, int, int]:
+        full = ([{"role": "system", "content": system}] if system else []) + messages
+        # OpenAI's own API has renamed the limit; self-hosted servers still expect max_tokens.
+        limit_name = "max_completion_tokens" if self.kind == "openai" else "max_tokens"
+        response = await client.chat.completions.create(
+            model=self.model,
+            messages=full,
+            temperature=params["temperature"],
+            **{limit_name: params["max_tokens"]},
+        )
+        text = (response.choices[0].message.content or "") if response.choices else ""
+        usage = response.usage
+        return text, usage.prompt_tokens if usage else 0, usage.completion_tokens if usage else 0
+
+
+class AnthropicProvider(SDKProvider):
+    """``anthropic:`` models through ``anthropic.AsyncAnthropic`` (the Messages API)."""
+
+    def _make_client(self) -> anthropic.AsyncAnthropic:
+        return anthropic.AsyncAnthropic(
+            api_key=self.config.api_key,
+            base_url=self.config.base_url or ANTHROPIC_URL,
+            timeout=self.config.timeout,
+            max_retries=self.config.max_retries,
+            http_client=self._http_client(anthropic),
+        )
+
+    async def _send(
+        self, client: anthropic.AsyncAnthropic, messages: list[dict[str, str]], system: str | None, **params: Any
+    ) -> tuple[str, int, int]:
+        extra: dict[str, Any] = {"system": system} if system else {}
+        if params["temperature"] != 1.0:
+            # This SDK has no temperature argument (1.0 is the API's default); send it raw.
+            extra["extra_body"] = {"temperature": params["temperature"]}
+        response = await client.messages.create(
+            model=self.model, messages=messages, max_tokens=params["max_tokens"], **extra
+        )
+        text = "".join(block.text for block in response.content if block.type == "text")
+        return text, response.usage.input_tokens, response.usage.output_tokens
+
+
+class OfflineProvider:
+    """Stands in for a model in offline runs, where the players are rule-based agents but the
+    experience steps (reflection, policy, curator) still need a reply. Deterministic and free."""
+
+    def __init__(self, spec: str) -> None:
+        self.spec = spec
+
+    async def complete(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        system: str | None = None,
+        temperature: float = 1.0,
+        max_tokens: int = 1024,
+        sample: int = 0,
+    ) -> Completion:
+        text = f"<answer>{self.spec} is a rule-based agent and writes no text.</answer>"
+        return Completion(
+            text=text, input_chars=_chars(messages, system), output_chars=len(text)
+        )
+
+
+_PROVIDERS: dict[tuple[str, ProviderConfig, ResponseCache | None], Provider] = {}
+
+
+def get_provider(
+    spec: str, config: ProviderConfig | None = None, *, cache: ResponseCache | None = None
+) -> Provider:
+    """The provider for ``spec``: one per spec, config and cache in a process, so every agent of
+    a run shares its client, connection pool and concurrency limit."""
+    kind, _ = parse_spec(spec)
+    config = config or ProviderConfig()
+    memo = (spec, config, cache)
+    if memo not in _PROVIDERS:
+        if kind == "anthropic":
+            _PROVIDERS[memo] = AnthropicProvider(spec, config, cache)
+        elif kind == "offline":
+            _PROVIDERS[memo] = OfflineProvider(spec)
+        else:
+            if kind == "openai-compatible" and not config.base_url:
+                raise ValueError(f"{spec!r} needs a base_url (OPENAI_BASE_URL)")
+            _PROVIDERS[memo] = OpenAIProvider(spec, config, cache)
+    return _PROVIDERS[memo]

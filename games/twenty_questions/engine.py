@@ -1,0 +1,356 @@
+"""The rules of Twenty Questions as a pure fold over events, so any process can rebuild a game
+from its log.
+
+The engine itself resolves guesses: a question that names exactly one candidate word (whole words,
+case-insensitive, longest match first, common aliases and plurals included) is a guess. The right
+word ends the game; a wrong one is answered "No" by the engine, so a careless oracle cannot spoil
+the reward. Everything else waits for the oracle's Yes, No or Invalid.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, replace
+from typing import Any
+
+from games.base import Config, Engine, Event, IllegalMove, Observation
+from games.twenty_questions import CANDIDATES, MAX_QUESTIONS, ndcg_reward
+
+QUESTIONER, ORACLE = 0, 1
+ROLES = ("questioner", "oracle")
+ANSWERS = ("Yes", "No", "Invalid")
+MAX_QUESTION_CHARS = 300
+# The questioner's fallback move: recorded as a question and answered Invalid by the engine.
+NO_QUESTION = "(no question)"
+
+# Other names people use for a candidate. Only names that point at one candidate belong here:
+# "aircraft" (a helicopter is one too) or "bat" (an animal) would turn honest questions into guesses.
+ALIASES: dict[str, tuple[str, ...]] = {
+    "Airplane": ("plane", "aeroplane", "airliner"),
+    "Baseball bat": ("baseball-bat",),
+    "Basketball": ("basket ball",),
+    "Boots": ("boot",),
+    "Bookcase": ("bookshelf", "bookshelves", "book case"),
+    "Bush": ("shrub",),
+    "Chopstick": ("chop stick",),
+    "Computer": ("laptop", "pc", "desktop computer"),
+    "Computer keyboard": ("keyboard",),
+    "Cooking pot": ("pot", "saucepan", "stockpot"),
+    "Corn": ("maize", "corncob", "corn on the cob"),
+    "Couch": ("sofa", "settee"),
+    "Cow": ("cattle",),
+    "Cup": ("mug",),
+    "Diary": ("journal",),
+    "Dresser": ("chest of drawers",),
+    "Earring": ("ear ring",),
+    "Gloves": ("glove",),
+    "Hairclip": ("hair clip", "barrette", "hairpin", "hair pin"),
+    "Headphone": ("headphones", "earphone", "earphones", "headset"),
+    "Lawn mower": ("lawnmower", "mower"),
+    "Lego": ("legos", "lego brick", "lego bricks"),
+    "Meteorite": ("meteor",),
+    "Microwave": ("microwave oven",),
+    "Motorcycle": ("motorbike", "motor bike"),
+    "Nightstand": ("night stand", "bedside table"),
+    "Paintbrush": ("paint brush",),
+    "Pan": ("frying pan", "skillet"),
+    "Pants": ("trousers", "jeans"),
+    "Peas": ("pea", "green peas"),
+    "Pliers": ("plier",),
+    "Rabbit": ("bunny",),
+    "Refrigerator": ("fridge", "freezer"),
+    "Rock": ("boulder",),
+    "Sculpture": ("statue",),
+    "Sharpie": ("permanent marker",),
+    "Shoes": ("shoe", "sneaker", "sneakers"),
+    "Smartphone": ("phone", "cellphone", "cell phone", "mobile phone", "iphone", "smart phone"),
+    "Socks": ("sock",),
+    "Television": ("tv", "telly", "tv set"),
+    "Tennis racket": ("tennis racquet", "racket", "racquet"),
+    "Toothbrush": ("tooth brush",),
+    "Toothpaste": ("tooth paste",),
+    "Truck": ("lorry",),
+    "Volleyball": ("volley ball",),
+    "Watch": ("wristwatch",),
+}
+
+_IRREGULAR_PLURALS = {"Knife": "knives", "Cactus": "cacti"}
+# Names that are plural already, or whose plural is the same word.
+_NO_PLURAL = {"Pants", "Peas", "Pliers", "Scissors", "Shoes", "Boots", "Gloves", "Socks", "Sheep"}
+
+_TOKEN = re.compile(r"[a-z0-9]+|[^\sa-z0-9]")
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-case words and punctuation marks; hyphens and apostrophes only separate words."""
+    return _TOKEN.findall(text.lower().replace("-", " ").replace("'", " "))
+
+
+def _plurals(name: str) -> list[str]:
+    """Plurals of a lower-case name, made by the usual English spelling rules on its last word."""
+    head, _, last = name.rpartition(" ")
+    if last.endswith(("s", "x", "sh", "ch")):
+        forms = [last + "es"]
+    elif last.endswith("o"):
+        forms = [last + "s", last + "es"]
+    elif last.endswith("y") and last[-2:-1] not in ("a", "e", "i", "o", "u"):
+        forms = [last[:-1] + "ies"]
+    else:
+        forms = [last + "s"]
+    return [f"{head} {form}".strip() for form in forms]
+
+
+def _phrases() -> dict[tuple[str, ...], str]:
+    """Every token sequence that names a candidate, mapped to the candidate's spelling."""
+    table: dict[tuple[str, ...], str] = {}
+    for word in CANDIDATES:
+        names = [word.lower(), *ALIASES.get(word, ())]
+        forms = set(names)
+        if word not in _NO_PLURAL:
+            for name in names:
+                forms.update(_plurals(name))
+        if word in _IRREGULAR_PLURALS:
+            forms.add(_IRREGULAR_PLURALS[word])
+        for form in forms:
+            key = tuple(tokens(form))
+            if table.setdefault(key, word) != word:
+                raise ValueError(f"{form!r} would name both {table[key]} and {word}")
+    return table
+
+
+PHRASES = _phrases()
+# For each token that can start a name, the lengths of those names, longest first.
+_STARTS: dict[str, tuple[int, ...]] = {}
+for _key in PHRASES:
+    _STARTS[_key[0]] = tuple(sorted({*_STARTS.get(_key[0], ()), len(_key)}, reverse=True))
+
+
+def scan(text: str) -> tuple[list[str], list[str]]:
+    """Split a text into the candidates it names (in order of first mention) and its other tokens.
+
+    Names are read longest first, so "baseball bat" is Baseball bat and not Baseball, and a name
+    never spans punctuation, so "baseball, bat" names only Baseball.
+    """
+    words = tokens(text)
+    found: list[str] = []
+    rest: list[str] = []
+    i, n = 0, len(words)
+    while i < n:
+        for length in _STARTS.get(words[i], ()):
+            word = PHRASES.get(tuple(words[i : i + length]))
+            if word is not None:
+                if word not in found:
+                    found.append(word)
+                i += length
+                break
+        else:
+            rest.append(words[i])
+            i += 1
+    return found, rest
+
+
+def named_candidates(text: str) -> list[str]:
+    """The candidates a text names, in order of first mention."""
+    return scan(text)[0]
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One question and its answer; ``answer`` is None while the oracle has not replied.
+    ``by`` says who answered ("oracle" or "engine"); ``guess`` is the one candidate named, if any."""
+
+    question: str
+    answer: str | None = None
+    by: str | None = None
+    guess: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class State:
+    answer: str
+    max_questions: int
+    turns: tuple[Turn, ...] = ()
+    found_at: int | None = None
+    aborted: str | None = None
+
+    @property
+    def pending(self) -> bool:
+        return bool(self.turns) and self.turns[-1].answer is None
+
+    @property
+    def over(self) -> bool:
+        if self.found_at is not None or self.aborted is not None:
+            return True
+        return len(self.turns) >= self.max_questions and not self.pending
+
+
+def _check_config(config: Config) -> tuple[str, int]:
+    answer = config.get("answer")
+    if answer not in CANDIDATES:
+        raise ValueError(f"config answer {answer!r} is not one of the {len(CANDIDATES)} candidates")
+    limit = config.get("max_questions", MAX_QUESTIONS)
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+        raise ValueError(f"max_questions must be a positive integer, got {limit!r}")
+    return answer, limit
+
+
+class TwentyQuestionsEngine(Engine[State]):
+    name = "twenty-questions"
+
+    def new_config(self, seed: int, **options: Any) -> Config:
+        """``answer`` (a candidate, any case) may be given; otherwise the seed picks one."""
+        answer = options.pop("answer", None)
+        max_questions = options.pop("max_questions", MAX_QUESTIONS)
+        if options:
+            raise ValueError(f"unknown twenty-questions options: {', '.join(sorted(options))}")
+        if answer is None:
+            answer = random.Random(seed).choice(CANDIDATES)
+        else:
+            spelled = {word.lower(): word for word in CANDIDATES}
+            answer = spelled.get(str(answer).strip().lower(), answer)
+        config = {"answer": answer, "max_questions": max_questions}
+        _check_config(config)
+        return config
+
+    def initial(self, config: Config) -> State:
+        answer, limit = _check_config(config)
+        return State(answer=answer, max_questions=limit)
+
+    def seats(self, config: Config) -> list[str]:
+        return list(ROLES)
+
+    def to_move(self, state: State) -> list[int]:
+        if state.over:
+            return []
+        return [ORACLE] if state.pending else [QUESTIONER]
+
+    def apply(self, state: State, event: Event) -> State:
+        kind = event.get("type")
+        if kind == "takeover":
+            if event.get("seat") not in (QUESTIONER, ORACLE):
+                raise IllegalMove("takeover needs the seat that changes hands: 0 or 1")
+            return state
+        if state.over:
+            raise IllegalMove("the game is over")
+        if kind == "abort":
+            return replace(state, aborted=str(event.get("reason") or "aborted"))
+        if kind == "question":
+            return self._question(state, event)
+        if kind == "answer":
+            return self._answer(state, event)
+        raise IllegalMove(f"unknown event type {kind!r}; expected 'question' or 'answer'")
+
+    def _question(self, state: State, event: Event) -> State:
+        if event.get("seat") != QUESTIONER:
+            raise IllegalMove("only the questioner (seat 0) asks questions")
+        if state.pending:
+            raise IllegalMove("it is the oracle's turn to answer the last question")
+        text = event.get("text")
+        if not isinstance(text, str) or not text.strip():
+            raise IllegalMove("the question is empty; ask a yes/no question")
+        text = text.strip()
+        if len(text) > MAX_QUESTION_CHARS:
+            raise IllegalMove(
+                f"the question is {len(text)} characters long; the limit is {MAX_QUESTION_CHARS}"
+            )
+        k = len(state.turns) + 1
+        if text == NO_QUESTION:
+            return replace(state, turns=(*state.turns, Turn(text, "Invalid", "engine")))
+        named = named_candidates(text)
+        if len(named) != 1:
+            return replace(state, turns=(*state.turns, Turn(text)))
+        guess = named[0]
+        if guess == state.answer:
+            turn = Turn(text, "Yes", "engine", guess)
+            return replace(state, turns=(*state.turns, turn), found_at=k)
+        return replace(state, turns=(*state.turns, Turn(text, "No", "engine", guess)))
+
+    def _answer(self, state: State, event: Event) -> State:
+        if event.get("seat") != ORACLE:
+            raise IllegalMove("only the oracle (seat 1) answers questions")
+        if not state.pending:
+            raise IllegalMove("there is no question waiting for an answer")
+        answer = event.get("answer")
+        if answer not in ANSWERS:
+            raise IllegalMove(f"the answer must be one of Yes, No, Invalid; got {answer!r}")
+        last = replace(state.turns[-1], answer=answer, by="oracle")
+        return replace(state, turns=(*state.turns[:-1], last))
+
+    def legal_actions(self, state: State, seat: int) -> list[dict[str, Any]]:
+        if seat not in self.to_move(state):
+            return []
+        if seat == QUESTIONER:
+            return [{"type": "question", "max_chars": MAX_QUESTION_CHARS}]
+        return [{"type": "answer", "answers": list(ANSWERS)}]
+
+    def observe(self, state: State, seat: int) -> Observation:
+        """The questioner sees the dialogue; only the oracle sees the answer word."""
+        if seat not in (QUESTIONER, ORACLE):
+            raise ValueError(f"twenty-questions has seats 0 and 1, not {seat!r}")
+        history = [
+            {"question": t.question, "answer": t.answer, "by": t.by, "guess": t.guess}
+            for t in state.turns
+            if t.answer is not None
+        ]
+        observation: Observation = {
+            "game": self.name,
+            "seat": seat,
+            "role": ROLES[seat],
+            "candidates": list(CANDIDATES),
+            "max_questions": state.max_questions,
+            "questions_asked": len(state.turns),
+            "history": history,
+            "your_turn": seat in self.to_move(state),
+            "over": state.over,
+        }
+        if seat == ORACLE:
+            observation["answer"] = state.answer
+            observation["question"] = state.turns[-1].question if state.pending else None
+        if state.over:
+            observation["found"] = state.found_at is not None
+            observation["reward"] = ndcg_reward(state.found_at)
+        return observation
+
+    def is_over(self, state: State) -> bool:
+        return state.over
+
+    def outcome(self, state: State) -> dict[int, dict[str, Any]]:
+        """The oracle cooperates, so both seats share the questioner's reward."""
+        result = {
+            "reward": ndcg_reward(state.found_at),
+            "win": None,
+            "found": state.found_at is not None,
+            "questions": len(state.turns),
+            "aborted": state.aborted is not None,
+        }
+        return {QUESTIONER: dict(result), ORACLE: dict(result)}
+
+    def fallback(self, state: State, seat: int) -> Event:
+        if seat == QUESTIONER:
+            return {"type": "question", "seat": QUESTIONER, "text": NO_QUESTION}
+        return {"type": "answer", "seat": ORACLE, "answer": "Invalid"}
+
+    def state_to_json(self, state: State) -> dict[str, Any]:
+        return {
+            "answer": state.answer,
+            "max_questions": state.max_questions,
+            "turns": [
+                {"question": t.question, "answer": t.answer, "by": t.by, "guess": t.guess}
+                for t in state.turns
+            ],
+            "found_at": state.found_at,
+            "aborted": state.aborted,
+        }
+
+    def state_from_json(self, data: dict[str, Any]) -> State:
+        return State(
+            answer=data["answer"],
+            max_questions=data["max_questions"],
+            turns=tuple(Turn(**turn) for turn in data["turns"]),
+            found_at=data["found_at"],
+            aborted=data["aborted"],
+        )
+
+
+ENGINE = TwentyQuestionsEngine()

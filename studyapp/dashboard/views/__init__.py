@@ -1,0 +1,1 @@
+"""Researcher pages, one module per page group (home, tables, ...)."""

@@ -1,0 +1,306 @@
+"""The consent and payment dashboard: Django's admin, so it is staff-only by construction.
+
+Studies show live progress and mint personal invites as a CSV of links; participants show consent,
+progress and what they are owed, with bulk actions to mark them paid and to export the payment
+sheet. The payment sheet is the one export that carries recruiter IDs: paying people needs them.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterable
+
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import URLPattern, path, reverse
+from django.utils.html import format_html
+
+from studyapp.participants import flow
+from studyapp.participants.models import Invite, Participant, Round, Study
+
+PAYMENT_COLUMNS = [
+    "public_id",
+    "study",
+    "status",
+    "prolific_pid",
+    "prolific_study_id",
+    "prolific_session_id",
+    "recruiter_pid",
+    "consent_version",
+    "consented_at",
+    "rounds_finished",
+    "time_spent_minutes",
+    "total_reward",
+    "payment_status",
+    "amount",
+    "bonus",
+    "currency",
+    "paid_at",
+]
+
+
+def csv_response(filename: str, header: list[str], rows: Iterable[list[object]]) -> HttpResponse:
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    writer = csv.writer(response)
+    writer.writerow(header)
+    for row in rows:
+        # A cell starting with = + - @ would run as a formula in a spreadsheet; quote it away.
+        writer.writerow(["'" + v if isinstance(v, str) and v[:1] in "=+-@" else v for v in row])
+    return response
+
+
+def payment_row(p: Participant) -> list[object]:
+    spent = p.time_spent
+    return [
+        p.public_id,
+        p.study.slug,
+        p.status,
+        p.prolific_pid,
+        p.prolific_study_id,
+        p.prolific_session_id,
+        p.recruiter_pid,
+        p.consent_version,
+        p.consented_at.isoformat() if p.consented_at else "",
+        p.rounds_finished,
+        round(spent.total_seconds() / 60, 1) if spent else "",
+        round(p.total_reward, 4),
+        p.payment_status,
+        p.payment_amount if p.payment_amount is not None else "",
+        p.bonus if p.bonus is not None else "",
+        p.study.currency,
+        p.paid_at.isoformat() if p.paid_at else "",
+    ]
+
+
+class InviteBatchForm(forms.Form):
+    count = forms.IntegerField(min_value=1, max_value=1000, initial=20)
+    label = forms.CharField(max_length=100, required=False)
+
+
+@admin.register(Study)
+class StudyAdmin(admin.ModelAdmin):
+    list_display = ["title", "slug", "game", "rounds", "active", "started", "finished", "dropped"]
+    list_filter = ["active", "game"]
+    prepopulated_fields = {"slug": ["title"]}
+    readonly_fields = ["progress_summary", "links"]
+    fieldsets = [
+        (None, {"fields": ["title", "slug", "active", "game", "rounds", "oracle_spec", "seed"]}),
+        ("Live progress", {"fields": ["progress_summary", "links"]}),
+        (
+            "Consent and instructions",
+            {"fields": ["consent_version", "consent_text", "instructions"]},
+        ),
+        (
+            "End of study",
+            {
+                "fields": [
+                    "policy_question",
+                    "completion_url",
+                    "code_finished",
+                    "code_dropped",
+                    "code_screened",
+                ]
+            },
+        ),
+        ("Payment", {"fields": ["payment_amount", "currency", "bonus_per_reward"]}),
+    ]
+
+    @admin.display(description="started")
+    def started(self, study: Study) -> int:
+        return study.progress()["started"]
+
+    @admin.display(description="finished")
+    def finished(self, study: Study) -> int:
+        return study.progress()["finished"]
+
+    @admin.display(description="dropped out")
+    def dropped(self, study: Study) -> int:
+        return study.progress()["dropped"]
+
+    @admin.display(description="progress")
+    def progress_summary(self, study: Study) -> str:
+        if study.pk is None:
+            return "-"
+        p = study.progress()
+        return format_html(
+            '<span id="study-progress">visited {} · started {} · playing {} · finished {} · '
+            "dropped out {} · declined {}</span>",
+            p["visited"],
+            p["started"],
+            p["playing"],
+            p["finished"],
+            p["dropped"],
+            p["declined"],
+        )
+
+    @admin.display(description="links")
+    def links(self, study: Study) -> str:
+        if study.pk is None:
+            return "-"
+        return format_html(
+            'Study link: <code>{}</code> · <a href="{}">Generate personal invites (CSV)</a>',
+            reverse("participants:study_link", args=[study.slug]),
+            reverse("admin:participants_study_invites", args=[study.pk]),
+        )
+
+    def get_urls(self) -> list[URLPattern]:
+        extra = [
+            path(
+                "<int:study_id>/invites/",
+                self.admin_site.admin_view(self.generate_invites),
+                name="participants_study_invites",
+            )
+        ]
+        return extra + super().get_urls()
+
+    def generate_invites(self, request: HttpRequest, study_id: int) -> HttpResponse:
+        """Mint a batch of personal links and hand them over as a CSV, one link per row."""
+        study = get_object_or_404(Study, pk=study_id)
+        if not self.has_change_permission(request, study):
+            return HttpResponse("Not allowed", status=403)
+        form = InviteBatchForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            label = form.cleaned_data["label"]
+            invites = Invite.objects.bulk_create(
+                Invite(study=study, label=label) for _ in range(form.cleaned_data["count"])
+            )
+            return invites_csv(request, study, invites)
+        context = {
+            **self.admin_site.each_context(request),
+            "study": study,
+            "form": form,
+            "opts": self.model._meta,
+            "title": f"Personal invites for {study}",
+        }
+        return render(request, "participants/admin_invites.html", context)
+
+
+def invites_csv(request: HttpRequest, study: Study, invites: Iterable[Invite]) -> HttpResponse:
+    rows = (
+        [
+            request.build_absolute_uri(reverse("participants:invite_link", args=[i.token])),
+            i.label,
+            i.created_at.isoformat() if i.created_at else "",
+            i.claimed_at.isoformat() if i.claimed_at else "",
+        ]
+        for i in invites
+    )
+    return csv_response(
+        f"invites-{study.slug}.csv", ["link", "label", "created_at", "claimed_at"], rows
+    )
+
+
+@admin.register(Invite)
+class InviteAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "study", "label", "created_at", "claimed_at"]
+    list_filter = ["study", ("claimed_at", admin.EmptyFieldListFilter)]
+    readonly_fields = ["token", "claimed_at"]
+    actions = ["export_links"]
+
+    @admin.action(description="Download the selected invite links as CSV")
+    def export_links(self, request: HttpRequest, queryset: QuerySet[Invite]) -> HttpResponse:
+        study = queryset.first().study
+        return invites_csv(request, study, queryset.select_related("study"))
+
+
+class RoundInline(admin.TabularInline):
+    model = Round
+    extra = 0
+    can_delete = False
+    fields = ["number", "table", "reward", "started_at", "finished_at"]
+    readonly_fields = fields
+
+
+@admin.register(Participant)
+class ParticipantAdmin(admin.ModelAdmin):
+    list_display = [
+        "public_id",
+        "study",
+        "status",
+        "consent_version",
+        "consented_at",
+        "rounds_finished",
+        "time_spent_display",
+        "reward_display",
+        "payment_status_display",
+        "payment_amount",
+        "bonus",
+        "paid_at",
+    ]
+    list_filter = ["study", "status", "paid"]
+    search_fields = ["public_id", "prolific_pid", "recruiter_pid"]
+    actions = ["mark_paid", "mark_dropped", "export_payment_sheet"]
+    inlines = [RoundInline]
+    readonly_fields = [
+        "public_id",
+        "study",
+        "invite",
+        "prolific_pid",
+        "prolific_study_id",
+        "prolific_session_id",
+        "recruiter_pid",
+        "consent_version",
+        "consented_at",
+        "practice_passed",
+        "current_round",
+        "rounds_finished",
+        "total_reward",
+        "policy",
+        "visited_at",
+        "started_at",
+        "finished_at",
+        "last_seen_at",
+        "paid_at",
+    ]
+    exclude = ["policy_done"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Participant]:
+        return super().get_queryset(request).select_related("study")
+
+    @admin.display(description="time spent")
+    def time_spent_display(self, p: Participant) -> str:
+        spent = p.time_spent
+        if spent is None:
+            return "-"
+        minutes = int(spent.total_seconds() // 60)
+        return f"{minutes // 60}h {minutes % 60:02d}m"
+
+    @admin.display(description="total reward", ordering="total_reward")
+    def reward_display(self, p: Participant) -> str:
+        return f"{p.total_reward:.2f}"
+
+    @admin.display(description="payment")
+    def payment_status_display(self, p: Participant) -> str:
+        return p.payment_status
+
+    @admin.action(description="Mark selected participants as paid")
+    def mark_paid(self, request: HttpRequest, queryset: QuerySet[Participant]) -> None:
+        owed = [p for p in queryset if p.payment_status == "owed"]
+        for p in owed:
+            p.mark_paid()
+        skipped = queryset.count() - len(owed)
+        self.message_user(request, f"Marked {len(owed)} participant(s) as paid.", messages.SUCCESS)
+        if skipped:
+            self.message_user(
+                request,
+                f"Skipped {skipped} not owed (still playing, declined, or already paid).",
+                messages.WARNING,
+            )
+
+    @admin.action(description="Mark selected participants as dropped out (paid for their time)")
+    def mark_dropped(self, request: HttpRequest, queryset: QuerySet[Participant]) -> None:
+        active = [p for p in queryset if p.status in Participant.ACTIVE]
+        for p in active:
+            flow.mark_dropped(p)
+        self.message_user(request, f"Marked {len(active)} participant(s) as dropped out.")
+
+    @admin.action(description="Export the payment sheet of the selected participants (CSV)")
+    def export_payment_sheet(
+        self, request: HttpRequest, queryset: QuerySet[Participant]
+    ) -> HttpResponse:
+        rows = (payment_row(p) for p in queryset.select_related("study").order_by("pk"))
+        return csv_response("payment-sheet.csv", PAYMENT_COLUMNS, rows)

@@ -1,0 +1,341 @@
+"""The participant's path through a study, as plain functions the views call.
+
+landing → consent → instructions (practice question) → rounds 1..N → policy question → completion.
+Every step is derived from the participant record (:func:`next_step`), so someone who leaves and
+comes back lands where they stopped, and a crafted request for a later step is sent back.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from django.contrib.sessions.backends.base import SessionBase
+from django.db import transaction
+from django.urls import reverse
+from django.utils import timezone
+
+from studyapp.participants.models import Invite, Participant, Round, Study
+
+SESSION_KEY = "participants"  # {study pk: participant pk}, this browser's own participants
+RECRUITER_PARAMS = {
+    "PROLIFIC_PID": "prolific_pid",
+    "STUDY_ID": "prolific_study_id",
+    "SESSION_ID": "prolific_session_id",
+    "pid": "recruiter_pid",
+}
+_RECRUITER_ID_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
+
+# No turn deadline: a participant may leave and come back to the same round, and no agent takes
+# over their seat or spends their questions meanwhile.
+TABLE_OPTIONS: dict[str, Any] = {"turn_deadline_seconds": 0}
+
+PRACTICE_QUESTION = "Which answers can the oracle give to one of your questions?"
+PRACTICE_CHOICES = [
+    ("free", "Any sentence it likes"),
+    ("yni", "Yes, No or Invalid"),
+    ("word", "The first letter of the secret word"),
+]
+PRACTICE_ANSWER = "yni"
+
+
+class BadRecruiterId(ValueError):
+    """A recruiter parameter that is not a plain identifier; the link was damaged or crafted."""
+
+
+class StepRefused(Exception):
+    """The participant asked for a step their record does not allow yet (or any more)."""
+
+
+def recruiter_ids(query: Mapping[str, str]) -> dict[str, str]:
+    """Pick the recruiter's IDs out of a study link's query string (field name → value)."""
+    found = {}
+    for param, field in RECRUITER_PARAMS.items():
+        value = query.get(param, "")
+        if not value:
+            continue
+        if not _RECRUITER_ID_RE.match(value):
+            raise BadRecruiterId(f"The link's {param} is not a valid identifier.")
+        found[field] = value
+    return found
+
+
+# --- this browser's participants ------------------------------------------------------------
+
+
+def session_participant(session: SessionBase, study: Study) -> Participant | None:
+    """The participant this browser already is in ``study``, if any (and not deleted since)."""
+    pk = session.get(SESSION_KEY, {}).get(str(study.pk))
+    if pk is None:
+        return None
+    return Participant.objects.filter(pk=pk, study=study).first()
+
+
+def owned_participant(session: SessionBase, public_id: str) -> Participant | None:
+    """The participant behind ``public_id`` if and only if this browser is that participant."""
+    mine = set(session.get(SESSION_KEY, {}).values())
+    participant = Participant.objects.select_related("study").filter(public_id=public_id).first()
+    if participant is None or participant.pk not in mine:
+        return None
+    return participant
+
+
+def _remember(session: SessionBase, participant: Participant, ids: Mapping[str, str]) -> None:
+    owned = dict(session.get(SESSION_KEY, {}))
+    owned[str(participant.study_id)] = participant.pk
+    session[SESSION_KEY] = owned
+    # Recruiter IDs wait in the session until consent: nothing about the person is stored before.
+    session[f"recruiter:{participant.pk}"] = dict(ids)
+
+
+# --- arriving -------------------------------------------------------------------------------
+
+
+def start(session: SessionBase, study: Study, ids: Mapping[str, str]) -> Participant:
+    """The Start button on a study link: record the visit and tie it to this browser."""
+    participant = session_participant(session, study)
+    if participant is not None:
+        return participant
+    participant = Participant.objects.create(study=study)
+    _remember(session, participant, ids)
+    return participant
+
+
+class InviteTaken(Exception):
+    """A personal link already claimed from another browser."""
+
+
+def invite_owner(session: SessionBase, invite: Invite) -> Participant | None:
+    """The participant this browser holds for ``invite``; raise if someone else claimed it."""
+    if not invite.claimed:
+        return None
+    participant = Participant.objects.filter(invite=invite).first()
+    mine = session.get(SESSION_KEY, {}).get(str(invite.study_id))
+    if participant is None or participant.pk != mine:
+        raise InviteTaken
+    return participant
+
+
+def claim_invite(session: SessionBase, invite: Invite) -> Participant:
+    """The Start button on a personal link. The conditional update makes two browsers racing for
+    one link end with one winner."""
+    owner = invite_owner(session, invite)
+    if owner is not None:
+        return owner
+    with transaction.atomic():
+        won = Invite.objects.filter(pk=invite.pk, claimed_at__isnull=True).update(
+            claimed_at=timezone.now()
+        )
+        if not won:
+            raise InviteTaken
+        participant = Participant.objects.create(study=invite.study, invite=invite)
+    _remember(session, participant, {})
+    return participant
+
+
+# --- the steps ------------------------------------------------------------------------------
+
+
+def next_step(participant: Participant) -> str:
+    """The name of the page this participant should be on now; the single source of the order."""
+    status = participant.status
+    if status == Participant.Status.VISITED:
+        return "consent"
+    if status in (Participant.Status.FINISHED, Participant.Status.DECLINED):
+        return "done"
+    if status in (Participant.Status.DROPPED, Participant.Status.WITHDRAWN):
+        return "done"
+    if status == Participant.Status.SCREENED:
+        return "done"
+    if not participant.practice_passed:
+        return "instructions"
+    if participant.rounds_finished < participant.study.rounds:
+        return "play"
+    if participant.study.policy_question and not participant.policy_done:
+        return "policy"
+    return "done"
+
+
+def require_step(participant: Participant, step: str) -> None:
+    """Refuse a request for any page other than the one the participant is on."""
+    if next_step(participant) != step:
+        raise StepRefused(step)
+
+
+def touch(participant: Participant) -> None:
+    """Note activity, so the time spent of someone who drops out can be paid."""
+    if participant.status in Participant.ACTIVE:
+        participant.last_seen_at = timezone.now()
+        participant.save(update_fields=["last_seen_at"])
+
+
+def give_consent(session: SessionBase, participant: Participant, version: str) -> None:
+    """Record consent to the version the person was shown; only now are recruiter IDs stored."""
+    require_step(participant, "consent")
+    if version != participant.study.consent_version:
+        raise StepRefused("consent changed")
+    ids = session.pop(f"recruiter:{participant.pk}", {})
+    for field, value in ids.items():
+        setattr(participant, field, value)
+    now = timezone.now()
+    participant.consent_version = version
+    participant.consented_at = now
+    participant.started_at = now
+    participant.last_seen_at = now
+    participant.status = Participant.Status.CONSENTED
+    participant.save()
+
+
+def decline_consent(session: SessionBase, participant: Participant) -> None:
+    """A polite end: no recruiter IDs are kept, only that the visit ended in a decline."""
+    require_step(participant, "consent")
+    session.pop(f"recruiter:{participant.pk}", None)
+    participant.status = Participant.Status.DECLINED
+    participant.save(update_fields=["status"])
+
+
+def answer_practice(participant: Participant, choice: str) -> bool:
+    """The practice question checks the one rule people most often miss; retrying is allowed."""
+    require_step(participant, "instructions")
+    if choice != PRACTICE_ANSWER:
+        return False
+    participant.practice_passed = True
+    participant.status = Participant.Status.PLAYING
+    participant.save(update_fields=["practice_passed", "status"])
+    return True
+
+
+def save_policy(participant: Participant, text: str) -> None:
+    require_step(participant, "policy")
+    participant.policy = text
+    participant.policy_done = True
+    participant.save(update_fields=["policy", "policy_done"])
+    if next_step(participant) == "done":
+        finish(participant)
+
+
+def finish(participant: Participant) -> None:
+    """All rounds played (and the policy question answered): fix the pay and show the code."""
+    participant.status = Participant.Status.FINISHED
+    participant.finished_at = timezone.now()
+    participant.settle_payment()
+    participant.save()
+
+
+def withdraw(participant: Participant, *, delete_data: bool) -> str:
+    """Stop now. Returns the dropped-out code, which pays for the time already given.
+
+    With ``delete_data`` the record, its rounds and the tables and turns it played are deleted;
+    a personal invite stays used (its ``claimed_at`` is kept), so nobody else can take the seat.
+    """
+    code = participant.study.code_dropped
+    if delete_data:
+        with transaction.atomic():
+            table_ids = list(participant.round_set.values_list("table_id", flat=True))
+            participant.delete()  # its rounds go with it, which frees the tables to go too
+            delete_tables(table_ids)
+        return code
+    participant.status = Participant.Status.WITHDRAWN
+    participant.finished_at = timezone.now()
+    participant.settle_payment()
+    participant.save()
+    return code
+
+
+def mark_dropped(participant: Participant) -> None:
+    """Staff close someone who left mid-study; they are owed for the rounds they played."""
+    if participant.status not in Participant.ACTIVE:
+        return
+    participant.status = Participant.Status.DROPPED
+    participant.finished_at = participant.last_seen_at or timezone.now()
+    participant.settle_payment()
+    participant.save()
+
+
+# --- rounds (tables are created and read through studyapp.tables.services) -------------------
+
+
+def delete_tables(table_ids: list[int]) -> None:
+    """Delete tables, and with them their seats and turns."""
+    from studyapp.tables.models import Table
+
+    Table.objects.filter(pk__in=table_ids).delete()
+
+
+def current_round(participant: Participant) -> Round | None:
+    number = participant.rounds_finished + 1
+    return participant.round_set.filter(number=number).first()
+
+
+def play_state(participant: Participant) -> dict[str, Any]:
+    """What the rounds page shows: where the person is and how they have done so far."""
+    sync_round(participant)
+    return {
+        "number": participant.rounds_finished + 1,
+        "of": participant.study.rounds,
+        "round": current_round(participant),
+        "finished": list(participant.round_set.filter(finished_at__isnull=False)),
+        "total_reward": participant.total_reward,
+    }
+
+
+def sync_round(participant: Participant) -> None:
+    """Read the current round's table; when its game is over, book the reward and move on."""
+    from studyapp.tables import services
+
+    round_ = current_round(participant)
+    if round_ is None or round_.finished_at is not None:
+        return
+    snap = services.table_state(round_.table_id)
+    if not snap.is_over:
+        return
+    reward = float(snap.engine.outcome(snap.state)[0]["reward"])
+    with transaction.atomic():
+        updated = Round.objects.filter(pk=round_.pk, finished_at__isnull=True).update(
+            reward=reward, finished_at=timezone.now()
+        )
+        if not updated:
+            return
+        participant.rounds_finished += 1
+        participant.total_reward += reward
+        participant.save(update_fields=["rounds_finished", "total_reward"])
+    if next_step(participant) == "done":
+        finish(participant)
+
+
+def begin_round(session: SessionBase, participant: Participant) -> Round:
+    """Create the table for the next round (or return the one already there: a double click or a
+    second tab must not create two tables for one round). The human seat is held by this
+    browser's session, which is what lets the table pages admit this participant and nobody else.
+    """
+    from studyapp.tables import services
+
+    require_step(participant, "play")
+    existing = current_round(participant)
+    if existing is not None:
+        return existing
+    if session.session_key is None:
+        session.save()
+    study = participant.study
+    number = participant.rounds_finished + 1
+    with transaction.atomic():
+        table = services.create_table(
+            study.game,
+            None,
+            [
+                {"kind": "human", "session_key": session.session_key},
+                {"kind": "agent", "agent_spec": study.oracle_spec},
+            ],
+            seed=study.seed + number,
+            return_url=reverse("participants:play", args=[participant.public_id]),
+            **TABLE_OPTIONS,
+        )
+        round_ = Round.objects.create(participant=participant, number=number, table=table)
+        participant.current_round = number
+        participant.save(update_fields=["current_round"])
+    return round_
+
+
+def table_url(round_: Round) -> str:
+    return reverse("tables:table", args=[round_.table_id])

@@ -1,0 +1,246 @@
+"""Studies, the people who take part in them, and personal invites.
+
+A participant record is the only place that holds a recruiter's IDs (needed to pay the person);
+everything that leaves for analysis goes through :mod:`studyapp.participants.pseudonyms`, which
+knows only the random public id.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import timedelta
+from decimal import ROUND_HALF_UP, Decimal
+from urllib.parse import urlencode
+
+from django.db import models
+from django.utils import timezone
+
+POLICY_MAX_LENGTH = 4000
+RECRUITER_ID_MAX_LENGTH = 64
+
+
+def new_public_id() -> str:
+    """A pseudonym that says nothing about the person and cannot be guessed from another one."""
+    return "p" + secrets.token_hex(8)
+
+
+def new_invite_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+class Study(models.Model):
+    """What staff set up in the admin: the game, how many cumulative rounds, the consent text, pay."""
+
+    GAME_CHOICES = [("twenty-questions", "Twenty Questions")]
+
+    slug = models.SlugField(unique=True, help_text="The study link is /s/<slug>/.")
+    title = models.CharField(max_length=200)
+    game = models.CharField(max_length=32, choices=GAME_CHOICES, default="twenty-questions")
+    rounds = models.PositiveIntegerField(default=20, help_text="Cumulative rounds per participant.")
+    oracle_spec = models.CharField(
+        max_length=200, default="offline:kb", help_text="Model spec of the answering seat."
+    )
+    seed = models.IntegerField(
+        default=0, help_text="Round k uses seed + k, so every participant meets the same words."
+    )
+    payment_amount = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal("10.00"))
+    currency = models.CharField(max_length=3, default="USD")
+    bonus_per_reward = models.DecimalField(
+        max_digits=8,
+        decimal_places=2,
+        default=Decimal("0.00"),
+        help_text="Optional bonus rule: this amount per point of total reward (0 = no bonus).",
+    )
+    consent_text = models.TextField()
+    consent_version = models.CharField(max_length=32, default="1")
+    instructions = models.TextField(blank=True)
+    policy_question = models.TextField(
+        blank=True,
+        help_text="Asked after the last round, e.g. 'What strategy would you give a newcomer?' "
+        "Leave empty to skip.",
+    )
+    completion_url = models.URLField(
+        blank=True,
+        help_text="Where finishing sends people, e.g. https://app.prolific.com/submissions/complete "
+        "(the code is added as ?cc=CODE).",
+    )
+    code_finished = models.CharField(max_length=64, blank=True)
+    code_dropped = models.CharField(
+        max_length=64, blank=True, help_text="For people who stop early; paid for their time."
+    )
+    code_screened = models.CharField(
+        max_length=64, blank=True, help_text="For people who decline consent."
+    )
+    active = models.BooleanField(default=True, help_text="Inactive studies accept nobody new.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "studies"
+
+    def __str__(self) -> str:
+        return self.title
+
+    def completion_link(self, code: str) -> str:
+        """The recruiter's return address with the code, or '' when the study has none."""
+        if not self.completion_url:
+            return ""
+        joiner = "&" if "?" in self.completion_url else "?"
+        return f"{self.completion_url}{joiner}{urlencode({'cc': code})}"
+
+    def progress(self) -> dict[str, int]:
+        """Counts for the admin's live view of the study."""
+        statuses = self.participants.values_list("status", flat=True)
+        counts = {status: 0 for status, _ in Participant.Status.choices}
+        for status in statuses:
+            counts[status] += 1
+        started = sum(counts[s] for s in Participant.STARTED)
+        return {
+            "visited": len(statuses),
+            "started": started,
+            "playing": counts[Participant.Status.PLAYING] + counts[Participant.Status.CONSENTED],
+            "finished": counts[Participant.Status.FINISHED],
+            "dropped": counts[Participant.Status.DROPPED] + counts[Participant.Status.WITHDRAWN],
+            "declined": counts[Participant.Status.DECLINED] + counts[Participant.Status.SCREENED],
+        }
+
+
+class Invite(models.Model):
+    """A single-use personal link. The token is the only secret; it is never derived from an id."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="invites")
+    token = models.CharField(max_length=64, unique=True, default=new_invite_token, editable=False)
+    label = models.CharField(max_length=100, blank=True, help_text="Staff note, e.g. a cohort.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"invite {self.token[:6]}… ({self.study.slug})"
+
+    @property
+    def claimed(self) -> bool:
+        # claimed_at stays set after a withdrawal deletes the participant: the link stays used.
+        return self.claimed_at is not None
+
+
+class Participant(models.Model):
+    """One person in one study, tied to one browser session."""
+
+    class Status(models.TextChoices):
+        VISITED = "visited"
+        CONSENTED = "consented"
+        PLAYING = "playing"
+        FINISHED = "finished"
+        DROPPED = "dropped", "dropped out"
+        SCREENED = "screened", "screened out"
+        DECLINED = "declined"
+        WITHDRAWN = "withdrawn"
+
+    STARTED = (Status.CONSENTED, Status.PLAYING, Status.FINISHED, Status.DROPPED, Status.WITHDRAWN)
+    ACTIVE = (Status.CONSENTED, Status.PLAYING)
+    PAYABLE = (Status.FINISHED, Status.DROPPED, Status.WITHDRAWN)
+
+    study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="participants")
+    public_id = models.CharField(max_length=32, unique=True, default=new_public_id, editable=False)
+    invite = models.OneToOneField(
+        Invite, null=True, blank=True, on_delete=models.SET_NULL, related_name="participant"
+    )
+    # Recruiter IDs: stored only here, only after consent, only to pay the person.
+    prolific_pid = models.CharField(max_length=RECRUITER_ID_MAX_LENGTH, blank=True)
+    prolific_study_id = models.CharField(max_length=RECRUITER_ID_MAX_LENGTH, blank=True)
+    prolific_session_id = models.CharField(max_length=RECRUITER_ID_MAX_LENGTH, blank=True)
+    recruiter_pid = models.CharField(max_length=RECRUITER_ID_MAX_LENGTH, blank=True)
+
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.VISITED)
+    consent_version = models.CharField(max_length=32, blank=True)
+    consented_at = models.DateTimeField(null=True, blank=True)
+    practice_passed = models.BooleanField(default=False)
+    current_round = models.PositiveIntegerField(
+        default=0, help_text="1-based round in play; 0 before the first round."
+    )
+    rounds_finished = models.PositiveIntegerField(default=0)
+    total_reward = models.FloatField(default=0.0)
+    policy = models.TextField(blank=True, max_length=POLICY_MAX_LENGTH)
+    policy_done = models.BooleanField(default=False)
+
+    visited_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    last_seen_at = models.DateTimeField(null=True, blank=True)
+
+    payment_amount = models.DecimalField(max_digits=8, decimal_places=2, null=True, blank=True)
+    bonus = models.DecimalField(max_digits=8, decimal_places=2, null=True, blank=True)
+    paid = models.BooleanField(default=False)
+    paid_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["study", "status"])]
+
+    def __str__(self) -> str:
+        return self.public_id
+
+    @property
+    def has_consented(self) -> bool:
+        return self.consented_at is not None and self.consent_version == self.study.consent_version
+
+    @property
+    def time_spent(self) -> timedelta | None:
+        """From consent to the end, or to the last page seen for someone who left early."""
+        end = self.finished_at or self.last_seen_at
+        if self.started_at is None or end is None:
+            return None
+        return end - self.started_at
+
+    @property
+    def payment_status(self) -> str:
+        if self.paid:
+            return "paid"
+        return "owed" if self.status in self.PAYABLE else "not due"
+
+    @property
+    def completion_code(self) -> str:
+        study = self.study
+        if self.status == self.Status.FINISHED:
+            return study.code_finished
+        if self.status in (self.Status.DROPPED, self.Status.WITHDRAWN):
+            return study.code_dropped
+        if self.status in (self.Status.DECLINED, self.Status.SCREENED):
+            return study.code_screened
+        return ""
+
+    def settle_payment(self) -> None:
+        """Fix what is owed when the person stops: the full amount plus the bonus rule for those
+        who finished, the share of rounds played for those who dropped out (paid for their time)."""
+        study = self.study
+        cents = Decimal("0.01")
+        if self.status == self.Status.FINISHED:
+            self.payment_amount = study.payment_amount
+        else:
+            share = Decimal(self.rounds_finished) / Decimal(max(study.rounds, 1))
+            self.payment_amount = (study.payment_amount * share).quantize(cents, ROUND_HALF_UP)
+        bonus = study.bonus_per_reward * Decimal(str(round(self.total_reward, 4)))
+        self.bonus = bonus.quantize(cents, ROUND_HALF_UP)
+
+    def mark_paid(self) -> None:
+        self.paid = True
+        self.paid_at = timezone.now()
+        self.save(update_fields=["paid", "paid_at"])
+
+
+class Round(models.Model):
+    """One game of a participant's sequence: round k of the study's cumulative rounds."""
+
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="round_set")
+    number = models.PositiveIntegerField(help_text="1-based")
+    table = models.ForeignKey("tables.Table", on_delete=models.PROTECT, related_name="+")
+    reward = models.FloatField(null=True, blank=True)
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["participant", "number"], name="one_table_per_round")
+        ]
+        ordering = ["number"]
+
+    def __str__(self) -> str:
+        return f"{self.participant} round {self.number}"

@@ -1,0 +1,52 @@
+"""The door between participant records and everything that analyses or exports them.
+
+Analysis, dashboards and exports name a person by the random public id only; the recruiter's IDs
+(Prolific's PROLIFIC_PID, STUDY_ID, SESSION_ID, a generic pid) stay on the participant record, where
+the payment sheet reads them. Going through these helpers, rather than reading fields directly, is
+what keeps that promise as new exports are added.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from studyapp.participants.models import Participant, Round
+
+# The fields that may leave the participants app; recruiter IDs are deliberately absent.
+PUBLIC_FIELDS = (
+    "public_id",
+    "status",
+    "consent_version",
+    "rounds_finished",
+    "total_reward",
+    "policy",
+)
+
+
+def public_record(participant: Participant) -> dict[str, Any]:
+    """One participant as analysis may see them."""
+    record = {name: getattr(participant, name) for name in PUBLIC_FIELDS}
+    record["study"] = participant.study.slug
+    spent = participant.time_spent
+    record["time_spent_s"] = spent.total_seconds() if spent else None
+    return record
+
+
+def public_id_for_table(table_id: int) -> str | None:
+    """Who played a table, as a pseudonym (None for a table no participant played)."""
+    round_ = Round.objects.select_related("participant").filter(table_id=table_id).first()
+    return round_.participant.public_id if round_ else None
+
+
+def public_rounds(participant: Participant) -> list[dict[str, Any]]:
+    """A participant's rounds in the shape of the experiment JSONL rows (``round`` 0-based)."""
+    return [
+        {
+            "participant": participant.public_id,
+            "round": r.number - 1,
+            "table": r.table_id,
+            "reward": r.reward,
+            "finished_at": r.finished_at.isoformat() if r.finished_at else None,
+        }
+        for r in participant.round_set.all()
+    ]

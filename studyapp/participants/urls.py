@@ -1,0 +1,19 @@
+"""Recruitment links (/s/, /i/) and the participant's own pages (/p/<public id>/)."""
+
+from django.urls import path
+
+from studyapp.participants import views
+
+app_name = "participants"
+
+urlpatterns = [
+    path("s/<slug:slug>/", views.study_link, name="study_link"),
+    path("i/<str:token>/", views.invite_link, name="invite_link"),
+    path("p/<str:public_id>/", views.resume, name="resume"),
+    path("p/<str:public_id>/consent/", views.consent, name="consent"),
+    path("p/<str:public_id>/instructions/", views.instructions, name="instructions"),
+    path("p/<str:public_id>/play/", views.play, name="play"),
+    path("p/<str:public_id>/policy/", views.policy, name="policy"),
+    path("p/<str:public_id>/done/", views.done, name="done"),
+    path("p/<str:public_id>/withdraw/", views.withdraw, name="withdraw"),
+]

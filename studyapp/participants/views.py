@@ -1,0 +1,198 @@
+"""Participant pages. Each view finds the participant this browser is, checks that the page is the
+one their record allows, and calls one function of :mod:`studyapp.participants.flow`.
+
+GET never changes who anyone is: link previewers and crawlers that fetch a study or invite link
+claim nothing; the Start button (a POST) does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+
+from django.http import HttpRequest, HttpResponse, QueryDict
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods
+
+from studyapp.participants import flow
+from studyapp.participants.forms import ConsentForm, PolicyForm, PracticeForm, WithdrawForm
+from studyapp.participants.models import Invite, Participant, Study
+
+ParticipantView = Callable[[HttpRequest, Participant], HttpResponse]
+
+
+def not_found(request: HttpRequest, message: str) -> HttpResponse:
+    return render(request, "participants/not_found.html", {"message": message}, status=404)
+
+
+def refused(request: HttpRequest, message: str) -> HttpResponse:
+    return render(request, "participants/refused.html", {"message": message}, status=403)
+
+
+def posted(request: HttpRequest) -> QueryDict | None:
+    """The form data of a POST, even an empty one (an empty form must still be validated)."""
+    return request.POST if request.method == "POST" else None
+
+
+def step_url(participant: Participant, step: str | None = None) -> str:
+    return reverse(
+        f"participants:{step or flow.next_step(participant)}", args=[participant.public_id]
+    )
+
+
+def participant_page(step: str | None) -> Callable[[ParticipantView], Callable[..., HttpResponse]]:
+    """Only this browser's own participant, and only on the step their record allows. A GET for
+    another step is sent to the right one; a POST for another step (a crafted request, say one
+    that skips consent) is refused."""
+
+    def decorate(view: ParticipantView) -> Callable[..., HttpResponse]:
+        @wraps(view)
+        def wrapper(request: HttpRequest, public_id: str) -> HttpResponse:
+            participant = flow.owned_participant(request.session, public_id)
+            if participant is None:
+                return not_found(request, "This page does not belong to this browser.")
+            flow.touch(participant)
+            if step is not None and flow.next_step(participant) != step:
+                if request.method == "POST":
+                    if flow.next_step(participant) == "consent":
+                        return refused(request, "Please read and accept the consent form first.")
+                    return refused(request, "That step is not open to you now.")
+                return redirect(step_url(participant))
+            return view(request, participant)
+
+        return wrapper
+
+    return decorate
+
+
+def active_study(slug: str) -> Study | None:
+    return Study.objects.filter(slug=slug, active=True).first()
+
+
+@require_http_methods(["GET", "POST"])
+def study_link(request: HttpRequest, slug: str) -> HttpResponse:
+    """The one shareable link, e.g. /s/<slug>/?PROLIFIC_PID=…&STUDY_ID=…&SESSION_ID=…"""
+    study = active_study(slug)
+    if study is None:
+        return not_found(request, "There is no open study at this address. Please check the link.")
+    existing = flow.session_participant(request.session, study)
+    if existing is not None:
+        return redirect(step_url(existing))
+    try:
+        ids = flow.recruiter_ids(request.GET)
+    except flow.BadRecruiterId as err:
+        return render(
+            request, "participants/welcome.html", {"study": study, "error": str(err)}, status=400
+        )
+    if request.method == "POST":
+        participant = flow.start(request.session, study, ids)
+        return redirect(step_url(participant))
+    return render(request, "participants/welcome.html", {"study": study})
+
+
+@require_http_methods(["GET", "POST"])
+def invite_link(request: HttpRequest, token: str) -> HttpResponse:
+    """A personal link: the browser that presses Start owns it; opening it again there resumes."""
+    invite = Invite.objects.select_related("study").filter(token=token).first()
+    if invite is None or not invite.study.active:
+        return not_found(request, "This invitation link is not valid. Please check the link.")
+    try:
+        if request.method == "POST":
+            participant = flow.claim_invite(request.session, invite)
+        else:
+            participant = flow.invite_owner(request.session, invite)
+    except flow.InviteTaken:
+        return refused(request, "This personal link has already been used in another browser.")
+    if participant is not None:
+        return redirect(step_url(participant))
+    return render(request, "participants/welcome.html", {"study": invite.study, "invite": invite})
+
+
+@participant_page(None)
+def resume(request: HttpRequest, participant: Participant) -> HttpResponse:
+    return redirect(step_url(participant))
+
+
+@participant_page("consent")
+def consent(request: HttpRequest, participant: Participant) -> HttpResponse:
+    study = participant.study
+    if request.method == "POST" and "decline" in request.POST:
+        flow.decline_consent(request.session, participant)
+        return redirect(step_url(participant))
+    form = ConsentForm(posted(request), initial={"version": study.consent_version})
+    if request.method == "POST" and form.is_valid():
+        try:
+            flow.give_consent(request.session, participant, form.cleaned_data["version"])
+        except flow.StepRefused:
+            form.add_error(None, "The consent form has changed; please read it again.")
+        else:
+            return redirect(step_url(participant))
+    return render(request, "participants/consent.html", {"participant": participant, "form": form})
+
+
+@participant_page("instructions")
+def instructions(request: HttpRequest, participant: Participant) -> HttpResponse:
+    form = PracticeForm(posted(request))
+    wrong = False
+    if request.method == "POST" and form.is_valid():
+        if flow.answer_practice(participant, form.cleaned_data["choice"]):
+            return redirect(step_url(participant))
+        wrong = True
+    context = {
+        "participant": participant,
+        "form": form,
+        "wrong": wrong,
+        "question": flow.PRACTICE_QUESTION,
+    }
+    return render(request, "participants/instructions.html", context)
+
+
+@participant_page("play")
+def play(request: HttpRequest, participant: Participant) -> HttpResponse:
+    """Between rounds: the running reward and a button for the next table."""
+    if request.method == "POST":
+        round_ = flow.begin_round(request.session, participant)
+        return redirect(flow.table_url(round_))
+    state = flow.play_state(participant)
+    if flow.next_step(participant) != "play":
+        return redirect(step_url(participant))
+    return render(request, "participants/play.html", {"participant": participant, **state})
+
+
+@participant_page("policy")
+def policy(request: HttpRequest, participant: Participant) -> HttpResponse:
+    form = PolicyForm(posted(request))
+    if request.method == "POST" and form.is_valid():
+        flow.save_policy(participant, form.cleaned_data["policy"])
+        return redirect(step_url(participant))
+    return render(request, "participants/policy.html", {"participant": participant, "form": form})
+
+
+@participant_page("done")
+def done(request: HttpRequest, participant: Participant) -> HttpResponse:
+    code = participant.completion_code
+    context = {
+        "participant": participant,
+        "code": code,
+        "link": participant.study.completion_link(code) if code else "",
+    }
+    return render(request, "participants/done.html", context)
+
+
+@participant_page(None)
+def withdraw(request: HttpRequest, participant: Participant) -> HttpResponse:
+    if participant.status not in Participant.ACTIVE:
+        return redirect(step_url(participant))
+    form = WithdrawForm(posted(request))
+    if request.method == "POST" and form.is_valid():
+        study = participant.study
+        code = flow.withdraw(participant, delete_data=form.cleaned_data["delete_data"])
+        context = {
+            "study": study,
+            "code": code,
+            "link": study.completion_link(code) if code else "",
+            "deleted": form.cleaned_data["delete_data"],
+        }
+        return render(request, "participants/withdrawn.html", context)
+    return render(request, "participants/withdraw.html", {"participant": participant, "form": form})

@@ -1,0 +1,270 @@
+"""LWE and Selective LWE (algorithms 1 and 2 of the LWE paper).
+
+LWE keeps a meta-prompt that writes a fresh evaluation prompt for every case; after each verdict
+the judge reflects on it, and the buffered feedback rewrites the meta-prompt every ``batch_size``
+cases and once more at the end. Selective LWE spends that effort only where the plain judge
+contradicts itself when the two responses swap places.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from studyapp.pipelines.lwe.data import PairCase
+from studyapp.pipelines.lwe.judging import (
+    CaseResult,
+    Report,
+    RunResult,
+    case_block,
+    flip,
+    judge,
+    no_report,
+    render,
+    tagged,
+    template,
+)
+from studyapp.pipelines.lwe.llm import PROBE, Ledger, Provider, ask
+
+
+@dataclass(frozen=True)
+class LweOptions:
+    batch_size: int = 4  # b: cases of feedback per meta-prompt refinement
+    summary_threshold: int = 10_000  # characters; a longer meta-prompt is condensed
+    # A refinement shorter than this share of the current meta-prompt is taken for a failed reply
+    # (a refusal, a truncated answer) and discarded rather than wiping what was learned.
+    min_keep_ratio: float = 0.25
+    temperature: float = 0.0
+
+
+def initial_meta_prompt() -> str:
+    return template("meta_prompt").template.strip()
+
+
+class MetaPrompt:
+    """The evolving meta-prompt, its feedback buffer and the record of every change to it."""
+
+    def __init__(
+        self,
+        provider: Provider,
+        ledger: Ledger,
+        options: LweOptions,
+        text: str | None = None,
+        history: list[dict[str, Any]] | None = None,
+    ) -> None:
+        self.provider = provider
+        self.ledger = ledger
+        self.options = options
+        self.text = text or initial_meta_prompt()
+        self.buffer: list[dict[str, str]] = []
+        # Shared with the run's record, so a run stopped midway still shows every change so far.
+        self.history: list[dict[str, Any]] = history if history is not None else []
+
+    async def _ask(self, step: str, prompt: str) -> str:
+        return await ask(
+            self.provider, self.ledger, step, prompt, temperature=self.options.temperature
+        )
+
+    async def evaluation_prompt(self, case: PairCase) -> str:
+        """BuildEvalPrompt: sample-specific instructions written from the current meta-prompt."""
+        reply = await self._ask(
+            "build", render("build_eval", meta_prompt=self.text, case=case_block(case))
+        )
+        return tagged(reply, "evaluation_prompt") or reply.strip()
+
+    async def reflect(self, case: PairCase, evaluation_prompt: str, judgment: str) -> str:
+        """Feedback: the judge's own critique of how the meta-prompt served this case."""
+        return await self._ask(
+            "feedback",
+            render(
+                "feedback",
+                meta_prompt=self.text,
+                evaluation_prompt=evaluation_prompt,
+                case=case_block(case),
+                judgment=judgment,
+            ),
+        )
+
+    def remember(
+        self, case: PairCase, evaluation_prompt: str, judgment: str, feedback: str
+    ) -> None:
+        self.buffer.append(
+            {
+                "id": case.id,
+                "evaluation_prompt": evaluation_prompt,
+                "case": case_block(case),
+                "judgment": judgment,
+                "feedback": feedback,
+            }
+        )
+
+    async def refine(self, after: int) -> None:
+        """RefineMetaPrompt from the buffered batch, guarded; then condense it if it grew too long."""
+        batch = "\n\n".join(
+            render(
+                "batch_item",
+                number=number,
+                evaluation_prompt=item["evaluation_prompt"],
+                case=item["case"],
+                judgment=item["judgment"],
+                feedback=item["feedback"],
+            )
+            for number, item in enumerate(self.buffer, start=1)
+        )
+        reply = await self._ask("refine", render("refine", meta_prompt=self.text, batch=batch))
+        proposed = tagged(reply, "meta_prompt") or ""
+        event: dict[str, Any] = {
+            "step": "refine",
+            "after_case": after,
+            "cases": [item["id"] for item in self.buffer],
+            "length_before": len(self.text),
+            "proposed_length": len(proposed),
+        }
+        self.buffer = []
+        if not proposed or len(proposed) < self.options.min_keep_ratio * len(self.text):
+            event["kept_previous"] = True
+        else:
+            event["kept_previous"] = False
+            self.text = proposed
+        event["length_after"] = len(self.text)
+        self.history.append(event)
+        if len(self.text) > self.options.summary_threshold:
+            await self.summarise(after)
+
+    async def summarise(self, after: int) -> None:
+        """Condense an over-long meta-prompt; an empty or no-shorter reply keeps the long one."""
+        reply = await self._ask(
+            "summarise",
+            render(
+                "summarise",
+                meta_prompt=self.text,
+                length=len(self.text),
+                limit=self.options.summary_threshold,
+            ),
+        )
+        summary = tagged(reply, "meta_prompt") or ""
+        kept = not summary or len(summary) >= len(self.text)
+        self.history.append(
+            {
+                "step": "summarise",
+                "after_case": after,
+                "length_before": len(self.text),
+                "proposed_length": len(summary),
+                "kept_previous": kept,
+                "length_after": len(self.text) if kept else len(summary),
+            }
+        )
+        if not kept:
+            self.text = summary
+
+
+async def lwe_pass(
+    cases: list[PairCase],
+    meta: MetaPrompt,
+    run: RunResult,
+    report: Report,
+    *,
+    progress_from: float = 0.0,
+    progress_to: float = 1.0,
+) -> None:
+    """Algorithm 1 over ``cases`` in order, writing verdicts into ``run`` as they are reached.
+
+    Only the as-given order feeds the feedback (appendix A); the swapped-order verdict is a probe
+    for the consistency figures and is not part of the method's cost.
+    """
+    provider, ledger = meta.provider, meta.ledger
+    for t, case in enumerate(cases, start=1):
+        evaluation_prompt = await meta.evaluation_prompt(case)
+        forward = render(
+            "judge_specific", evaluation_prompt=evaluation_prompt, case=case_block(case)
+        )
+        swapped = render(
+            "judge_specific", evaluation_prompt=evaluation_prompt, case=case_block(case.swapped())
+        )
+        temperature = meta.options.temperature
+        (first, text), (second, _) = await asyncio.gather(
+            judge(provider, ledger, forward, temperature=temperature),
+            judge(provider, ledger, swapped, temperature=temperature, purpose=PROBE),
+        )
+        run.results[case.id] = CaseResult(case.id, case.label, first, flip(second), path="lwe")
+        feedback = await meta.reflect(case, evaluation_prompt, text)
+        meta.remember(case, evaluation_prompt, text, feedback)
+        if len(meta.buffer) >= meta.options.batch_size or t == len(cases):
+            await meta.refine(after=t)
+        run.meta_prompt = meta.text
+        done = progress_from + (progress_to - progress_from) * t / len(cases)
+        await report(done, f"LWE case {t}/{len(cases)} ({case.id})")
+
+
+async def run_lwe(
+    cases: list[PairCase],
+    provider: Provider,
+    *,
+    options: LweOptions | None = None,
+    run: RunResult | None = None,
+    report: Report = no_report,
+    meta_prompt: str | None = None,
+) -> RunResult:
+    """Learning While Evaluating over ``cases`` in the given order."""
+    run = run or RunResult("lwe", [case.id for case in cases])
+    meta = MetaPrompt(provider, run.ledger, options or LweOptions(), meta_prompt, run.history)
+    run.meta_prompt = meta.text
+    await lwe_pass(cases, meta, run, report)
+    return run
+
+
+async def vanilla_both_orders(
+    case: PairCase, provider: Provider, ledger: Ledger, *, purpose_second: str, temperature: float
+) -> CaseResult:
+    forward = render("vanilla", case=case_block(case))
+    swapped = render("vanilla", case=case_block(case.swapped()))
+    (first, _), (second, _) = await asyncio.gather(
+        judge(provider, ledger, forward, temperature=temperature),
+        judge(provider, ledger, swapped, temperature=temperature, purpose=purpose_second),
+    )
+    return CaseResult(case.id, case.label, first, flip(second))
+
+
+async def run_selective_lwe(
+    cases: list[PairCase],
+    provider: Provider,
+    *,
+    options: LweOptions | None = None,
+    run: RunResult | None = None,
+    report: Report = no_report,
+    meta_prompt: str | None = None,
+    concurrency: int = 8,
+) -> RunResult:
+    """Algorithm 2: vanilla verdicts in both orders for every case; LWE on the inconsistent ones.
+
+    Both vanilla passes are part of the method here (they are how it selects), so they count in
+    its cost. A case with an unreadable verdict counts as inconsistent: it has no decision to keep.
+    """
+    options = options or LweOptions()
+    run = run or RunResult("selective-lwe", [case.id for case in cases])
+    limit = asyncio.Semaphore(concurrency)
+    done = 0
+
+    async def screen(case: PairCase) -> None:
+        nonlocal done
+        async with limit:
+            result = await vanilla_both_orders(
+                case, provider, run.ledger, purpose_second="method", temperature=options.temperature
+            )
+        run.results[case.id] = result
+        done += 1
+        await report(0.5 * done / len(cases), f"order-swap check {done}/{len(cases)}")
+
+    async with asyncio.TaskGroup() as group:
+        for case in cases:
+            group.create_task(screen(case))
+
+    inconsistent = [case for case in cases if not run.results[case.id].consistent]
+    run.history.append({"step": "select", "inconsistent": [case.id for case in inconsistent]})
+    meta = MetaPrompt(provider, run.ledger, options, meta_prompt, run.history)
+    run.meta_prompt = meta.text
+    if inconsistent:
+        await lwe_pass(inconsistent, meta, run, report, progress_from=0.5, progress_to=1.0)
+    await report(1.0, f"{len(inconsistent)} of {len(cases)} cases went through LWE")
+    return run

@@ -1,0 +1,132 @@
+"""Runs one judging method over several random orders of a dataset and reports the figures.
+
+LWE learns in sequence, so its numbers depend on the order of the cases; the paper reports the
+mean and standard deviation over three random orders, and so do we. Order-free baselines run once.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from studyapp.pipelines.lwe.algorithm import LweOptions, run_lwe, run_selective_lwe
+from studyapp.pipelines.lwe.baselines import (
+    run_cot,
+    run_majority,
+    run_sample_specific,
+    run_vanilla,
+)
+from studyapp.pipelines.lwe.data import PairCase
+from studyapp.pipelines.lwe.judging import Report, RunResult, no_report
+from studyapp.pipelines.lwe.llm import Provider
+from studyapp.pipelines.lwe.metrics import cumulative_accuracy, mean_std, relative_cost, score
+
+Method = Callable[..., Awaitable[RunResult]]
+
+METHODS: dict[str, Method] = {
+    "vanilla": run_vanilla,
+    "cot": run_cot,
+    "majority": run_majority,
+    "sample-specific": run_sample_specific,
+    "lwe": run_lwe,
+    "selective-lwe": run_selective_lwe,
+}
+SEQUENTIAL = {"lwe", "selective-lwe"}
+FIGURES = ("accuracy", "consistency", "pair_accuracy", "relative_cost")
+
+
+def shuffled_orders(cases: list[PairCase], count: int, seed: int) -> list[list[PairCase]]:
+    """``count`` reproducible random permutations of ``cases`` (order ``i`` uses ``seed + i``)."""
+    orders = []
+    for i in range(count):
+        order = list(cases)
+        random.Random(seed + i).shuffle(order)
+        orders.append(order)
+    return orders
+
+
+def run_summary(run: RunResult, vanilla_chars: int | None) -> dict[str, Any]:
+    results = run.in_order()
+    figures: dict[str, Any] = dict(score(results))
+    figures["relative_cost"] = (
+        relative_cost(run.ledger.method_chars, vanilla_chars) if vanilla_chars else None
+    )
+    return {
+        "method": run.method,
+        "order": run.order,
+        "figures": figures,
+        "cost": run.ledger.as_dict(),
+        "curve": cumulative_accuracy(results),
+        "history": run.history,
+        "meta_prompt": run.meta_prompt,
+        "results": [result.to_json() for result in results],
+    }
+
+
+async def evaluate(
+    method: str,
+    cases: list[PairCase],
+    provider: Provider,
+    *,
+    orders: int = 3,
+    seed: int = 0,
+    options: LweOptions | None = None,
+    report: Report = no_report,
+    runs: list[RunResult] | None = None,
+    vanilla_chars: int | None = None,
+) -> dict[str, Any]:
+    """Run ``method`` over ``orders`` random orders (one pass for order-free baselines).
+
+    ``runs`` collects each pass as it starts, so a caller whose run is stopped midway still has
+    the verdicts reached. Without ``vanilla_chars`` a vanilla pass is run first to price the
+    method against (skipped when the method is vanilla itself).
+    """
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    runs = runs if runs is not None else []
+    passes = shuffled_orders(cases, orders, seed) if method in SEQUENTIAL else [list(cases)]
+    reference_cost: dict[str, Any] | None = None
+    steps = len(passes) + (0 if method == "vanilla" or vanilla_chars else 1)
+    step = 0
+
+    def scaled(offset: int) -> Report:
+        async def inner(fraction: float, message: str) -> None:
+            await report((offset + fraction) / steps, message)
+
+        return inner
+
+    if method != "vanilla" and not vanilla_chars:
+        reference = RunResult("vanilla", [case.id for case in cases])
+        runs.append(reference)
+        await run_vanilla(cases, provider, run=reference, report=scaled(step))
+        vanilla_chars = reference.ledger.method_chars
+        reference_cost = reference.ledger.as_dict()
+        step += 1
+
+    summaries = []
+    for order in passes:
+        run = RunResult(method, [case.id for case in order])
+        runs.append(run)
+        extra = {"options": options} if method in SEQUENTIAL | {"sample-specific"} else {}
+        await METHODS[method](order, provider, run=run, report=scaled(step), **extra)
+        if method == "vanilla":
+            vanilla_chars = run.ledger.method_chars
+        summaries.append(run_summary(run, vanilla_chars))
+        step += 1
+
+    return {
+        "method": method,
+        "cases": len(cases),
+        "orders": len(passes),
+        "seed": seed,
+        "vanilla_chars": vanilla_chars,
+        "reference_cost": reference_cost,  # the vanilla pass run only to price the method
+        "summary": {
+            name: mean_std(
+                [s["figures"][name] for s in summaries if s["figures"][name] is not None]
+            )
+            for name in FIGURES
+        },
+        "runs": summaries,
+    }

@@ -1,0 +1,93 @@
+"""The slice of the Provider interface that LWE needs, and the ledger that prices every call.
+
+LWE only ever talks to a model through ``await provider.complete(...)``; typing against this small
+Protocol keeps the algorithm independent of which provider (OpenAI, Anthropic, a local server)
+sits behind it. The ledger exists because the paper's cost figure is characters in plus out, and
+the figure is only honest if every call is counted in one place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+class CompletionLike(Protocol):
+    text: str
+    input_chars: int
+    output_chars: int
+
+
+class Provider(Protocol):
+    async def complete(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        system: str | None = None,
+        temperature: float = 1.0,
+        max_tokens: int = 1024,
+        sample: int = 0,
+    ) -> CompletionLike: ...
+
+
+# Calls that a method needs to produce its answer are "method" calls and make up its cost; calls
+# that only exist to measure it (the swapped-order judgment used for consistency) are "probe"
+# calls, so the vanilla baseline stays at 1.0x as in the paper.
+METHOD = "method"
+PROBE = "probe"
+
+
+@dataclass
+class Ledger:
+    """Characters and calls per step name (``judge``, ``build``, ``feedback``, ...) and purpose."""
+
+    calls: dict[str, int] = field(default_factory=dict)
+    chars: dict[str, int] = field(default_factory=dict)
+    method_chars: int = 0
+    probe_chars: int = 0
+
+    def record(self, step: str, completion: CompletionLike, purpose: str = METHOD) -> None:
+        used = completion.input_chars + completion.output_chars
+        self.calls[step] = self.calls.get(step, 0) + 1
+        self.chars[step] = self.chars.get(step, 0) + used
+        if purpose == PROBE:
+            self.probe_chars += used
+        else:
+            self.method_chars += used
+
+    @property
+    def total_chars(self) -> int:
+        return self.method_chars + self.probe_chars
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "calls": dict(self.calls),
+            "chars": dict(self.chars),
+            "method_chars": self.method_chars,
+            "probe_chars": self.probe_chars,
+            "total_chars": self.total_chars,
+        }
+
+
+async def ask(
+    provider: Provider,
+    ledger: Ledger,
+    step: str,
+    prompt: str,
+    *,
+    system: str | None = None,
+    temperature: float = 0.0,
+    max_tokens: int = 2048,
+    sample: int = 0,
+    purpose: str = METHOD,
+) -> str:
+    """One user-turn call, recorded in the ledger; returns the reply text."""
+    completion = await provider.complete(
+        [{"role": "user", "content": prompt}],
+        system=system,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        sample=sample,
+    )
+    ledger.record(step, completion, purpose)
+    return completion.text

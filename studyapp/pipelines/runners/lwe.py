@@ -1,0 +1,108 @@
+"""Runs one LWE method or baseline as a job: loads the cases, evaluates over random orders, and
+keeps per-case verdicts, meta-prompts and curves as artifacts, partial ones included."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from asgiref.sync import async_to_sync, sync_to_async
+
+from studyapp.pipelines.lwe.algorithm import LweOptions
+from studyapp.pipelines.lwe.data import PairCase, load_jsonl, twenty_questions_pairs
+from studyapp.pipelines.lwe.evaluate import evaluate, run_summary
+from studyapp.pipelines.lwe.judging import RunResult
+from studyapp.pipelines.models import Job
+from studyapp.pipelines.providers import provider_for
+from studyapp.pipelines.sources import jsonl_records, resolve_path, table_records
+
+BUILT_IN = "twenty-questions"
+
+
+def load_cases(parameters: dict[str, Any]) -> list[PairCase]:
+    """``dataset`` is a pairwise JSONL path, or ``twenty-questions``: pairs of the study's finished
+    games on the same word (from the tables, plus an experiment ``results`` file if given)."""
+    dataset = parameters.get("dataset", BUILT_IN)
+    if dataset == BUILT_IN:
+        records = table_records(BUILT_IN, table_ids=parameters.get("tables") or None)
+        if parameters.get("results"):
+            records += [
+                r for r in jsonl_records(parameters["results"]) if r.get("game") == BUILT_IN
+            ]
+        cases = twenty_questions_pairs(records, seed=int(parameters.get("seed", 0)))
+    else:
+        cases = load_jsonl(resolve_path(dataset))
+    if parameters.get("limit"):
+        cases = cases[: int(parameters["limit"])]
+    if not cases:
+        raise ValueError(f"dataset {dataset!r} gave no cases to judge")
+    return cases
+
+
+def options_from(parameters: dict[str, Any]) -> LweOptions:
+    return LweOptions(
+        batch_size=int(parameters.get("batch_size", 4)),
+        summary_threshold=int(parameters.get("summary_threshold", 10_000)),
+        temperature=float(parameters.get("temperature", 0.0)),
+    )
+
+
+def keep(job: Job, runs: list[dict[str, Any]], result: dict[str, Any]) -> dict[str, Any]:
+    """Per-case verdicts and meta-prompts go to files; the job row keeps the figures."""
+    lines = [
+        json.dumps({"order": index, **case}, ensure_ascii=False)
+        for index, run in enumerate(runs)
+        for case in run["results"]
+    ]
+    job.write_artifact("verdicts.jsonl", "\n".join(lines) + "\n")
+    for index, run in enumerate(runs):
+        if run.get("meta_prompt"):
+            job.write_artifact(f"meta_prompt_order{index}.txt", run["meta_prompt"])
+    light = {**result, "runs": [{k: v for k, v in r.items() if k != "results"} for r in runs]}
+    job.write_artifact("result.json", light)
+    return light
+
+
+def run(job: Job) -> dict[str, Any]:
+    parameters = job.parameters
+    cases = load_cases(parameters)
+    provider = provider_for(parameters["model"], cache=bool(parameters.get("cache", True)))
+    job.write_log(f"{len(cases)} cases; {job.kind} with {parameters['model']}")
+    runs: list[RunResult] = []
+    try:
+        result = async_to_sync(evaluate)(
+            job.kind,
+            cases,
+            provider,
+            orders=int(parameters.get("orders", 3)),
+            seed=int(parameters.get("seed", 0)),
+            options=options_from(parameters),
+            report=sync_to_async(job.set_progress),
+            runs=runs,
+        )
+    except BaseException:
+        # Keep every verdict reached so far, whatever stopped the run.
+        summaries = [run_summary(r, None) for r in runs]
+        partial = {"partial": True, "method": job.kind, "cases": len(cases)}
+        job.save_result(keep(job, summaries, partial), cost=cost_of(runs))
+        raise
+    job.save_result(result, cost=cost_of(runs))
+    figures = result["summary"]
+    job.write_log(
+        "accuracy {:.3f}, consistency {:.3f}, pair accuracy {:.3f}".format(
+            figures["accuracy"]["mean"],
+            figures["consistency"]["mean"],
+            figures["pair_accuracy"]["mean"],
+        )
+    )
+    return keep(job, result["runs"], result)
+
+
+def cost_of(runs: list[RunResult]) -> dict[str, Any]:
+    """Characters in and out over every pass of the job (the vanilla reference included)."""
+    return {
+        "method_chars": sum(r.ledger.method_chars for r in runs),
+        "probe_chars": sum(r.ledger.probe_chars for r in runs),
+        "total_chars": sum(r.ledger.total_chars for r in runs),
+        "calls": sum(sum(r.ledger.calls.values()) for r in runs),
+    }

@@ -1,0 +1,252 @@
+"""The two TTRA stages, each one run of TRL's `GRPOTrainer` (§2.2 of the paper).
+
+Stage 1 trains on one labeled task with the correctness reward so the model learns the task's
+format; stage 2 trains on the unlabeled questions with the majority-vote reward so it adapts to the
+benchmark's distribution. Stage 2's dataset carries no labels at all, so nothing can leak.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import logging
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+from accelerate import PartialState
+from accelerate.utils import gather_object
+from datasets import Dataset
+from transformers import (
+    AutoModelForCausalLM,
+    AutoTokenizer,
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+    PrinterCallback,
+    TrainerCallback,
+)
+from trl import GRPOConfig, GRPOTrainer
+
+from studyapp.pipelines.ttra.collapse import Collapse, CollapseMonitor
+from studyapp.pipelines.ttra.config import TTRAOptions
+from studyapp.pipelines.ttra.rewards import correctness_reward, majority_vote_reward
+from studyapp.pipelines.ttra.tasks import Task, rotations
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[dict], None]
+STAGES = {"one-shot": ("one-shot",), "ttrl": ("ttrl",), "both": ("one-shot", "ttrl")}
+
+
+@dataclass
+class StageResult:
+    """What one stage did: steps run, the last logged figures, and any collapse it saw."""
+
+    stage: str
+    steps: int
+    reward_mean: float | None = None
+    majority_agreement: float | None = None
+    collapse: Collapse | None = None
+    stopped_for_collapse: bool = False
+    log_history: list[dict] = field(default_factory=list)
+
+
+def pick_one_shot(tasks: list[Task], options: TTRAOptions) -> tuple[Task, list[Task]]:
+    """The labeled task for stage 1 (given by id, else drawn with the seed) and the rest."""
+    if options.one_shot_id is not None:
+        chosen = [t for t in tasks if t.id == options.one_shot_id]
+        if not chosen:
+            raise ValueError(f"no task has id {options.one_shot_id!r}")
+        one = chosen[0]
+    else:
+        one = random.Random(options.seed).choice(tasks)
+    return one, [t for t in tasks if t.id != one.id]
+
+
+def chat_prompt(task: Task, options: TTRAOptions, tokenizer: PreTrainedTokenizerBase) -> object:
+    """The prompt column: chat messages when the tokenizer has a template, else plain text."""
+    if options.use_chat_template and tokenizer.chat_template is not None:
+        messages = [{"role": "user", "content": task.prompt()}]
+        if options.system_prompt:
+            messages.insert(0, {"role": "system", "content": options.system_prompt})
+        return messages
+    return task.prompt()
+
+
+def stage_dataset(
+    tasks: list[Task], stage: str, options: TTRAOptions, tokenizer: PreTrainedTokenizerBase
+) -> Dataset:
+    """Rows for GRPO; stage 1 keeps the label (and rotated copies of a choice task), stage 2 not."""
+    rows = []
+    for task in tasks:
+        for variant in rotations(task) if stage == "one-shot" else [task]:
+            row = {"prompt": chat_prompt(variant, options, tokenizer), "task_id": variant.id}
+            if stage == "one-shot":
+                row |= {"answer": variant.answer, "kind": variant.kind}
+            rows.append(row)
+    return Dataset.from_list(rows)
+
+
+def vllm_wanted(options: TTRAOptions) -> bool:
+    """vLLM generation: on when asked, and on "auto" when vllm imports and a GPU is present."""
+    if options.use_vllm == "on":
+        return True
+    available = importlib.util.find_spec("vllm") is not None and torch.cuda.is_available()
+    return options.use_vllm == "auto" and available
+
+
+def grpo_config(options: TTRAOptions, stage: str, out_dir: Path) -> GRPOConfig:
+    """Translate TTRA options into TRL's config for one stage."""
+    one_shot = stage == "one-shot"
+    prompts = options.one_shot_prompts_per_step if one_shot else options.ttrl_prompts_per_step
+    world = PartialState().num_processes
+    completions = prompts * options.num_generations
+    if completions % world:
+        raise ValueError(f"{completions} completions per step do not split over {world} processes")
+    use_vllm = vllm_wanted(options)
+    on_gpu = torch.cuda.is_available()
+    return GRPOConfig(
+        output_dir=str(out_dir),
+        learning_rate=options.one_shot_learning_rate if one_shot else options.ttrl_learning_rate,
+        max_steps=options.one_shot_steps if one_shot else options.ttrl_steps,
+        per_device_train_batch_size=completions // world,
+        gradient_accumulation_steps=options.gradient_accumulation_steps,
+        num_generations=options.num_generations,
+        max_completion_length=options.max_completion_length,
+        temperature=options.temperature,
+        optim=options.optimizer,
+        lr_scheduler_type=options.lr_scheduler,
+        warmup_steps=options.warmup_ratio,
+        weight_decay=options.weight_decay,
+        beta=options.beta,
+        gradient_checkpointing=options.gradient_checkpointing,
+        bf16=on_gpu and torch.cuda.is_bf16_supported(),
+        use_cpu=not on_gpu,
+        use_vllm=use_vllm,
+        vllm_mode="colocate",
+        seed=options.seed,
+        logging_steps=options.logging_steps,
+        save_strategy="no",
+        report_to=[],
+        disable_tqdm=True,
+    )
+
+
+class ProgressCallback(TrainerCallback):
+    """Reports steps, reward mean and majority agreement, and watches for collapse in stage 2."""
+
+    def __init__(
+        self,
+        stage: str,
+        result: StageResult,
+        progress: Progress | None,
+        monitor: CollapseMonitor | None,
+        stop_on_collapse: bool,
+    ) -> None:
+        self.stage, self.result, self.progress = stage, result, progress
+        self.monitor, self.stop_on_collapse = monitor, stop_on_collapse
+
+    def on_log(self, args, state, control, logs=None, **kwargs):  # noqa: ANN001
+        logs = logs or {}
+        if "reward" not in logs:
+            return control
+        self.result.steps = state.global_step
+        self.result.reward_mean = float(logs["reward"])
+        if "majority_agreement" in logs:
+            self.result.majority_agreement = float(logs["majority_agreement"])
+        report = {
+            "stage": self.stage,
+            "step": state.global_step,
+            "max_steps": state.max_steps,
+            "reward_mean": self.result.reward_mean,
+            "majority_agreement": self.result.majority_agreement,
+        }
+        if self.monitor is not None:
+            found = self.monitor.check()
+            if found is not None:
+                self.result.collapse = found
+                report["collapse"] = {"answer": found.answer, "share": found.share}
+                if self.stop_on_collapse:
+                    self.result.stopped_for_collapse = True
+                    control.should_training_stop = True
+        if self.progress is not None:
+            self.progress(report)
+        return control
+
+
+def run_stage(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    tasks: list[Task],
+    stage: str,
+    options: TTRAOptions,
+    work_dir: Path,
+    progress: Progress | None = None,
+    monitor: CollapseMonitor | None = None,
+) -> tuple[PreTrainedModel, StageResult]:
+    """One GRPO run: stage "one-shot" (labels, correctness) or "ttrl" (no labels, majority vote).
+
+    In stage 2 ``monitor`` (a fresh one from the options by default) watches for collapse.
+    """
+    result = StageResult(stage=stage, steps=0)
+    gather = gather_object if PartialState().num_processes > 1 else None
+    if stage == "one-shot":
+        reward = correctness_reward
+        monitor = None
+    else:
+        if monitor is None:
+            monitor = CollapseMonitor(options.collapse_threshold, options.collapse_min_questions)
+        reward = functools.partial(
+            majority_vote_reward, gather=gather, on_majorities=monitor.update
+        )
+    trainer = GRPOTrainer(
+        model=model,
+        reward_funcs=reward,
+        args=grpo_config(options, stage, work_dir / stage),
+        train_dataset=stage_dataset(tasks, stage, options, tokenizer),
+        processing_class=tokenizer,
+        callbacks=[
+            ProgressCallback(stage, result, progress, monitor, options.on_collapse == "stop")
+        ],
+    )
+    trainer.remove_callback(PrinterCallback)  # progress goes through ProgressCallback instead
+    trainer.train()
+    result.steps = trainer.state.global_step
+    result.log_history = trainer.state.log_history
+    if monitor is not None and result.collapse is None:
+        measured = monitor.measure()
+        if measured.questions >= options.collapse_min_questions:
+            result.collapse = measured if measured.share > options.collapse_threshold else None
+    model = trainer.accelerator.unwrap_model(trainer.model)
+    return model, result
+
+
+def load(path: str) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    """Model and tokenizer from a directory or the local hub cache; left padding for generation."""
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    tokenizer.padding_side = "left"
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    model = AutoModelForCausalLM.from_pretrained(path, dtype="auto")
+    return model, tokenizer
+
+
+def align(
+    options: TTRAOptions,
+    one_shot: Task,
+    pool: list[Task],
+    work_dir: Path,
+    stages: tuple[str, ...] = ("one-shot", "ttrl"),
+    progress: Progress | None = None,
+) -> tuple[PreTrainedModel, PreTrainedTokenizerBase, list[StageResult]]:
+    """Run the chosen stages in order from the options' model; returns the aligned model."""
+    model, tokenizer = load(options.model)
+    results = []
+    for stage in stages:
+        tasks = [one_shot] if stage == "one-shot" else pool
+        model, result = run_stage(model, tokenizer, tasks, stage, options, work_dir, progress)
+        results.append(result)
+        log.info("stage %s done: %s steps, reward %s", stage, result.steps, result.reward_mean)
+    return model, tokenizer, results

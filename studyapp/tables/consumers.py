@@ -1,0 +1,105 @@
+"""The table socket: thin. It checks who may listen, relays moves to the services and pushes the
+fragments the services broadcast. Every database call is one small ``database_sync_to_async``
+method; no game logic lives here."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from games.base import IllegalMove
+from studyapp.tables import driver, services
+from studyapp.tables.models import Table
+from studyapp.tables.rendering import render_board
+
+FORBIDDEN = 4403
+
+
+class TableConsumer(AsyncJsonWebsocketConsumer):
+    seat_index: int | None = None
+    seat_id: int | None = None
+    group: str = ""
+
+    async def connect(self) -> None:
+        self.table_id = int(self.scope["url_route"]["kwargs"]["table_id"])
+        if not await self.claim_place():
+            await self.close(code=FORBIDDEN)
+            return
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.accept()
+        # Whatever was missed while away: the current view, then anything overdue.
+        await self.send(text_data=await self.current_board())
+        await self.catch_up()
+
+    async def disconnect(self, code: int) -> None:
+        if self.group:
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+        if self.seat_id is not None:
+            await self.mark_presence(connected=False)
+
+    @classmethod
+    async def decode_json(cls, text_data: str) -> Any:
+        try:
+            return json.loads(text_data)
+        except ValueError:
+            return {}
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        if not isinstance(content, dict) or not content.get("type") or self.seat_index is None:
+            return  # malformed, or a spectator: nothing to do
+        if content.get("type") == "heartbeat":
+            await self.heartbeat()
+            return
+        rejected = await self.play(content)
+        if rejected:
+            await self.send(text_data=rejected)
+
+    async def table_fragment(self, message: dict[str, Any]) -> None:
+        await self.send(text_data=message["html"])
+
+    @database_sync_to_async
+    def claim_place(self) -> bool:
+        """A seat held by this session or user; staff without a seat watch as spectators."""
+        if not Table.objects.filter(pk=self.table_id).exists():
+            return False
+        session = self.scope.get("session")
+        user = self.scope.get("user")
+        seat = services.find_seat(self.table_id, session.session_key if session else None, user)
+        if seat is not None:
+            self.seat_index, self.seat_id = seat.index, seat.pk
+            self.group = services.seat_group(self.table_id, seat.index)
+            services.touch_seat(seat.pk, connected=True)
+            return True
+        if user is not None and user.is_authenticated and user.is_staff:
+            self.group = services.watch_group(self.table_id)
+            return True
+        return False
+
+    @database_sync_to_async
+    def current_board(self) -> str:
+        return render_board(services.table_state(self.table_id), self.seat_index)
+
+    @database_sync_to_async
+    def catch_up(self) -> None:
+        driver.tick(self.table_id)
+
+    @database_sync_to_async
+    def heartbeat(self) -> None:
+        services.touch_seat(self.seat_id, connected=True)
+        driver.tick(self.table_id)
+
+    @database_sync_to_async
+    def mark_presence(self, connected: bool) -> None:
+        services.touch_seat(self.seat_id, connected=connected)
+
+    @database_sync_to_async
+    def play(self, content: dict[str, Any]) -> str | None:
+        """Submit the move; on a rejection, this seat's unchanged view with the reason."""
+        try:
+            services.submit(self.table_id, self.seat_index, content)
+        except IllegalMove as err:
+            return render_board(services.table_state(self.table_id), self.seat_index, err.reason)
+        return None

@@ -1,0 +1,313 @@
+"""The table driver: after every commit, schedule what the table waits for next.
+
+Three jobs move a table along without a human: an agent's turn, a turn deadline and a lobby's
+wait limit. Each job names the table and the ``seq`` it was scheduled for, rebuilds the table from
+its log when it runs and does nothing if the table has moved on, so a job delivered twice (a
+Celery redelivery after a worker crash, a reconnect that schedules again) is harmless; the unique
+``(table, seq)`` key settles any remaining race.
+
+With a broker configured the jobs are Celery tasks (``studyapp.tables.tasks``). With the embedded
+default (``CELERY_TASK_ALWAYS_EAGER``) they run in this process, on the server's event loop timer
+and in its sync thread, so a socket handler never waits for an agent to think.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+import random
+import threading
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from asgiref.sync import async_to_sync, sync_to_async
+from django.conf import settings
+from django.db import IntegrityError
+from django.utils import timezone
+
+from games.agents import make_agent
+from games.base import Event
+from games.runner import next_event
+from studyapp.tables.models import Seat, Table, new_exit_code
+from studyapp.tables.services import TableState, broadcast, commit, start, table_state
+
+log = logging.getLogger(__name__)
+
+
+def advance(snap: TableState) -> None:
+    """Schedule the next step of a table that is being played."""
+    movers = snap.waiting_for()
+    if not movers:
+        return
+    table = snap.table
+    if any(snap.seat(index).kind == Seat.Kind.AGENT for index in movers):
+        delay = float(table.option("agent_delay_seconds")) if snap.has_humans() else 0.0
+        schedule("take_agent_turn", (table.pk, snap.next_seq), delay)
+    deadline = table.option("turn_deadline_seconds")
+    if deadline and any(snap.seat(index).kind == Seat.Kind.HUMAN for index in movers):
+        schedule("check_deadline", (table.pk, snap.next_seq), float(deadline))
+
+
+def agent_seed(table_seed: int, seat: int, seq: int) -> int:
+    """A seed per (table, seat, turn): a redelivered agent turn proposes the same move."""
+    return random.Random(f"{table_seed}:{seat}:{seq}").randrange(2**31)
+
+
+def prepare_agent_turn(table_id: int, seq: int) -> tuple[TableState, int, Any] | None:
+    """The table, seat and agent for an agent turn at ``seq``; None if the table moved on."""
+    snap = table_state(table_id)
+    if snap.next_seq != seq:
+        return None
+    agents = [i for i in snap.waiting_for() if snap.seat(i).kind == Seat.Kind.AGENT]
+    if not agents:
+        return None
+    index = agents[0]
+    seat = snap.seat(index)
+    options = {"setting": seat.setting} if seat.setting else {}
+    agent = make_agent(
+        seat.agent_spec,
+        game=snap.table.game,
+        role=snap.engine.seats(snap.table.config)[index],
+        seed=agent_seed(snap.table.seed, index, seq),
+        **options,
+    )
+    return snap, index, agent
+
+
+def finish_agent_turn(snap: TableState, event: Event) -> str:
+    try:
+        commit(snap, event, snap.engine.apply(snap.state, event))
+    except IntegrityError:
+        return "duplicate"
+    return "moved"
+
+
+def take_agent_turn(table_id: int, seq: int) -> str:
+    """Let the first agent seat the table waits for move, if the table is still at ``seq``."""
+    prepared = prepare_agent_turn(table_id, seq)
+    if prepared is None:
+        return "stale"
+    snap, index, agent = prepared
+    return finish_agent_turn(snap, run_async(next_event(snap.engine, snap.state, index, agent)))
+
+
+async def take_agent_turn_async(table_id: int, seq: int) -> str:
+    """The embedded mode's agent turn: the database work in the server's sync thread, the agent's
+    thinking on the event loop, so a slow model never holds up the sockets."""
+    prepared = await sync_to_async(prepare_agent_turn)(table_id, seq)
+    if prepared is None:
+        return "stale"
+    snap, index, agent = prepared
+    event = await next_event(snap.engine, snap.state, index, agent)
+    return await sync_to_async(finish_agent_turn)(snap, event)
+
+
+# Offline agents are built per role; the site default may not play every role.
+OFFLINE_ROLE_AGENTS = {("twenty-questions", "questioner"): "offline:infogain"}
+
+
+def replacement_spec(snap: TableState, index: int) -> str:
+    """The agent that takes over a seat: the table's choice, else the site default that fits."""
+    if snap.table.options.get("replacement_spec"):
+        return snap.table.options["replacement_spec"]
+    role = snap.engine.seats(snap.table.config)[index]
+    spec = settings.DEFAULT_AGENT_SPEC
+    if spec.startswith("offline:"):
+        return OFFLINE_ROLE_AGENTS.get((snap.table.game, role), spec)
+    return spec
+
+
+def check_deadline(table_id: int, seq: int) -> str:
+    """Apply the table's dropout policy to humans who let the turn deadline pass."""
+    snap = table_state(table_id)
+    if snap.next_seq != seq:
+        return "stale"
+    humans = [i for i in snap.waiting_for() if snap.seat(i).kind == Seat.Kind.HUMAN]
+    if not humans:
+        return "no human to wait for"
+    deadline = float(snap.table.option("turn_deadline_seconds"))
+    due = snap.last_at + timedelta(seconds=deadline) if snap.last_at else timezone.now()
+    if timezone.now() < due:
+        schedule("check_deadline", (table_id, seq), (due - timezone.now()).total_seconds())
+        return "early"
+    policy = snap.table.option("dropout")
+    try:
+        if policy == "end":
+            event = {"type": "abort", "reason": "A player missed the turn deadline."}
+            commit(snap, event, snap.engine.apply(snap.state, event))
+            return "ended"
+        index = humans[0]
+        if policy == "skip":
+            event = snap.engine.fallback(snap.state, index)
+            commit(snap, event, snap.engine.apply(snap.state, event))
+            return "skipped"
+        spec = replacement_spec(snap, index)
+        event = {"type": "takeover", "seat": index, "by": spec}
+        commit(
+            snap,
+            event,
+            snap.engine.apply(snap.state, event),
+            kind=Seat.Kind.AGENT,
+            agent_spec=spec,
+        )
+    except IntegrityError:
+        return "stale"
+    return "replaced"
+
+
+def check_lobby(table_id: int) -> str:
+    """At a lobby's wait limit: fill the empty seats with agents, or release the humans with a
+    paid exit code, as the table is configured."""
+    table = Table.objects.get(pk=table_id)
+    if table.status != Table.Status.LOBBY:
+        return "not a lobby"
+    due = table.created_at + timedelta(seconds=float(table.option("wait_seconds")))
+    if timezone.now() < due:
+        schedule("check_lobby", (table_id,), (due - timezone.now()).total_seconds())
+        return "early"
+    vacant = [seat for seat in table.seats.all() if seat.is_vacant]
+    seated = len(vacant) < table.seats.count()
+    if seated and table.option("lobby_timeout") == "fill":
+        spec = table.option("replacement_spec")  # Undercover seats are all "player"
+        Seat.objects.filter(pk__in=[seat.pk for seat in vacant]).update(
+            kind=Seat.Kind.AGENT, agent_spec=spec
+        )
+        start(table)
+        return "filled"
+    updated = Table.objects.filter(pk=table_id, status=Table.Status.LOBBY).update(
+        status=Table.Status.ABORTED, exit_code=new_exit_code(), finished_at=timezone.now()
+    )
+    if updated:
+        broadcast(table_state(table_id))
+    return "released"
+
+
+def tick(table_id: int) -> None:
+    """Catch up on anything overdue (called on connect and heartbeat): timers of the embedded
+    mode die with the process, and after a restart this resumes the table from its log."""
+    table = Table.objects.get(pk=table_id)
+    if table.status == Table.Status.LOBBY:
+        check_lobby(table_id)
+    elif table.status == Table.Status.PLAYING:
+        snap = table_state(table)
+        if settings.CELERY_TASK_ALWAYS_EAGER:
+            advance(snap)
+        elif snap.waiting_for():
+            check_deadline(table_id, snap.next_seq)
+
+
+def resume_unfinished() -> list[int]:
+    """Schedule the next step of every table left open (worker start, ``resume_tables``)."""
+    resumed = []
+    for table in Table.objects.filter(status__in=[Table.Status.LOBBY, Table.Status.PLAYING]):
+        if table.status == Table.Status.LOBBY:
+            schedule("check_lobby", (table.pk,), 0)
+        else:
+            advance(table_state(table))
+        resumed.append(table.pk)
+    return resumed
+
+
+JOBS: dict[str, Callable[..., str]] = {
+    "take_agent_turn": take_agent_turn,
+    "check_deadline": check_deadline,
+    "check_lobby": check_lobby,
+}
+
+# Embedded mode: jobs already waiting on a timer, so a reconnect does not schedule a second one.
+_pending: set[tuple[str, tuple]] = set()
+_pending_lock = threading.Lock()
+_inline = threading.local()
+_loops = threading.local()
+
+
+def schedule(name: str, args: tuple, delay: float) -> None:
+    """Run job ``name`` after ``delay`` seconds: a Celery task, or in-process when eager."""
+    if not settings.CELERY_TASK_ALWAYS_EAGER:
+        from studyapp.tables import tasks
+
+        tasks.TASKS[name].apply_async(args, countdown=max(delay, 0))
+        return
+    loop = server_loop()
+    if loop is None:
+        # No server around (a management command, a plain test): agent turns run right here,
+        # one after another; timers are left to the next connect or heartbeat.
+        if name == "take_agent_turn":
+            run_inline(JOBS[name], args)
+        return
+    key = (name, args)
+    with _pending_lock:
+        if key in _pending:
+            return
+        _pending.add(key)
+    # A fresh context: the job must not inherit this sync thread's "executor in use" marker.
+    loop.call_soon_threadsafe(_call_later, loop, max(delay, 0), key, context=contextvars.Context())
+
+
+def _call_later(loop: asyncio.AbstractEventLoop, delay: float, key: tuple[str, tuple]) -> None:
+    loop.call_later(delay, lambda: _spawn(loop, key))
+
+
+_running: set[asyncio.Task] = set()
+
+
+def _spawn(loop: asyncio.AbstractEventLoop, key: tuple[str, tuple]) -> None:
+    task = loop.create_task(_run_job(key))
+    _running.add(task)
+    task.add_done_callback(_running.discard)
+
+
+async def _run_job(key: tuple[str, tuple]) -> None:
+    with _pending_lock:
+        _pending.discard(key)
+    name, args = key
+    try:
+        if name == "take_agent_turn":
+            await take_agent_turn_async(*args)
+        else:
+            await sync_to_async(JOBS[name])(*args)
+    except Exception:
+        log.exception("table job %s%s failed", name, args)
+
+
+async def _current_loop() -> asyncio.AbstractEventLoop:
+    return asyncio.get_running_loop()
+
+
+def server_loop() -> asyncio.AbstractEventLoop | None:
+    """The event loop of the server this code runs under, if any. From a sync thread started by
+    the server (a view, a consumer's database call) ``async_to_sync`` reaches that loop; with no
+    server it makes a throwaway loop, which is closed by the time it returns."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    loop = async_to_sync(_current_loop)()
+    return loop if loop.is_running() else None
+
+
+def run_inline(job: Callable[..., Any], args: tuple) -> None:
+    """Run jobs one after another instead of nesting (an agent turn schedules the next)."""
+    queue = getattr(_inline, "queue", None)
+    if queue is not None:
+        queue.append((job, args))
+        return
+    _inline.queue = [(job, args)]
+    try:
+        while _inline.queue:
+            next_job, next_args = _inline.queue.pop(0)
+            next_job(*next_args)
+    finally:
+        _inline.queue = None
+
+
+def run_async(coro: Any) -> Any:
+    """Await an agent from sync code on a loop kept per thread, so model clients that hold
+    connections stay bound to one loop across turns."""
+    loop = getattr(_loops, "loop", None)
+    if loop is None or loop.is_closed():
+        loop = asyncio.new_event_loop()
+        _loops.loop = loop
+    return loop.run_until_complete(coro)

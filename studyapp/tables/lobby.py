@@ -1,0 +1,81 @@
+"""Where tables come from for visitors: a solo Twenty Questions game against the offline oracle,
+and mixed Undercover tables that form as humans arrive (filled by agents at the wait limit)."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+
+from studyapp.tables import services
+from studyapp.tables.models import Seat, Table
+
+UNDERCOVER_PLAYERS = 5
+
+
+def start_twenty_questions(session_key: str, user: Any = None, **options: Any) -> Table:
+    """A new game for this browser: the human asks, an offline oracle answers."""
+    seed = random.randrange(2**31)
+    return services.create_table(
+        "twenty-questions",
+        None,
+        [
+            {"kind": "human", "session_key": session_key, "user": _user(user)},
+            {"kind": "agent", "agent_spec": settings.DEFAULT_AGENT_SPEC},
+        ],
+        seed=seed,
+        **options,
+    )
+
+
+def join_undercover(session_key: str, humans: int, user: Any = None, **options: Any) -> Seat:
+    """A seat at an open Undercover lobby that waits for ``humans`` people (1 to 5); the rest of
+    the five seats are agents. Returns the seat this browser already holds at an open table of the
+    same kind, so a second click or tab does not take two seats."""
+    if not 1 <= humans <= UNDERCOVER_PLAYERS:
+        raise ValueError(f"humans must be 1 to {UNDERCOVER_PLAYERS}")
+    kind = f"undercover:{UNDERCOVER_PLAYERS}:{humans}"
+    open_tables = Table.objects.filter(
+        game="undercover", options__lobby_kind=kind, status__in=[Table.Status.LOBBY, Table.Status.PLAYING]
+    )
+    held = Seat.objects.filter(table__in=open_tables, session_key=session_key).first()
+    if held is not None:
+        return held
+    with transaction.atomic():
+        seat = (
+            Seat.objects.select_for_update()
+            .filter(
+                table__in=open_tables.filter(status=Table.Status.LOBBY),
+                kind=Seat.Kind.HUMAN,
+                session_key="",
+                user__isnull=True,
+            )
+            .order_by("table_id", "index")
+            .first()
+        )
+        if seat is None:
+            seed = random.randrange(2**31)
+            seats = [{"kind": "human"}] * humans + [
+                {"kind": "agent", "agent_spec": settings.DEFAULT_AGENT_SPEC}
+            ] * (UNDERCOVER_PLAYERS - humans)
+            table = services.create_table(
+                "undercover", None, seats, seed=seed, lobby=True, lobby_kind=kind, **options
+            )
+            seat = table.seats.get(index=0)
+        seat.session_key = session_key
+        seat.user = _user(user)
+        seat.save(update_fields=["session_key", "user"])
+        full = not Seat.objects.filter(
+            table_id=seat.table_id, kind=Seat.Kind.HUMAN, session_key="", user__isnull=True
+        ).exists()
+    if full:
+        services.start(seat.table)
+    else:
+        services.broadcast(services.table_state(seat.table_id))
+    return seat
+
+
+def _user(user: Any) -> Any:
+    return user if user is not None and user.is_authenticated else None

@@ -1,0 +1,135 @@
+"""Tables, the seats at them and the turn log.
+
+A table's game state is never stored: it is the engine's fold over the table's ``Turn`` rows
+(DESIGN core idea 1). The unique ``(table, seq)`` key is what makes concurrent writers safe: two
+processes that try to commit the same move number cannot both succeed.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+DROPOUT_POLICIES = ("replace", "skip", "end")
+LOBBY_TIMEOUT_POLICIES = ("fill", "exit")
+
+
+def default_options() -> dict[str, Any]:
+    return {}
+
+
+class Table(models.Model):
+    class Status(models.TextChoices):
+        LOBBY = "lobby", "waiting for players"
+        PLAYING = "playing", "playing"
+        FINISHED = "finished", "finished"
+        ABORTED = "aborted", "ended early"
+
+    game = models.CharField(max_length=32)
+    config = models.JSONField()
+    seed = models.BigIntegerField(default=0)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PLAYING)
+    options = models.JSONField(
+        default=default_options,
+        blank=True,
+        help_text="wait_seconds, lobby_timeout (fill|exit), turn_deadline_seconds, "
+        "dropout (replace|skip|end), agent_delay_seconds, replacement_spec.",
+    )
+    exit_code = models.CharField(
+        max_length=32, blank=True, help_text="Paid exit code for humans released from a lobby."
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["status", "game"])]
+
+    def __str__(self) -> str:
+        return f"{self.game} table #{self.pk} ({self.status})"
+
+    @property
+    def is_open(self) -> bool:
+        return self.status in (self.Status.LOBBY, self.Status.PLAYING)
+
+    def option(self, name: str) -> Any:
+        """A per-table option, falling back to the site-wide default from settings."""
+        defaults = {
+            "wait_seconds": settings.LOBBY_WAIT_SECONDS,
+            "lobby_timeout": "fill",
+            "turn_deadline_seconds": settings.TURN_DEADLINE_SECONDS,
+            "dropout": "replace",
+            "agent_delay_seconds": settings.AGENT_DELAY_SECONDS,
+        }
+        if name == "replacement_spec":
+            return self.options.get(name) or settings.DEFAULT_AGENT_SPEC
+        return self.options.get(name, defaults[name])
+
+    def has_humans(self) -> bool:
+        return any(seat.kind == Seat.Kind.HUMAN for seat in self.seats.all())
+
+
+def new_exit_code() -> str:
+    return secrets.token_hex(4).upper()
+
+
+class Seat(models.Model):
+    """One place at a table. A human seat is held by a Django session (anonymous participants) or a
+    user (staff); an agent seat by a model spec and an experience setting. An empty human seat
+    (no session, no user) is a lobby place still waiting for someone."""
+
+    class Kind(models.TextChoices):
+        HUMAN = "human", "human"
+        AGENT = "agent", "agent"
+
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="seats")
+    index = models.PositiveSmallIntegerField()
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    session_key = models.CharField(max_length=64, blank=True, db_index=True)
+    agent_spec = models.CharField(max_length=200, blank=True)
+    setting = models.CharField(
+        max_length=32, blank=True, help_text="Experience setting of an agent seat (none, rule, ...)."
+    )
+    connected = models.BooleanField(default=False)
+    last_seen = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["table", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["table", "index"], name="unique_seat_index"),
+        ]
+
+    def __str__(self) -> str:
+        who = self.agent_spec if self.kind == self.Kind.AGENT else (self.session_key[:6] or "empty")
+        return f"seat {self.index} of table #{self.table_id} ({self.kind}: {who})"
+
+    @property
+    def is_vacant(self) -> bool:
+        return self.kind == self.Kind.HUMAN and not self.session_key and self.user_id is None
+
+
+class Turn(models.Model):
+    """One event of a table's log, committed before anyone is told about it."""
+
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="turns")
+    seq = models.PositiveIntegerField()
+    seat = models.IntegerField(null=True, blank=True, help_text="Seat index; empty for abort.")
+    event = models.JSONField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["table", "seq"]
+        constraints = [
+            models.UniqueConstraint(fields=["table", "seq"], name="unique_turn_seq"),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.table_id}.{self.seq} {self.event.get('type')}"

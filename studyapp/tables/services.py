@@ -1,0 +1,279 @@
+"""The one API other apps use to create and drive tables.
+
+Every move follows the same path whoever makes it (a socket, a Celery task, a deadline): rebuild
+the table from its log, let the engine validate, commit the ``Turn`` under the unique
+``(table, seq)`` key, and only then tell the seats (each gets its own rendered view) and let the
+driver schedule whatever the table waits for next. Losing the race for a ``seq`` means someone else
+moved first: rebuild and validate again against the new state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from games import get_engine
+from games.base import Config, Engine, Event, IllegalMove
+from studyapp.tables.models import Seat, Table, Turn
+
+# Keys a player's action may carry; anything else a browser sends is dropped before the engine.
+ACTION_KEYS = ("type", "text", "answer", "target")
+COMMIT_ATTEMPTS = 5
+# Event types only the driver writes (the engine accepts them from anyone, so we must filter).
+DRIVER_EVENTS = ("abort", "takeover")
+
+
+@dataclass
+class TableState:
+    """A table rebuilt from its log: what every decision about the table is made from."""
+
+    table: Table
+    engine: Engine
+    state: Any
+    events: list[Event]
+    seats: list[Seat]
+    last_at: datetime | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def next_seq(self) -> int:
+        return len(self.events)
+
+    @property
+    def is_over(self) -> bool:
+        return self.engine.is_over(self.state)
+
+    def seat(self, index: int) -> Seat:
+        return self.seats[index]
+
+    def has_humans(self) -> bool:
+        return any(seat.kind == Seat.Kind.HUMAN for seat in self.seats)
+
+    def waiting_for(self) -> list[int]:
+        """Seats the table waits for now (none unless it is being played)."""
+        if self.table.status != Table.Status.PLAYING or self.is_over:
+            return []
+        return self.engine.to_move(self.state)
+
+
+def seat_group(table_id: int, index: int) -> str:
+    return f"table-{table_id}-seat-{index}"
+
+
+def watch_group(table_id: int) -> str:
+    return f"table-{table_id}-watch"
+
+
+def create_table(
+    game: str,
+    config: Config | None,
+    seats: list[dict[str, Any]],
+    *,
+    seed: int = 0,
+    lobby: bool = False,
+    **options: Any,
+) -> Table:
+    """Create a table and start it (or open it as a lobby while human seats are empty).
+
+    ``config`` None lets the engine draw one from ``seed``. Each entry of ``seats`` is a dict:
+    ``{"kind": "agent", "agent_spec": "offline:kb", "setting": "none"}`` or
+    ``{"kind": "human", "session_key": ..., "user": ...}`` (no holder = a lobby place).
+    ``options``: wait_seconds, lobby_timeout, turn_deadline_seconds, dropout, agent_delay_seconds,
+    replacement_spec (see :meth:`Table.option`).
+    """
+    engine = get_engine(game)
+    if config is None:
+        config = engine.new_config(seed)
+    roles = engine.seats(config)
+    if len(seats) != len(roles):
+        raise ValueError(f"{game} with this config has {len(roles)} seats, got {len(seats)}")
+    if options.get("dropout", "replace") not in ("replace", "skip", "end"):
+        raise ValueError("dropout must be replace, skip or end")
+    with transaction.atomic():
+        table = Table.objects.create(
+            game=game,
+            config=config,
+            seed=seed,
+            options=options,
+            status=Table.Status.LOBBY if lobby else Table.Status.PLAYING,
+            started_at=None if lobby else timezone.now(),
+        )
+        Seat.objects.bulk_create(
+            Seat(
+                table=table,
+                index=index,
+                kind=spec.get("kind", Seat.Kind.AGENT),
+                user=spec.get("user"),
+                session_key=spec.get("session_key") or "",
+                agent_spec=spec.get("agent_spec", ""),
+                setting=spec.get("setting", ""),
+            )
+            for index, spec in enumerate(seats)
+        )
+    transaction.on_commit(lambda: kick_off(table.pk))
+    return table
+
+
+def kick_off(table_id: int) -> None:
+    """Schedule a new table's first step once it is committed (a task must find it)."""
+    from studyapp.tables import driver
+
+    table = Table.objects.get(pk=table_id)
+    if table.status == Table.Status.LOBBY:
+        driver.schedule("check_lobby", (table_id,), float(table.option("wait_seconds")))
+    else:
+        driver.advance(table_state(table))
+
+
+def table_state(table: Table | int) -> TableState:
+    """Rebuild a table from its turns (fresh from the database, so it is never stale)."""
+    table_id = table if isinstance(table, int) else table.pk
+    table = Table.objects.get(pk=table_id)
+    rows = list(Turn.objects.filter(table_id=table_id).order_by("seq").values("event", "created_at"))
+    engine = get_engine(table.game)
+    events = [row["event"] for row in rows]
+    return TableState(
+        table=table,
+        engine=engine,
+        state=engine.replay(table.config, events),
+        events=events,
+        seats=list(table.seats.order_by("index")),
+        last_at=rows[-1]["created_at"] if rows else table.started_at,
+    )
+
+
+def clean_action(data: dict[str, Any]) -> dict[str, Any]:
+    """Turn what a browser form sent into an action: known keys only, a vote target as an int."""
+    action = {key: data[key] for key in ACTION_KEYS if key in data}
+    if "text" in action:
+        action["text"] = str(action["text"]).strip()
+    if "target" in action:
+        raw = str(action["target"]).strip()
+        if raw in ("", "none", "null"):
+            action["target"] = None
+        else:
+            try:
+                action["target"] = int(raw)
+            except ValueError as err:
+                raise IllegalMove("Choose a player to vote for.") from err
+    return action
+
+
+def validate(snap: TableState, seat: int, action: dict[str, Any]) -> tuple[Event, Any]:
+    """The event ``seat`` would commit with ``action`` and the state after it, or IllegalMove."""
+    status = snap.table.status
+    if status == Table.Status.LOBBY:
+        raise IllegalMove("The game has not started yet: waiting for players.")
+    if status != Table.Status.PLAYING or snap.is_over:
+        raise IllegalMove("The game is over.")
+    if snap.seat(seat).kind != Seat.Kind.HUMAN:
+        raise IllegalMove("An agent plays this seat now.")
+    if seat not in snap.engine.to_move(snap.state):
+        raise IllegalMove("It is not your turn.")
+    if action.get("type") in DRIVER_EVENTS:
+        raise IllegalMove("Players cannot send that; make a move of the game.")
+    event = {**action, "seat": seat}
+    return event, snap.engine.apply(snap.state, event)
+
+
+def commit(snap: TableState, event: Event, new_state: Any, **seat_changes: Any) -> TableState:
+    """Write ``event`` as the next turn (IntegrityError if that seq is taken), mark the table
+    finished when the game ends, then broadcast and let the driver schedule the next step.
+    ``seat_changes`` updates the event's seat in the same transaction (a takeover)."""
+    now = timezone.now()
+    table = snap.table
+    with transaction.atomic():
+        Turn.objects.create(
+            table_id=table.pk, seq=snap.next_seq, seat=event.get("seat"), event=event, created_at=now
+        )
+        if seat_changes:
+            Seat.objects.filter(table_id=table.pk, index=event["seat"]).update(**seat_changes)
+        if snap.engine.is_over(new_state):
+            ended = Table.Status.ABORTED if event["type"] == "abort" else Table.Status.FINISHED
+            Table.objects.filter(pk=table.pk).update(status=ended, finished_at=now)
+            table.status, table.finished_at = ended, now
+    seats = snap.seats
+    if seat_changes:
+        seats = list(Seat.objects.filter(table_id=table.pk).order_by("index"))
+    after = TableState(
+        table=table,
+        engine=snap.engine,
+        state=new_state,
+        events=[*snap.events, event],
+        seats=seats,
+        last_at=now,
+    )
+    broadcast(after)
+    from studyapp.tables import driver
+
+    driver.advance(after)
+    return after
+
+
+def submit(table: Table | int, seat: int, action: dict[str, Any]) -> Turn:
+    """A human seat's move: validate against the rebuilt table, commit, broadcast.
+
+    Raises IllegalMove with the engine's reason; a rejected move changes nothing."""
+    table_id = table if isinstance(table, int) else table.pk
+    action = clean_action(action)
+    for _ in range(COMMIT_ATTEMPTS):
+        snap = table_state(table_id)
+        event, new_state = validate(snap, seat, action)
+        try:
+            after = commit(snap, event, new_state)
+        except IntegrityError:
+            continue  # another writer took this seq; judge the move again on the new state
+        return Turn.objects.get(table_id=table_id, seq=after.next_seq - 1)
+    raise IllegalMove("The table is busy; please try again.")
+
+
+def start(table: Table) -> None:
+    """Open a lobby table for play."""
+    Table.objects.filter(pk=table.pk, status=Table.Status.LOBBY).update(
+        status=Table.Status.PLAYING, started_at=timezone.now()
+    )
+    snap = table_state(table.pk)
+    broadcast(snap)
+    from studyapp.tables import driver
+
+    driver.advance(snap)
+
+
+def broadcast(snap: TableState) -> None:
+    """Send every seat its own view, and spectators theirs; never the full state."""
+    from studyapp.tables.rendering import render_board
+
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    send = async_to_sync(layer.group_send)
+    table_id = snap.table.pk
+    for seat in snap.seats:
+        if seat.kind == Seat.Kind.AGENT and not (seat.session_key or seat.user_id):
+            continue  # nobody listens to an agent's seat, unless it took over from a person
+        html = render_board(snap, seat.index)
+        send(seat_group(table_id, seat.index), {"type": "table.fragment", "html": html})
+    send(watch_group(table_id), {"type": "table.fragment", "html": render_board(snap, None)})
+
+
+def find_seat(table_id: int, session_key: str | None, user: Any) -> Seat | None:
+    """The seat this browser holds at the table: by session (participants) or by user (staff)."""
+    seats = Seat.objects.filter(table_id=table_id)
+    if user is not None and user.is_authenticated:
+        seat = seats.filter(user=user).first()
+        if seat is not None:
+            return seat
+    if session_key:
+        return seats.filter(session_key=session_key).first()
+    return None
+
+
+def touch_seat(seat_id: int, connected: bool) -> None:
+    """Presence: the last time a seat's browser was heard from, and whether it is connected."""
+    Seat.objects.filter(pk=seat_id).update(connected=connected, last_seen=timezone.now())

@@ -1,0 +1,78 @@
+"""Table pages: thin views over the services. The table page renders the same partial the socket
+pushes, so a reload shows exactly what the seat saw; the move form also works as a plain POST."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from games.base import IllegalMove
+from studyapp.tables import lobby, services
+from studyapp.tables.models import Seat, Table
+from studyapp.tables.rendering import board_context
+
+
+def session_key(request: HttpRequest) -> str:
+    """The key that identifies an anonymous player's browser (made on first use)."""
+    if request.session.session_key is None:
+        request.session.save()
+    return request.session.session_key
+
+
+def home(request: HttpRequest) -> HttpResponse:
+    return render(request, "tables/home.html")
+
+
+@require_POST
+def play_twenty_questions(request: HttpRequest) -> HttpResponse:
+    table = lobby.start_twenty_questions(session_key(request), request.user)
+    return redirect("tables:table", table.pk)
+
+
+def play_undercover(request: HttpRequest) -> HttpResponse:
+    if request.method != "POST":
+        return render(request, "tables/undercover_join.html", {"players": lobby.UNDERCOVER_PLAYERS})
+    try:
+        humans = int(request.POST.get("humans", "1"))
+        seat = lobby.join_undercover(session_key(request), humans, request.user)
+    except ValueError:
+        return render(
+            request,
+            "tables/undercover_join.html",
+            {"players": lobby.UNDERCOVER_PLAYERS, "error": "Choose 1 to 5 people."},
+            status=400,
+        )
+    return redirect("tables:table", seat.table_id)
+
+
+def seat_of(request: HttpRequest, table: Table) -> Seat | None:
+    return services.find_seat(table.pk, request.session.session_key, request.user)
+
+
+def table_page(request: HttpRequest, table_id: int) -> HttpResponse:
+    table = get_object_or_404(Table, pk=table_id)
+    seat = seat_of(request, table)
+    if seat is None and not request.user.is_staff:
+        raise Http404("You have no seat at this table.")
+    context = board_context(services.table_state(table), seat.index if seat else None)
+    context["heartbeat_seconds"] = settings.HEARTBEAT_SECONDS
+    template = "tables/_board.html" if request.htmx else "tables/table.html"
+    return render(request, template, context)
+
+
+@require_POST
+def move(request: HttpRequest, table_id: int) -> HttpResponse:
+    """The no-JavaScript path of the move form (the socket is the usual one)."""
+    table = get_object_or_404(Table, pk=table_id)
+    seat = seat_of(request, table)
+    if seat is None:
+        raise Http404("You have no seat at this table.")
+    try:
+        services.submit(table.pk, seat.index, request.POST.dict())
+    except IllegalMove as err:
+        context = board_context(services.table_state(table), seat.index, err.reason)
+        return render(request, "tables/table.html", context, status=400)
+    return redirect("tables:table", table.pk)
+

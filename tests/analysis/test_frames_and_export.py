@@ -1,0 +1,145 @@
+"""Frames from records and JSONL, export round trips, and ``python -m analysis``."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from analysis.__main__ import main
+from analysis.export import export_frames, read_frames
+from analysis.frames import (
+    GAME_COLUMNS,
+    TURN_COLUMNS,
+    RecordError,
+    games_frame,
+    read_jsonl,
+    turns_frame,
+)
+from analysis.metrics import turn_totals
+
+
+def write_jsonl(path, records):
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def test_it_builds_one_game_row_per_record_with_usage_totals(record):
+    games = games_frame([record(), record(model="offline:infogain", round=1)])
+    assert list(games.columns) == list(GAME_COLUMNS)
+    first = games.iloc[0]
+    assert (first["player"], first["player_kind"], first["role"]) == (
+        "openai:m",
+        "model",
+        "questioner",
+    )
+    assert (first["tokens"], first["chars"], first["questions"], first["turns"]) == (120, 480, 2, 3)
+    assert games.iloc[1]["player_kind"] == "offline"
+    assert pd.isna(first["win"])
+
+
+def test_it_counts_questions_from_the_log_when_the_record_does_not(record):
+    bare = record()
+    del bare["questions"]
+    assert games_frame([bare]).iloc[0]["questions"] == 2
+
+
+def test_it_builds_one_turn_row_per_event(record):
+    turns = turns_frame([record(table="t-7")])
+    assert list(turns.columns) == list(TURN_COLUMNS)
+    assert turns["type"].tolist() == ["question", "answer", "question"]
+    assert turns["seq"].tolist() == [0, 1, 2]
+    assert turns.iloc[1]["answer"] == "Yes"
+    assert turns.iloc[0]["chars"] == len("Is it a fruit?")
+    assert set(turns["table"]) == {"t-7"}
+
+
+def test_it_names_the_line_of_bad_json(tmp_path, record):
+    path = write_jsonl(tmp_path / "r.jsonl", [record(), record()])
+    path.write_text(path.read_text() + "\n{not json\n", encoding="utf-8")
+    with pytest.raises(RecordError, match=r"line 4: not valid JSON"):
+        read_jsonl(path)
+
+
+def test_it_names_the_line_of_a_record_missing_a_field(tmp_path, record):
+    broken = record()
+    del broken["reward"]
+    path = write_jsonl(tmp_path / "r.jsonl", [record(), broken])
+    with pytest.raises(RecordError, match=r"line 2: missing reward"):
+        read_jsonl(path)
+
+
+def test_it_gives_each_jsonl_game_a_table_id_from_its_line(tmp_path, record):
+    records = read_jsonl(write_jsonl(tmp_path / "r.jsonl", [record(), record(round=1)]))
+    assert games_frame(records)["table"].tolist() == ["exp#1", "exp#2"]
+
+
+def awkward_records(record):
+    """Values that trip naive CSV: empty and missing text, quotes, newlines, None usage."""
+    clue_events = [
+        {"type": "clue", "seat": 0, "text": ""},
+        {"type": "clue", "seat": 1, "text": None},
+        {"type": "clue", "seat": 2, "text": 'says "NA",\nthen stops'},
+        {"type": "vote", "seat": 0, "target": None},
+        {"type": "vote", "seat": 1, "target": 2},
+    ]
+    return [
+        record(reward=0.1 + 0.2, usage={}),
+        record(game="undercover", events=clue_events, win=True, reward=1.0, role="normal"),
+    ]
+
+
+@pytest.mark.parametrize("format", ["csv", "parquet"])
+def test_it_reads_back_exactly_what_it_exported(tmp_path, record, format):
+    records = awkward_records(record)
+    frames = {"games": games_frame(records), "turns": turns_frame(records)}
+    export_frames(frames, tmp_path, format)
+    back = read_frames(tmp_path)
+    for name, frame in frames.items():
+        pd.testing.assert_frame_equal(back[name], frame, check_exact=True)
+
+
+def test_it_describes_every_column_in_the_readme(tmp_path, record):
+    frames = {"games": games_frame([record()])}
+    export_frames(frames, tmp_path, "csv", docs={"games": GAME_COLUMNS})
+    readme = (tmp_path / "README.md").read_text()
+    assert "## games.csv (1 rows)" in readme
+    assert "| player_kind | string | human, model or offline |" in readme
+
+
+def test_it_refuses_an_unknown_format(tmp_path):
+    with pytest.raises(ValueError, match="format must be one of csv, parquet"):
+        export_frames({}, tmp_path, "xlsx")
+
+
+def test_the_cli_writes_the_table_and_figures(tmp_path, curves_from):
+    records = curves_from("openai:m", {"none": [[0.2], [0.4]], "cumulative": [[0.6], [0.8]]})
+    records += [
+        {**r, "player": "P-1", "player_kind": "human", "setting": "cumulative"} for r in records[2:]
+    ]
+    path = write_jsonl(tmp_path / "results.jsonl", records)
+    assert main(["report", str(path), "--out", str(tmp_path / "out")]) == 0
+    names = {p.name for p in (tmp_path / "out").iterdir()}
+    expected = {"table.md", "table.html", "table.csv", "curves.csv"}
+    expected |= {
+        f"{kind}-twenty-questions.{ext}"
+        for kind in ("cumulative", "humans")
+        for ext in ("png", "svg")
+    }
+    assert names == expected
+    assert (
+        "| Twenty Questions | w/o Policy | <u>0.3000</u> |"
+        in (tmp_path / "out/table.md").read_text()
+    )
+
+
+def test_the_cli_reports_a_bad_line_and_fails(tmp_path, capsys):
+    path = tmp_path / "results.jsonl"
+    path.write_text("[]\n", encoding="utf-8")
+    assert main(["report", str(path), "--out", str(tmp_path / "out")]) == 2
+    assert "line 1: a record must be a JSON object" in capsys.readouterr().err
+
+
+def test_it_totals_turns_questions_and_characters_per_game(record):
+    totals = turn_totals(turns_frame([record(table="a"), record(table="b", events=[])]))
+    assert totals.loc["a"].tolist() == [3, 2, len("Is it a fruit?") + len("Is it an apple?")]
+    assert "b" not in totals.index

@@ -1,0 +1,214 @@
+"""A whole study in real Chromium: a participant arrives by a study link with Prolific parameters,
+consents, passes the practice question, plays every round at the real table pages (questions go
+over the WebSocket, the offline oracle answers), writes a policy and gets the completion code;
+then staff see them as owed in the admin and mark them paid.
+
+The site runs as its own process (daphne's runserver, which also serves static files such as htmx)
+on a fresh SQLite file, so the browser talks to exactly what ``make run`` serves.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from games import get_engine
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+STUDY_SEED = 100
+ROUNDS = 2
+SETUP = f"""
+from django.contrib.auth.models import User
+from studyapp.participants.models import Study
+Study.objects.create(slug="e2e", title="E2E study", rounds={ROUNDS}, seed={STUDY_SEED},
+    consent_text="Your games are recorded for research.", consent_version="3",
+    policy_question="What strategy would you give a newcomer?",
+    completion_url="https://app.prolific.com/submissions/complete", code_finished="E2EDONE")
+User.objects.create_superuser("staff", "staff@example.org", "staff-pass-123")
+"""
+REPORT = """
+import json
+from studyapp.participants.models import Participant
+print(json.dumps([{"pid": p.prolific_pid, "status": p.status, "paid": p.paid,
+    "rounds": p.rounds_finished, "policy": p.policy, "version": p.consent_version}
+    for p in Participant.objects.all()]))
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Site:
+    """The site process and a way to ask its database questions."""
+
+    def __init__(self, var_dir: Path) -> None:
+        self.env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "studyapp.settings",
+            "DATABASE_URL": "",
+            "REDIS_URL": "",
+            "CELERY_BROKER_URL": "",
+            "VAR_DIR": str(var_dir),
+            "DEBUG": "true",
+            "AGENT_DELAY_SECONDS": "0",
+        }
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen | None = None
+
+    def manage(self, *args: str) -> str:
+        result = subprocess.run(
+            [sys.executable, "manage.py", *args],
+            cwd=ROOT,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    def start(self) -> None:
+        self.manage("migrate", "--noinput", "-v", "0")
+        self.manage("shell", "-c", SETUP)
+        self.process = subprocess.Popen(
+            [sys.executable, "manage.py", "runserver", f"127.0.0.1:{self.port}", "--noreload"],
+            cwd=ROOT,
+            env=self.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return
+            except OSError:
+                time.sleep(0.2)
+        raise RuntimeError("the site did not start")
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+
+    def participants(self) -> list[dict]:
+        return json.loads(self.manage("shell", "-c", REPORT))
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Iterator[Site]:
+    server = Site(tmp_path)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"Chromium not found at {CHROMIUM} (set CHROMIUM_PATH)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+def answer_word(round_number: int) -> str:
+    """The word of round k: the study draws it from seed + k, the same for every participant."""
+    return get_engine("twenty-questions").new_config(STUDY_SEED + round_number)["answer"]
+
+
+def play_round(page, number: int) -> None:
+    from playwright.sync_api import expect
+
+    expect(page.locator("h1")).to_have_text(f"Round {number} of {ROUNDS}")
+    page.click("#play-round")
+    # One real question for the oracle agent, then the right guess.
+    page.fill("#question-text", "Is it alive?")
+    page.click("#ask")
+    expect(page.locator("#history li .answer")).to_have_count(1, timeout=15_000)
+    expect(page.locator("#questions-asked")).to_have_text("1")
+    page.fill("#question-text", f"Is it a {answer_word(number)}?")
+    page.click("#ask")
+    expect(page.locator("#result")).to_contain_text("You found the word", timeout=15_000)
+    page.click("#continue")
+
+
+def test_a_participant_completes_a_study_and_staff_mark_them_paid(site: Site, browser) -> None:
+    from playwright.sync_api import expect
+
+    participant = browser.new_context().new_page()
+    participant.set_default_timeout(15_000)
+    participant.goto(
+        f"{site.url}/s/e2e/?PROLIFIC_PID=60a1b2c3d4e5f60718293a4b&STUDY_ID=st7&SESSION_ID=se7"
+    )
+    participant.click("#start")
+    expect(participant.locator("h1")).to_have_text("Consent to take part")
+    participant.check("#id_agree")
+    participant.click("#consent")
+    expect(participant.locator("h1")).to_have_text("How to play")
+    participant.get_by_label("Yes, No or Invalid").check()
+    participant.click("#practice")
+
+    play_round(participant, 1)
+    expect(participant.locator("#total-reward")).to_have_text("0.63")  # 1/log2(3): found at 2
+    play_round(participant, 2)
+
+    expect(participant.locator("h1")).to_have_text("One last question")
+    participant.fill("textarea", "Ask <b>broad</b> questions first, then guess.")
+    participant.click("#submit-policy")
+    expect(participant.locator("#completion-code")).to_have_text("E2EDONE")
+    link = participant.locator("#completion-link")
+    expect(link).to_have_attribute(
+        "href", "https://app.prolific.com/submissions/complete?cc=E2EDONE"
+    )
+    [record] = site.participants()
+    assert record == {
+        "pid": "60a1b2c3d4e5f60718293a4b",
+        "status": "finished",
+        "paid": False,
+        "rounds": 2,
+        "policy": "Ask <b>broad</b> questions first, then guess.",
+        "version": "3",
+    }
+
+    staff = browser.new_context().new_page()
+    staff.set_default_timeout(15_000)
+    staff.goto(f"{site.url}/admin/login/?next=/admin/participants/participant/")
+    staff.fill("#id_username", "staff")
+    staff.fill("#id_password", "staff-pass-123")
+    staff.click("input[type=submit]")
+    row = staff.locator("#result_list tbody tr").first
+    expect(row).to_contain_text("owed")
+    expect(row).to_contain_text("1.26")  # total reward of two rounds found at question 2
+    row.locator("input.action-select").check()
+    staff.select_option("select[name=action]", "mark_paid")
+    staff.click("button[name=index]")
+    expect(staff.locator("ul.messagelist")).to_contain_text("Marked 1 participant(s) as paid")
+    expect(staff.locator("#result_list tbody tr").first).to_contain_text("paid")
+    assert site.participants()[0]["paid"] is True

@@ -1,0 +1,273 @@
+"""A real HTTP server on 127.0.0.1 that speaks the OpenAI and Anthropic wire formats.
+
+Tests drive the official SDKs against it, so the retries, timeouts and parsing under test are the
+SDKs' own, never a patched method. It is threaded (one thread per connection, keep-alive), so
+dozens of concurrent clients can hold calls open at once, as in the runner benchmark.
+
+API::
+
+    from tests.fakes.llm_server import FakeLLMServer, prompt_text
+
+    def responder(body: dict) -> str:          # request JSON -> reply text (any thread)
+        return "Thinking... <answer>Yes</answer>"
+
+    with FakeLLMServer(responder, latency=0.05, rate_limit_share=0.2) as server:
+        openai.AsyncOpenAI(base_url=server.openai_base_url, api_key="test")      # /v1/chat/completions
+        anthropic.AsyncAnthropic(base_url=server.anthropic_base_url, api_key="test")  # /v1/messages
+        ...
+        server.requests        # every request, in arrival order: RecordedRequest(path, body, headers, fault)
+        server.faults()        # Counter of faults served: {"429": 3, "500": 1, "timeout": 1, "no-tag": 2}
+
+Knobs (constructor keywords, also plain attributes you may change while it runs):
+
+- ``responder``: ``body -> str``; the default answers ``<answer>ok</answer>``. It gets the parsed
+  JSON of either format; :func:`prompt_text` and :func:`last_user_text` read both.
+- ``latency``: seconds every answered call waits before replying (fixed, per call).
+- ``rate_limit_share``: share of calls answered 429 with a ``Retry-After: retry_after`` header.
+- ``server_error_share``: share of calls answered 500 (also with ``Retry-After``, so tests stay fast).
+- ``timeout_share``: share of calls that sleep ``hang_s`` seconds before answering; set the
+  client's timeout below ``hang_s`` so the client gives up and retries.
+- ``no_tag_share``: share of replies whose ``<answer>`` tags are stripped from the reply text.
+- ``script``: a list of faults (``"429"``, ``"500"``, ``"timeout"``, ``"no-tag"`` or None) served to
+  the next requests in order before any random draw, for tests that need an exact sequence.
+- ``seed``: faults are drawn from ``random.Random(seed)``, so a run's fault pattern is repeatable
+  up to thread scheduling.
+
+The pytest fixture ``llm_server`` in ``tests/conftest.py`` yields a started server with the default
+knobs and stops it after the test.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Responder = Callable[[dict[str, Any]], str]
+
+_TAGS = re.compile(r"<\s*/?\s*answer\s*>", re.IGNORECASE)
+
+
+@dataclass
+class RecordedRequest:
+    """One request as received; ``fault`` is what the server did to it (None = normal answer)."""
+
+    path: str
+    body: dict[str, Any]
+    headers: dict[str, str]
+    fault: str | None
+
+
+def default_responder(body: dict[str, Any]) -> str:
+    return "<answer>ok</answer>"
+
+
+def _content_text(content: Any) -> str:
+    """Message content as text: a string, or a list of blocks (Anthropic and OpenAI parts)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(block.get("text", "") for block in content if isinstance(block, dict))
+    return ""
+
+
+def prompt_text(body: dict[str, Any]) -> str:
+    """Everything the model was shown (system text and every message), in order, as one string."""
+    parts = [_content_text(body.get("system", ""))]
+    parts += [_content_text(m.get("content")) for m in body.get("messages", [])]
+    return "\n".join(p for p in parts if p)
+
+
+def last_user_text(body: dict[str, Any]) -> str:
+    """The text of the last user message."""
+    users = [m for m in body.get("messages", []) if m.get("role") == "user"]
+    return _content_text(users[-1]["content"]) if users else ""
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as the SDKs' connection pools expect
+    server: _HTTPServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet test output
+        pass
+
+    def do_POST(self) -> None:
+        fake = self.server.fake
+        length = int(self.headers.get("Content-Length", 0))
+        body = json.loads(self.rfile.read(length) or b"{}")
+        if self.path.endswith("/chat/completions"):
+            wire = "openai"
+        elif self.path.endswith("/messages"):
+            wire = "anthropic"
+        else:
+            self._send(404, {"error": {"message": f"no route {self.path}"}})
+            return
+        fault = fake._draw_fault()
+        fake._record(RecordedRequest(self.path, body, dict(self.headers), fault))
+        if fault == "429":
+            error = {"type": "rate_limit_error", "message": "slow down"}
+            self._send(429, {"error": error}, {"retry-after": str(fake.retry_after)})
+            return
+        if fault == "500":
+            error = {"type": "api_error", "message": "fake outage"}
+            self._send(500, {"error": error}, {"retry-after": str(fake.retry_after)})
+            return
+        if fault == "timeout":
+            time.sleep(fake.hang_s)
+        else:
+            time.sleep(fake.latency)
+        text = fake.responder(body)
+        if fault == "no-tag":
+            text = _TAGS.sub("", text)
+        input_tokens = len(prompt_text(body)) // 4 + 1
+        output_tokens = len(text) // 4 + 1
+        model = body.get("model", "fake")
+        if wire == "openai":
+            reply = {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": text},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": input_tokens,
+                    "completion_tokens": output_tokens,
+                    "total_tokens": input_tokens + output_tokens,
+                },
+            }
+        else:
+            reply = {
+                "id": "msg_fake",
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": [{"type": "text", "text": text}],
+                "stop_reason": "end_turn",
+                "stop_sequence": None,
+                "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
+            }
+        self._send(200, reply)
+
+    def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode("utf-8")
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (a timeout fault): nothing to deliver
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 1024  # many clients connect at once in the concurrency benchmark
+    fake: FakeLLMServer
+
+
+class FakeLLMServer:
+    """See the module docstring for the API and the knobs."""
+
+    def __init__(
+        self,
+        responder: Responder | None = None,
+        *,
+        latency: float = 0.0,
+        rate_limit_share: float = 0.0,
+        server_error_share: float = 0.0,
+        timeout_share: float = 0.0,
+        no_tag_share: float = 0.0,
+        retry_after: float = 0.01,
+        hang_s: float = 2.0,
+        seed: int = 0,
+    ) -> None:
+        self.responder = responder or default_responder
+        self.latency = latency
+        self.rate_limit_share = rate_limit_share
+        self.server_error_share = server_error_share
+        self.timeout_share = timeout_share
+        self.no_tag_share = no_tag_share
+        self.retry_after = retry_after
+        self.hang_s = hang_s
+        self.script: list[str | None] = []
+        self.requests: list[RecordedRequest] = []
+        self._rng = random.Random(seed)
+        self._lock = threading.Lock()
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        assert self._httpd is not None, "start() the server first"
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    @property
+    def openai_base_url(self) -> str:
+        return f"{self.url}/v1"
+
+    @property
+    def anthropic_base_url(self) -> str:
+        return self.url
+
+    def start(self) -> FakeLLMServer:
+        self._httpd = _HTTPServer(("127.0.0.1", 0), _Handler)
+        self._httpd.fake = self
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> FakeLLMServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def faults(self) -> Counter[str]:
+        """How many requests got each fault."""
+        with self._lock:
+            return Counter(r.fault for r in self.requests if r.fault)
+
+    def _draw_fault(self) -> str | None:
+        with self._lock:
+            if self.script:
+                return self.script.pop(0)
+            draw = self._rng.random()
+            tag_draw = self._rng.random()
+        for fault, share in (
+            ("429", self.rate_limit_share),
+            ("500", self.server_error_share),
+            ("timeout", self.timeout_share),
+        ):
+            if draw < share:
+                return fault
+            draw -= share
+        return "no-tag" if tag_draw < self.no_tag_share else None
+
+    def _record(self, request: RecordedRequest) -> None:
+        with self._lock:
+            self.requests.append(request)

@@ -1,0 +1,92 @@
+"""The analysis pages: staff only, with the participants, curves, table and downloads."""
+
+import io
+import zipfile
+
+import pytest
+from analysis_db_helpers import events_found_at, finished_table, make_study
+from django.contrib.auth.models import User
+from django.test import Client
+from django.urls import reverse
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def staff() -> Client:
+    client = Client()
+    client.force_login(User.objects.create_user("researcher", password="pw", is_staff=True))
+    return client
+
+
+@pytest.fixture
+def mallory() -> Client:
+    client = Client()
+    client.force_login(User.objects.create_user("mallory", password="pw"))
+    return client
+
+
+def study_url(name, **kwargs):
+    return reverse(f"dashboard:analysis_study{name}", kwargs={"slug": "tq-study", **kwargs})
+
+
+def test_it_keeps_the_pages_from_someone_who_is_not_staff(mallory):
+    make_study()
+    for url in (
+        reverse("dashboard:analysis"),
+        study_url(""),
+        study_url("_download", format="csv"),
+        study_url("_figure", kind="humans", game="twenty-questions", ext="png"),
+    ):
+        response = mallory.get(url)
+        assert response.status_code == 302 and "/login/" in response["Location"], url
+
+
+def test_it_lists_participants_with_their_final_reward_and_group(staff):
+    make_study()
+    page = staff.get(study_url("")).content.decode()
+    assert "6 finished games" in page
+    assert page.count("<td>steady</td>") == 1 and page.count("<td>variable</td>") == 1
+    assert "<td>0.6111</td>" in page  # (1 + 0.5 + 1/3) / 3
+    assert "0.3210 (perfect binary questioning)" in page
+
+
+def test_it_draws_the_human_figure_as_png_and_svg(staff):
+    make_study()
+    png = staff.get(study_url("_figure", kind="humans", game="twenty-questions", ext="png"))
+    assert png["Content-Type"] == "image/png" and png.content.startswith(b"\x89PNG")
+    svg = staff.get(study_url("_figure", kind="humans", game="twenty-questions", ext="svg"))
+    assert b"<svg" in svg.content
+
+
+def test_it_answers_404_for_a_figure_without_data(staff):
+    make_study()
+    response = staff.get(
+        study_url("_figure", kind="cumulative", game="twenty-questions", ext="png")
+    )
+    assert response.status_code == 404
+
+
+def test_it_downloads_the_frames_as_a_zip(staff):
+    make_study()
+    response = staff.get(study_url("_download", format="parquet"))
+    names = set(zipfile.ZipFile(io.BytesIO(response.content)).namelist())
+    assert names == {
+        "games.parquet",
+        "turns.parquet",
+        "participants.parquet",
+        "schema.json",
+        "README.md",
+    }
+
+
+def test_it_shows_the_settings_table_for_tables_outside_studies(staff):
+    seats = [
+        {"kind": "agent", "agent_spec": "offline:infogain"},
+        {"kind": "agent", "agent_spec": "offline:kb"},
+    ]
+    finished_table(events_found_at(3), seats)
+    finished_table(events_found_at(1), seats, setting="cumulative")
+    page = staff.get(reverse("dashboard:analysis_tables")).content.decode()
+    assert "<th>w/ Cumulative Policy</th><td><strong>1.0000</strong></td>" in page
+    assert "/analysis/tables/figure/cumulative/twenty-questions.png" in page

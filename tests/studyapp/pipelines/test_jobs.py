@@ -1,0 +1,212 @@
+"""Jobs end to end: the command, the task machinery, stale workers, cancel, and who may look."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from types import SimpleNamespace
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.db import close_old_connections
+from django.utils import timezone
+
+from studyapp.pipelines.jobs import create_job, execute
+from studyapp.pipelines.models import Job, PolicyRecord
+from studyapp.pipelines.tasks import close_abandoned_jobs
+from studyapp.tables.models import Table
+from tests.studyapp.pipelines.synthetic import SyntheticJudge, make_cases
+
+JUDGE = "openai-compatible:synthetic-judge"
+
+
+@pytest.fixture
+def configured(settings, tmp_path, llm_server):
+    """Jobs reach the loopback server through settings, and write under a scratch MEDIA_ROOT."""
+    settings.OPENAI_BASE_URL = llm_server.openai_base_url
+    settings.OPENAI_API_KEY = "test"
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.LLM_CACHE_DIR = str(tmp_path / "cache")
+    return llm_server
+
+
+def write_dataset(tmp_path, labels: str):
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("\n".join(json.dumps(c.to_json()) for c in make_cases(labels)) + "\n")
+    return path
+
+
+@pytest.fixture
+def staff(django_user_model):
+    return django_user_model.objects.create_user("researcher", password="x", is_staff=True)
+
+
+@pytest.mark.django_db
+def test_the_command_runs_a_selective_lwe_job_to_the_end(configured, tmp_path, capsys):
+    configured.responder = SyntheticJudge(biased={2})
+    dataset = write_dataset(tmp_path, "ABBA")
+    call_command(
+        "run_job",
+        "selective-lwe",
+        "--param", f"model={JUDGE}",
+        "--param", f"dataset={dataset}",
+        "--param", "orders=2",
+        "--param", "cache=false",
+        "--wait",
+    )  # fmt: skip
+    job = Job.objects.get()
+    assert job.status == Job.Status.SUCCEEDED and job.progress == 1.0
+    assert job.result["summary"]["consistency"] == {"mean": 0.75, "std": 0.0}
+    assert {"verdicts.jsonl", "result.json", "meta_prompt_order0.txt"} <= set(job.artifacts)
+    verdicts = (job.artifact_dir / "verdicts.jsonl").read_text().splitlines()
+    assert len(verdicts) == 8  # 4 cases x 2 orders
+    assert job.cost["total_chars"] > 0 and job.cost["method_chars"] < job.cost["total_chars"]
+    assert any("pair accuracy" in line for line in job.log)
+    assert f"job #{job.pk} succeeded" in capsys.readouterr().out
+
+
+@pytest.mark.django_db
+def test_a_job_whose_worker_stopped_is_marked_failed_and_resumable(configured, client, staff):
+    job = create_job("policy", {"model": JUDGE, "mode": "rule", "name": "tq-rules"})
+    assert job.claim("celery@gone-host")
+    Job.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
+
+    client.force_login(staff)
+    assert client.get("/dashboard/jobs/").status_code == 200  # listing runs the stale check
+    job.refresh_from_db()
+    assert job.status == Job.Status.FAILED and job.resumable
+    assert "stopped" in job.error
+
+    # Resuming puts the same row back in the queue; with no broker it runs in-process.
+    configured.responder = lambda body: "<answer>Ask about categories first.</answer>"
+    with pytest.raises(AssertionError):  # callbacks need a commit; run them by hand
+        raise AssertionError
+    job.requeue()
+    execute(job.pk, "celery@new-host")
+    job.refresh_from_db()
+    assert job.status == Job.Status.SUCCEEDED
+    assert PolicyRecord.latest("tq-rules").text == "Ask about categories first."
+
+
+@pytest.mark.django_db
+def test_a_restarted_worker_fails_the_jobs_it_was_running(configured):
+    mine = create_job("policy", {"model": JUDGE, "mode": "rule"})
+    other = create_job("policy", {"model": JUDGE, "mode": "rule"})
+    mine.claim("celery@host-a")
+    other.claim("celery@host-b")  # fresh heartbeat on another worker: left alone
+
+    close_abandoned_jobs(sender=SimpleNamespace(hostname="celery@host-a"))
+
+    mine.refresh_from_db()
+    other.refresh_from_db()
+    assert (mine.status, mine.resumable) == (Job.Status.FAILED, True)
+    assert other.status == Job.Status.RUNNING
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_cancelled_job_stops_between_steps_and_keeps_its_verdicts(configured, tmp_path):
+    judge = SyntheticJudge()
+    job = create_job(
+        "lwe",
+        {"model": JUDGE, "dataset": str(write_dataset(tmp_path, "ABABABAB")), "orders": 1},
+    )
+    job.parameters["cache"] = False
+    job.save()
+
+    def cancel_after_three_cases(body):
+        reply = judge(body)
+        if judge.counts.get("feedback") == 3:  # a researcher presses Cancel mid-run
+            Job.objects.filter(pk=job.pk).update(cancel_requested=True)
+            close_old_connections()
+        return reply
+
+    configured.responder = cancel_after_three_cases
+    execute(job.pk, "inline")
+    job.refresh_from_db()
+    assert job.status == Job.Status.CANCELLED
+    assert job.result["partial"] is True
+    reached = [r for run in job.result["runs"] for r in run.get("results", [])]
+    assert "verdicts.jsonl" in job.artifacts
+    lines = (job.artifact_dir / "verdicts.jsonl").read_text().splitlines()
+    assert 3 <= len(lines) < 8 and not reached  # verdicts kept as a file, not in the row
+    assert judge.counts["build"] < 8
+
+
+@pytest.mark.django_db
+def test_a_failing_job_says_why_and_is_not_resumable(configured):
+    job = create_job("lwe", {"model": JUDGE, "dataset": "does-not-exist.jsonl"})
+    execute(job.pk, "inline")
+    job.refresh_from_db()
+    assert job.status == Job.Status.FAILED and not job.resumable
+    assert "does-not-exist.jsonl" in job.error
+
+
+@pytest.mark.django_db
+def test_an_experiment_job_stores_its_games_as_tables_and_feeds_a_policy_job(configured):
+    call_command(
+        "run_job", "experiment",
+        "--param", "model=offline:kb", "--param", "cases=2", "--param", "samples=1",
+        "--param", "cache=false", "--wait",
+    )  # fmt: skip
+    experiment = Job.objects.get(kind="experiment")
+    tables = Table.objects.filter(options__job=experiment.pk).order_by("pk")
+    assert experiment.status == Job.Status.SUCCEEDED
+    assert len(tables) == 2 and all(t.turns.exists() for t in tables)
+    assert experiment.result["tables"] == [t.pk for t in tables]
+    assert tables[0].seats.get(index=0).agent_spec == "offline:kb"
+
+    configured.responder = lambda body: "Thinking.<answer>Split the candidates in half.</answer>"
+    ids = ",".join(str(t.pk) for t in tables)
+    call_command(
+        "run_job", "policy",
+        "--param", f"model={JUDGE}", "--param", "mode=experience",
+        "--param", f"tables=[{ids}]", "--param", "name=tq-exp", "--param", "cache=false", "--wait",
+    )  # fmt: skip
+    first = PolicyRecord.latest("tq-exp")
+    assert (first.version, first.kind, first.text) == (
+        1,
+        "experience",
+        "Split the candidates in half.",
+    )
+    # Two reflections, then the policy itself.
+    assert len(configured.requests) == 3
+
+
+@pytest.mark.django_db
+def test_only_staff_can_see_job_pages(client, staff):
+    job = create_job("vanilla", {"model": JUDGE})
+    pages = ["/dashboard/jobs/", "/dashboard/jobs/new/", f"/dashboard/jobs/{job.pk}/"]
+    participant = get_user_model().objects.create_user("participant", password="x")
+    client.force_login(participant)
+    for page in pages:
+        response = client.get(page)
+        assert response.status_code == 302 and "/admin/login/" in response["Location"]
+    assert client.post(f"/dashboard/jobs/{job.pk}/cancel/").status_code == 302
+    job.refresh_from_db()
+    assert not job.cancel_requested
+
+    client.force_login(staff)
+    for page in pages:
+        assert client.get(page).status_code == 200
+    progress = client.get(f"/dashboard/jobs/{job.pk}/", headers={"HX-Request": "true"})
+    assert b'hx-trigger="every 1s"' in progress.content and b"<html" not in progress.content
+
+
+@pytest.mark.django_db
+def test_an_uploaded_dataset_with_a_bad_line_is_refused_naming_the_line(
+    client, staff, settings, tmp_path
+):
+    settings.MEDIA_ROOT = tmp_path
+    client.force_login(staff)
+    good = json.dumps(make_cases("A")[0].to_json())
+    upload = tmp_path / "upload.jsonl"
+    upload.write_text(good + "\n" + '{"prompt": "x"}\n')
+    with upload.open("rb") as handle:
+        response = client.post(
+            "/dashboard/jobs/new/",
+            {"kind": "vanilla", "parameters": "{}", "dataset": handle},
+        )
+    assert response.status_code == 200
+    assert b"line 2: missing field(s) response_a, response_b, label" in response.content
+    assert not Job.objects.exists()

@@ -1,0 +1,65 @@
+import threading
+
+import pytest
+
+from studyapp.pipelines.ttra.answers import boxed_contents, extract_answer, is_correct, normalize
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (r"so \boxed{42}", "42"),
+        (r"\boxed{1} then \boxed{2}", "2"),
+        (r"\boxed{\frac{1}{2}}", r"\frac{1}{2}"),
+        (r"\boxed {7}", "7"),
+        ("B\nbecause B is right", "B"),
+        ("\n\n  Apple  \nmore", "Apple"),
+        ("", ""),
+        ("   \n ", ""),
+        (r"\boxed{}", ""),
+    ],
+)
+def test_it_extracts_the_final_answer(text, expected):
+    assert extract_answer(text) == expected
+
+
+def test_an_unclosed_box_is_not_an_answer_box():
+    assert boxed_contents(r"\boxed{3") == []
+    assert extract_answer(r"\boxed{3") == r"\boxed{3"
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [("1,000", "1000"), ("$5$", "5"), (r"\text{Apple}", "apple"), ("2.50", "2.5"), ("B.", "b")],
+)
+def test_it_normalizes_spellings_of_one_answer(raw, expected):
+    assert normalize(raw) == expected
+
+
+def test_math_answers_are_compared_by_value():
+    assert is_correct(r"\frac{1}{2}", "0.5", "math")
+    assert not is_correct("3", "4", "math")
+    assert not is_correct("", "4", "math")
+
+
+def test_choice_and_word_answers_need_an_exact_match():
+    assert is_correct("b", "B", "choice")
+    assert not is_correct("0.5", r"\frac{1}{2}", "choice")
+    assert is_correct("baseball bat", "Baseball bat", "word")
+    assert not is_correct("baseball", "Baseball bat", "word")
+
+
+def test_math_verification_works_outside_the_main_thread():
+    results, errors = [], []
+
+    def check():
+        try:
+            results.append(is_correct(r"\frac{3}{4}", "0.75", "math"))
+        except Exception as err:  # noqa: BLE001 - the test reports whatever escapes
+            errors.append(err)
+
+    worker = threading.Thread(target=check)
+    worker.start()
+    worker.join()
+    assert errors == []
+    assert results == [True]

@@ -1,0 +1,107 @@
+"""The table socket on the real ASGI stack (origin check, sessions, auth) and a transactional
+database; agent turns run on the test's event loop as they would under daphne."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from channels.db import database_sync_to_async
+
+from studyapp.tables import services
+from studyapp.tables.models import Seat, Turn
+from tests.studyapp.tables.conftest import make_session, make_staff_session, socket
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ORACLE = {"kind": "agent", "agent_spec": "offline:kb"}
+create_table = database_sync_to_async(services.create_table)
+
+
+@database_sync_to_async
+def turn_count(table_id: int) -> int:
+    return Turn.objects.filter(table_id=table_id).count()
+
+
+async def tq_table(session_key: str):
+    seats = [{"kind": "human", "session_key": session_key}, ORACLE]
+    return await create_table(
+        "twenty-questions", {"answer": "Apple"}, seats, agent_delay_seconds=0
+    )
+
+
+async def test_it_refuses_a_socket_without_a_seat() -> None:
+    owner, stranger = await make_session(), await make_session()
+    table = await tq_table(owner)
+    for key in (stranger, None):
+        communicator = socket(table.pk, key)
+        connected, _ = await communicator.connect()
+        assert not connected
+    communicator = socket(table.pk + 1000, owner)
+    assert not (await communicator.connect())[0]
+
+
+async def test_it_sends_the_seat_its_current_board_on_connect() -> None:
+    key = await make_session()
+    table = await tq_table(key)
+    communicator = socket(table.pk, key)
+    assert (await communicator.connect())[0]
+    frame = await communicator.receive_from(timeout=5)
+    assert 'id="board"' in frame and 'id="question-text"' in frame
+    assert "secret-word" not in frame  # only the oracle is shown the answer
+    await communicator.disconnect()
+
+
+async def test_a_move_is_committed_then_broadcast_and_the_oracle_answers() -> None:
+    key = await make_session()
+    table = await tq_table(key)
+    communicator = socket(table.pk, key)
+    await communicator.connect()
+    await communicator.receive_from(timeout=5)
+    await communicator.send_to(text_data=json.dumps({"type": "question", "text": "Is it a fruit?", "HEADERS": {}}))
+    frames = [await communicator.receive_from(timeout=5) for _ in range(2)]
+    assert "Waiting for the oracle" in frames[0]
+    assert re.search(r"Is it a fruit\?</span> — <strong class=\"answer\">Yes", frames[1])
+    assert await turn_count(table.pk) == 2
+    await communicator.disconnect()
+
+
+async def test_an_illegal_move_shows_the_reason_and_changes_nothing() -> None:
+    key = await make_session()
+    table = await tq_table(key)
+    communicator = socket(table.pk, key)
+    await communicator.connect()
+    await communicator.receive_from(timeout=5)
+    await communicator.send_to(text_data=json.dumps({"type": "question", "text": "   "}))
+    frame = await communicator.receive_from(timeout=5)
+    assert 'role="alert"' in frame and "empty" in frame
+    await communicator.send_to(text_data="not json")
+    assert await communicator.receive_nothing(timeout=0.2)
+    assert await turn_count(table.pk) == 0
+    await communicator.disconnect()
+
+
+async def test_staff_can_watch_a_table_without_a_seat() -> None:
+    key = await make_session()
+    table = await tq_table(key)
+    communicator = socket(table.pk, await make_staff_session())
+    assert (await communicator.connect())[0]
+    frame = await communicator.receive_from(timeout=5)
+    assert 'id="spectator"' in frame
+    await communicator.send_to(text_data=json.dumps({"type": "question", "text": "Is it red?"}))
+    assert await communicator.receive_nothing(timeout=0.2)
+    assert await turn_count(table.pk) == 0
+    await communicator.disconnect()
+
+
+async def test_presence_follows_the_socket() -> None:
+    key = await make_session()
+    table = await tq_table(key)
+    seat = database_sync_to_async(lambda: Seat.objects.get(table=table, index=0))
+    communicator = socket(table.pk, key)
+    await communicator.connect()
+    await communicator.receive_from(timeout=5)
+    assert (await seat()).connected
+    await communicator.disconnect()
+    assert not (await seat()).connected and (await seat()).last_seen is not None
