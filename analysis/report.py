@@ -31,7 +31,7 @@ def marks(table: pd.DataFrame) -> pd.DataFrame:
     """``best``, ``second`` or empty for every cell of :func:`metrics.settings_table`. Equal
     values share a mark; the second best is the next lower distinct value."""
     out = pd.DataFrame("", index=table.index, columns=table.columns)
-    means = table.xs("mean", level="row", drop_level=False)
+    means = table[table.index.get_level_values("row") == "mean"]
     for _, block in means.groupby(level="game", sort=False):
         for column in table.columns:
             ranked = sorted(set(block[column].dropna()), reverse=True)
@@ -41,9 +41,10 @@ def marks(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def cell_text(value: float, row: str) -> str:
-    """Means with four decimals, Improve % with two; missing values (e.g. a zero baseline) as NA."""
+    """Means with four decimals, Improve % with two. A missing mean (the player never ran that
+    setting) is a dash; a missing Improve % (a zero or missing baseline) is NA, as in the paper."""
     if pd.isna(value):
-        return "NA"
+        return "NA" if row == "improve" else "–"
     return f"{value:.2f}" if row == "improve" else f"{value:.4f}"
 
 
@@ -63,14 +64,10 @@ def _rows(table: pd.DataFrame) -> list[tuple[str, str, str, list[tuple[str, str]
 def table_markdown(table: pd.DataFrame) -> str:
     """Table 2 as a Markdown table; best ``**bold**``, second ``<u>underlined</u>``."""
     wrap = {"best": "**{}**", "second": "<u>{}</u>", "": "{}"}
-    lines = [
-        "| Game | Setting | " + " | ".join(table.columns) + " |",
-        "| --- | --- | " + " | ".join("---:" for _ in table.columns) + " |",
-    ]
+    rows = [["Game", "Setting", *table.columns], ["---", "---", *("---:" for _ in table.columns)]]
     for game, label, _, cells in _rows(table):
-        texts = [wrap[mark].format(text) for text, mark in cells]
-        lines.append(f"| {game} | {label} | " + " | ".join(texts) + " |")
-    return "\n".join(lines) + "\n"
+        rows.append([game, label, *(wrap[mark].format(text) for text, mark in cells)])
+    return "".join("| " + " | ".join(row) + " |\n" for row in rows)
 
 
 def table_html(table: pd.DataFrame) -> str:
@@ -153,7 +150,8 @@ def human_figure(games: pd.DataFrame, game: str = "twenty-questions") -> Figure 
 
 def write_report(games: pd.DataFrame, out: str | Path) -> list[Path]:
     """Write Table 2 (``table.md``, ``table.html``, ``table.csv``), the curve data
-    (``curves.csv``) and the figures (PNG and SVG) that the data supports; return the paths."""
+    (``curves.csv``), win rates when games have winners (``win_rates.csv``) and the figures (PNG
+    and SVG) that the data supports; return the paths."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     table = metrics.settings_table(games)
@@ -163,6 +161,9 @@ def write_report(games: pd.DataFrame, out: str | Path) -> list[Path]:
     table.to_csv(written[2])
     agents = games[games["player_kind"] != "human"]
     metrics.cumulative_curves(agents).to_csv(written[3], index=False)
+    if games["win"].notna().any():
+        written.append(out / "win_rates.csv")
+        metrics.win_rates(games).to_csv(written[-1], index=False)
     for game in sorted(games["game"].unique()):
         figure = cumulative_figure(games, game)
         if figure is not None:

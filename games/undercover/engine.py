@@ -278,8 +278,8 @@ class UndercoverEngine(Engine[State]):
     def observe(self, state: State, seat: int) -> Observation:
         """The seat's own word, every clue, resolved votes; never another word or any role."""
         own_ballot = next((target for voter, target in state.ballots if voter == seat), None)
+        # No "game" key: the name "undercover" must not reach a player (see the module docstring).
         observation: Observation = {
-            "game": self.name,
             "seat": seat,
             "players": state.config["players"],
             "word": self.word(state.config, seat),

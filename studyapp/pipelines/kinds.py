@@ -76,7 +76,7 @@ KINDS: dict[str, Kind] = {
         "The paper's protocol for one model and setting; games are stored as tables.",
         {
             "game": "twenty-questions",
-            "model": "offline:kb",
+            "model": "offline:infogain",
             "setting": "none",
             "cases": 32,
             "samples": 3,

@@ -11,5 +11,5 @@ urlpatterns = [
     path("<int:job_id>/cancel/", views.job_cancel, name="cancel"),
     path("<int:job_id>/rerun/", views.job_rerun, name="rerun"),
     path("<int:job_id>/resume/", views.job_resume, name="resume"),
-    path("<int:job_id>/files/<str:name>", views.job_artifact, name="artifact"),
+    path("<int:job_id>/files/<path:name>", views.job_artifact, name="artifact"),
 ]

@@ -30,9 +30,7 @@ def job_new(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         form = JobForm(request.POST, request.FILES)
         if form.is_valid():
-            job = start_job(
-                form.cleaned_data["kind"], form.job_parameters(), user=request.user
-            )
+            job = start_job(form.cleaned_data["kind"], form.job_parameters(), user=request.user)
             return redirect("pipelines:detail", job_id=job.pk)
     else:
         kind = request.GET.get("kind", "selective-lwe")

@@ -16,6 +16,7 @@ from analysis.frames import (
     turns_frame,
 )
 from analysis.metrics import turn_totals
+from analysis.report import write_report
 
 
 def write_jsonl(path, records):
@@ -143,3 +144,17 @@ def test_it_totals_turns_questions_and_characters_per_game(record):
     totals = turn_totals(turns_frame([record(table="a"), record(table="b", events=[])]))
     assert totals.loc["a"].tolist() == [3, 2, len("Is it a fruit?") + len("Is it an apple?")]
     assert "b" not in totals.index
+
+
+def test_the_report_of_human_games_only_has_an_empty_table_and_their_figure(tmp_path, record):
+    records = [record(player="P-1", player_kind="human", round=t) for t in range(3)]
+    names = {p.name for p in write_report(games_frame(records), tmp_path)}
+    assert "humans-twenty-questions.png" in names and "cumulative-twenty-questions.png" not in names
+    assert (tmp_path / "table.md").read_text() == "| Game | Setting |\n| --- | --- |\n"
+
+
+def test_the_report_writes_win_rates_for_undercover(tmp_path, record):
+    records = [record(game="undercover", role="normal", win=w, reward=float(w)) for w in (1, 0)]
+    write_report(games_frame(records), tmp_path)
+    rates = pd.read_csv(tmp_path / "win_rates.csv")
+    assert rates[rates["role"] == "all"]["win_rate"].tolist() == [0.5]

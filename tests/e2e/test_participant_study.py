@@ -116,7 +116,7 @@ class Site:
             self.process.wait(timeout=10)
 
     def participants(self) -> list[dict]:
-        return json.loads(self.manage("shell", "-c", REPORT))
+        return json.loads(self.manage("shell", "-v", "0", "-c", REPORT).strip().splitlines()[-1])
 
 
 @pytest.fixture
@@ -143,11 +143,32 @@ def answer_word(round_number: int) -> str:
     return get_engine("twenty-questions").new_config(STUDY_SEED + round_number)["answer"]
 
 
-def play_round(page, number: int) -> None:
+class SocketFrames:
+    """Counts frames the server pushes over the page's WebSockets. The table sends its board as
+    soon as a socket opens, so a new frame means the socket is ready to carry a question."""
+
+    def __init__(self, page) -> None:
+        self.page = page
+        self.count = 0
+        page.on("websocket", lambda ws: ws.on("framereceived", self._received))
+
+    def _received(self, _frame) -> None:
+        self.count += 1
+
+    def wait_for_more_than(self, seen: int, timeout_s: float = 15) -> None:
+        deadline = time.monotonic() + timeout_s
+        while self.count <= seen:
+            assert time.monotonic() < deadline, "the table's socket never opened"
+            self.page.wait_for_timeout(50)
+
+
+def play_round(page, frames: SocketFrames, number: int) -> None:
     from playwright.sync_api import expect
 
     expect(page.locator("h1")).to_have_text(f"Round {number} of {ROUNDS}")
+    seen = frames.count
     page.click("#play-round")
+    frames.wait_for_more_than(seen)
     # One real question for the oracle agent, then the right guess.
     page.fill("#question-text", "Is it alive?")
     page.click("#ask")
@@ -164,6 +185,7 @@ def test_a_participant_completes_a_study_and_staff_mark_them_paid(site: Site, br
 
     participant = browser.new_context().new_page()
     participant.set_default_timeout(15_000)
+    frames = SocketFrames(participant)
     participant.goto(
         f"{site.url}/s/e2e/?PROLIFIC_PID=60a1b2c3d4e5f60718293a4b&STUDY_ID=st7&SESSION_ID=se7"
     )
@@ -175,9 +197,9 @@ def test_a_participant_completes_a_study_and_staff_mark_them_paid(site: Site, br
     participant.get_by_label("Yes, No or Invalid").check()
     participant.click("#practice")
 
-    play_round(participant, 1)
+    play_round(participant, frames, 1)
     expect(participant.locator("#total-reward")).to_have_text("0.63")  # 1/log2(3): found at 2
-    play_round(participant, 2)
+    play_round(participant, frames, 2)
 
     expect(participant.locator("h1")).to_have_text("One last question")
     participant.fill("textarea", "Ask <b>broad</b> questions first, then guess.")

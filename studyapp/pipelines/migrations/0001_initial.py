@@ -2,13 +2,13 @@
 
 import django.db.models.deletion
 import django.utils.timezone
-import studyapp.pipelines.models
 from django.conf import settings
 from django.db import migrations, models
 
+import studyapp.pipelines.models
+
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -17,57 +17,147 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Job',
+            name="Job",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(max_length=40)),
-                ('parameters', models.JSONField(blank=True, default=studyapp.pipelines.models.empty_dict)),
-                ('status', models.CharField(choices=[('queued', 'queued'), ('running', 'running'), ('succeeded', 'succeeded'), ('failed', 'failed'), ('cancelled', 'cancelled')], default='queued', max_length=16)),
-                ('progress', models.FloatField(default=0.0)),
-                ('message', models.CharField(blank=True, max_length=300)),
-                ('log', models.JSONField(blank=True, default=studyapp.pipelines.models.empty_list)),
-                ('result', models.JSONField(blank=True, null=True)),
-                ('artifacts', models.JSONField(blank=True, default=studyapp.pipelines.models.empty_list)),
-                ('cost', models.JSONField(blank=True, default=studyapp.pipelines.models.empty_dict)),
-                ('error', models.TextField(blank=True)),
-                ('resumable', models.BooleanField(default=False, help_text='Failed because its worker stopped, not because of the job itself.')),
-                ('cancel_requested', models.BooleanField(default=False)),
-                ('worker', models.CharField(blank=True, max_length=200)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('heartbeat_at', models.DateTimeField(blank=True, null=True)),
-                ('rerun_of', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to='pipelines.job')),
-                ('started_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("kind", models.CharField(max_length=40)),
+                (
+                    "parameters",
+                    models.JSONField(blank=True, default=studyapp.pipelines.models.empty_dict),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "queued"),
+                            ("running", "running"),
+                            ("succeeded", "succeeded"),
+                            ("failed", "failed"),
+                            ("cancelled", "cancelled"),
+                        ],
+                        default="queued",
+                        max_length=16,
+                    ),
+                ),
+                ("progress", models.FloatField(default=0.0)),
+                ("message", models.CharField(blank=True, max_length=300)),
+                ("log", models.JSONField(blank=True, default=studyapp.pipelines.models.empty_list)),
+                ("result", models.JSONField(blank=True, null=True)),
+                (
+                    "artifacts",
+                    models.JSONField(blank=True, default=studyapp.pipelines.models.empty_list),
+                ),
+                (
+                    "cost",
+                    models.JSONField(blank=True, default=studyapp.pipelines.models.empty_dict),
+                ),
+                ("error", models.TextField(blank=True)),
+                (
+                    "resumable",
+                    models.BooleanField(
+                        default=False,
+                        help_text="Failed because its worker stopped, not because of the job itself.",
+                    ),
+                ),
+                ("cancel_requested", models.BooleanField(default=False)),
+                ("worker", models.CharField(blank=True, max_length=200)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                ("heartbeat_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "rerun_of",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to="pipelines.job",
+                    ),
+                ),
+                (
+                    "started_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='PolicyRecord',
+            name="PolicyRecord",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100)),
-                ('version', models.PositiveIntegerField()),
-                ('game', models.CharField(max_length=32)),
-                ('kind', models.CharField(choices=[('rule', 'rule policy'), ('experience', 'experience policy'), ('cumulative', 'cumulative memory'), ('human', 'human policy')], max_length=16)),
-                ('source', models.TextField(blank=True, help_text='Where it came from: model, games, job.')),
-                ('text', models.TextField()),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('job', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to='pipelines.job')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=100)),
+                ("version", models.PositiveIntegerField()),
+                ("game", models.CharField(max_length=32)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("rule", "rule policy"),
+                            ("experience", "experience policy"),
+                            ("cumulative", "cumulative memory"),
+                            ("human", "human policy"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "source",
+                    models.TextField(
+                        blank=True, help_text="Where it came from: model, games, job."
+                    ),
+                ),
+                ("text", models.TextField()),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "job",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to="pipelines.job",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['name', '-version'],
+                "ordering": ["name", "-version"],
             },
         ),
         migrations.AddIndex(
-            model_name='job',
-            index=models.Index(fields=['status', 'heartbeat_at'], name='pipelines_j_status_f813dd_idx'),
+            model_name="job",
+            index=models.Index(
+                fields=["status", "heartbeat_at"], name="pipelines_j_status_f813dd_idx"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='policyrecord',
-            constraint=models.UniqueConstraint(fields=('name', 'version'), name='unique_policy_version'),
+            model_name="policyrecord",
+            constraint=models.UniqueConstraint(
+                fields=("name", "version"), name="unique_policy_version"
+            ),
         ),
     ]

@@ -50,7 +50,7 @@ def options_from(parameters: dict[str, Any]) -> LweOptions:
 def keep(job: Job, runs: list[dict[str, Any]], result: dict[str, Any]) -> dict[str, Any]:
     """Per-case verdicts and meta-prompts go to files; the job row keeps the figures."""
     lines = [
-        json.dumps({"order": index, **case}, ensure_ascii=False)
+        json.dumps({"method": run["method"], "order": index, **case}, ensure_ascii=False)
         for index, run in enumerate(runs)
         for case in run["results"]
     ]

@@ -61,7 +61,9 @@ def test_it_handles_none_and_empty_input():
 @given(st.text())
 def test_it_never_fails_and_never_returns_a_tag(text):
     result = parse_answer(text)
-    assert result is None or (result == result.strip() and result and "answer>" not in result.lower().replace(" ", ""))
+    assert result is None or (
+        result == result.strip() and result and "answer>" not in result.lower().replace(" ", "")
+    )
 
 
 @given(st.text(alphabet=st.characters(blacklist_characters="<>"), min_size=1).filter(str.strip))

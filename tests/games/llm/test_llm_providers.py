@@ -27,7 +27,9 @@ def anthropic_provider(server, **options):
     return get_provider("anthropic:fake-claude", config)
 
 
-BOTH = pytest.mark.parametrize("make", [openai_provider, anthropic_provider], ids=["openai", "anthropic"])
+BOTH = pytest.mark.parametrize(
+    "make", [openai_provider, anthropic_provider], ids=["openai", "anthropic"]
+)
 
 
 @BOTH
@@ -43,7 +45,9 @@ async def test_it_returns_the_reply_text_and_its_usage(llm_server, make):
 
 
 async def test_openai_gets_the_system_text_as_the_first_message(llm_server):
-    await openai_provider(llm_server).complete(USER, system="Rules here.", temperature=0.5, max_tokens=77)
+    await openai_provider(llm_server).complete(
+        USER, system="Rules here.", temperature=0.5, max_tokens=77
+    )
     body = llm_server.requests[-1].body
     assert llm_server.requests[-1].path == "/v1/chat/completions"
     assert body["messages"] == [{"role": "system", "content": "Rules here."}, *USER]
@@ -51,11 +55,15 @@ async def test_openai_gets_the_system_text_as_the_first_message(llm_server):
 
 
 async def test_anthropic_gets_the_system_text_as_the_system_field(llm_server):
-    await anthropic_provider(llm_server).complete(USER, system="Rules here.", temperature=0.5, max_tokens=77)
+    await anthropic_provider(llm_server).complete(
+        USER, system="Rules here.", temperature=0.5, max_tokens=77
+    )
     body = llm_server.requests[-1].body
     assert llm_server.requests[-1].path == "/v1/messages"
     assert body["system"] == "Rules here." and body["messages"] == USER
-    assert body["model"] == "fake-claude" and body["temperature"] == 0.5 and body["max_tokens"] == 77
+    assert (
+        body["model"] == "fake-claude" and body["temperature"] == 0.5 and body["max_tokens"] == 77
+    )
 
 
 @BOTH
@@ -139,7 +147,11 @@ def test_it_rejects_an_unknown_provider_kind():
 
 
 def test_config_from_env_reads_only_the_mapping_it_is_given():
-    environ = {"OPENAI_API_KEY": "sk-1", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "ANTHROPIC_API_KEY": "ak"}
+    environ = {
+        "OPENAI_API_KEY": "sk-1",
+        "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
+        "ANTHROPIC_API_KEY": "ak",
+    }
     assert config_from_env("openai-compatible:llama", environ).base_url == "http://127.0.0.1:9/v1"
     assert config_from_env("openai:gpt-4o", environ) == ProviderConfig(api_key="sk-1")
     assert config_from_env("anthropic:claude", environ).api_key == "ak"

@@ -43,7 +43,9 @@ def staff(django_user_model):
 
 
 @pytest.mark.django_db
-def test_the_command_runs_a_selective_lwe_job_to_the_end(configured, tmp_path, capsys):
+def test_the_command_runs_a_selective_lwe_job_to_the_end(
+    configured, tmp_path, capsys, client, staff
+):
     configured.responder = SyntheticJudge(biased={2})
     dataset = write_dataset(tmp_path, "ABBA")
     call_command(
@@ -64,10 +66,17 @@ def test_the_command_runs_a_selective_lwe_job_to_the_end(configured, tmp_path, c
     assert job.cost["total_chars"] > 0 and job.cost["method_chars"] < job.cost["total_chars"]
     assert any("pair accuracy" in line for line in job.log)
     assert f"job #{job.pk} succeeded" in capsys.readouterr().out
+    print(json.dumps(job.result["summary"]))  # shown with -s: the figures of this run
+    client.force_login(staff)
+    download = client.get(f"/dashboard/jobs/{job.pk}/files/verdicts.jsonl")
+    assert b"".join(download.streaming_content).count(b"\n") == 8
+    assert client.get(f"/dashboard/jobs/{job.pk}/files/../../settings.py").status_code == 404
 
 
 @pytest.mark.django_db
-def test_a_job_whose_worker_stopped_is_marked_failed_and_resumable(configured, client, staff):
+def test_a_job_whose_worker_stopped_is_marked_failed_and_resumable(
+    configured, client, staff, django_capture_on_commit_callbacks
+):
     job = create_job("policy", {"model": JUDGE, "mode": "rule", "name": "tq-rules"})
     assert job.claim("celery@gone-host")
     Job.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
@@ -80,10 +89,8 @@ def test_a_job_whose_worker_stopped_is_marked_failed_and_resumable(configured, c
 
     # Resuming puts the same row back in the queue; with no broker it runs in-process.
     configured.responder = lambda body: "<answer>Ask about categories first.</answer>"
-    with pytest.raises(AssertionError):  # callbacks need a commit; run them by hand
-        raise AssertionError
-    job.requeue()
-    execute(job.pk, "celery@new-host")
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(f"/dashboard/jobs/{job.pk}/resume/")
     job.refresh_from_db()
     assert job.status == Job.Status.SUCCEEDED
     assert PolicyRecord.latest("tq-rules").text == "Ask about categories first."
@@ -128,8 +135,10 @@ def test_a_cancelled_job_stops_between_steps_and_keeps_its_verdicts(configured, 
     assert job.result["partial"] is True
     reached = [r for run in job.result["runs"] for r in run.get("results", [])]
     assert "verdicts.jsonl" in job.artifacts
-    lines = (job.artifact_dir / "verdicts.jsonl").read_text().splitlines()
-    assert 3 <= len(lines) < 8 and not reached  # verdicts kept as a file, not in the row
+    lines = [json.loads(line) for line in (job.artifact_dir / "verdicts.jsonl").open()]
+    assert len([line for line in lines if line["method"] == "vanilla"]) == 8  # the cost reference
+    lwe_verdicts = [line for line in lines if line["method"] == "lwe"]
+    assert 3 <= len(lwe_verdicts) < 8 and not reached  # verdicts kept as a file, not in the row
     assert judge.counts["build"] < 8
 
 
@@ -146,7 +155,7 @@ def test_a_failing_job_says_why_and_is_not_resumable(configured):
 def test_an_experiment_job_stores_its_games_as_tables_and_feeds_a_policy_job(configured):
     call_command(
         "run_job", "experiment",
-        "--param", "model=offline:kb", "--param", "cases=2", "--param", "samples=1",
+        "--param", "model=offline:infogain", "--param", "cases=2", "--param", "samples=1",
         "--param", "cache=false", "--wait",
     )  # fmt: skip
     experiment = Job.objects.get(kind="experiment")
@@ -154,7 +163,7 @@ def test_an_experiment_job_stores_its_games_as_tables_and_feeds_a_policy_job(con
     assert experiment.status == Job.Status.SUCCEEDED
     assert len(tables) == 2 and all(t.turns.exists() for t in tables)
     assert experiment.result["tables"] == [t.pk for t in tables]
-    assert tables[0].seats.get(index=0).agent_spec == "offline:kb"
+    assert tables[0].seats.get(index=0).agent_spec == "offline:infogain"
 
     configured.responder = lambda body: "Thinking.<answer>Split the candidates in half.</answer>"
     ids = ",".join(str(t.pk) for t in tables)
