@@ -12,7 +12,8 @@ from collections.abc import Iterable
 
 from django import forms
 from django.contrib import admin, messages
-from django.db.models import QuerySet
+from django.db import models
+from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import URLPattern, path, reverse
@@ -86,6 +87,7 @@ class StudyAdmin(admin.ModelAdmin):
     list_display = ["title", "slug", "game", "rounds", "active", "started", "finished", "dropped"]
     list_filter = ["active", "game"]
     prepopulated_fields = {"slug": ["title"]}
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
     readonly_fields = ["progress_summary", "links"]
     fieldsets = [
         (None, {"fields": ["title", "slug", "active", "game", "rounds", "oracle_spec", "seed"]}),
@@ -109,17 +111,32 @@ class StudyAdmin(admin.ModelAdmin):
         ("Payment", {"fields": ["payment_amount", "currency", "bonus_per_reward"]}),
     ]
 
-    @admin.display(description="started")
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Study]:
+        """Count the list's progress columns in the one query that lists the studies."""
+        status = "participants__status"
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                n_started=Count("participants", filter=Q(**{f"{status}__in": Participant.STARTED})),
+                n_finished=Count("participants", filter=Q(**{status: "finished"})),
+                n_dropped=Count(
+                    "participants", filter=Q(**{f"{status}__in": ["dropped", "withdrawn"]})
+                ),
+            )
+        )
+
+    @admin.display(description="started", ordering="n_started")
     def started(self, study: Study) -> int:
-        return study.progress()["started"]
+        return study.n_started
 
-    @admin.display(description="finished")
+    @admin.display(description="finished", ordering="n_finished")
     def finished(self, study: Study) -> int:
-        return study.progress()["finished"]
+        return study.n_finished
 
-    @admin.display(description="dropped out")
+    @admin.display(description="dropped out", ordering="n_dropped")
     def dropped(self, study: Study) -> int:
-        return study.progress()["dropped"]
+        return study.n_dropped
 
     @admin.display(description="progress")
     def progress_summary(self, study: Study) -> str:
@@ -276,6 +293,14 @@ class ParticipantAdmin(admin.ModelAdmin):
     @admin.display(description="payment")
     def payment_status_display(self, p: Participant) -> str:
         return p.payment_status
+
+    def delete_model(self, request: HttpRequest, obj: Participant) -> None:
+        flow.delete_participant(obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Participant]) -> None:
+        """Deleting people here also deletes the tables and turns they played."""
+        for participant in queryset:
+            flow.delete_participant(participant)
 
     @admin.action(description="Mark selected participants as paid")
     def mark_paid(self, request: HttpRequest, queryset: QuerySet[Participant]) -> None:

@@ -226,21 +226,33 @@ def finish(participant: Participant) -> None:
 def withdraw(participant: Participant, *, delete_data: bool) -> str:
     """Stop now. Returns the dropped-out code, which pays for the time already given.
 
-    With ``delete_data`` the record, its rounds and the tables and turns it played are deleted;
-    a personal invite stays used (its ``claimed_at`` is kept), so nobody else can take the seat.
+    Without ``delete_data`` the person has dropped out and their games stay in the study. With it
+    their games (tables, turns, rounds), rewards and written policy are deleted and they are
+    marked withdrawn; only what paying them needs is kept (recruiter IDs, consent, rounds and time
+    counted, the amount owed), so the payment sheet still lists them.
     """
-    code = participant.study.code_dropped
-    if delete_data:
-        with transaction.atomic():
+    with transaction.atomic():
+        participant.finished_at = timezone.now()
+        participant.status = Participant.Status.DROPPED
+        participant.settle_payment()
+        if delete_data:
             table_ids = list(participant.round_set.values_list("table_id", flat=True))
-            participant.delete()  # its rounds go with it, which frees the tables to go too
+            participant.round_set.all().delete()
             delete_tables(table_ids)
-        return code
-    participant.status = Participant.Status.WITHDRAWN
-    participant.finished_at = timezone.now()
-    participant.settle_payment()
-    participant.save()
-    return code
+            participant.status = Participant.Status.WITHDRAWN
+            participant.total_reward = 0.0
+            participant.policy = ""
+        participant.save()
+    return participant.study.code_dropped
+
+
+def delete_participant(participant: Participant) -> None:
+    """Erase a person entirely (staff, on request): the record, its rounds, the tables and turns.
+    A personal invite stays used (its ``claimed_at`` is kept), so nobody else can take the seat."""
+    with transaction.atomic():
+        table_ids = list(participant.round_set.values_list("table_id", flat=True))
+        participant.delete()  # its rounds go with it, which frees the tables to go too
+        delete_tables(table_ids)
 
 
 def mark_dropped(participant: Participant) -> None:

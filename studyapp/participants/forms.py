@@ -32,5 +32,6 @@ class PolicyForm(forms.Form):
 
 class WithdrawForm(forms.Form):
     delete_data = forms.BooleanField(
-        required=False, label="Also delete everything I did in this study (games and answers)."
+        required=False,
+        label="Also delete my games and answers (we keep only what we need to pay you).",
     )

@@ -5,10 +5,11 @@ import pytest
 from analysis.frames import games_frame
 from analysis.metrics import cumulative_curves, player_curves
 
-# Two samples, three rounds. Round 0 pools base and exp: (0.2 + 0.4 + 0.6 + 0.0) / 4 = 0.3.
+# Two samples, three rounds. Round 0 pools base and exp: (0.2 + 0.4 + 0.6 + 0.2) / 4 = 0.35,
+# where the separate means would be 0.3 and 0.4.
 REWARDS = {
     "none": [[0.2, 0.4], [0.1, 0.3], [0.0, 0.6]],
-    "cumulative": [[0.6, 0.0], [0.5, 0.7], [1.0, 0.4]],
+    "cumulative": [[0.6, 0.2], [0.5, 0.7], [1.0, 0.4]],
 }
 
 
@@ -18,22 +19,22 @@ def curve(curves, setting, column):
 
 def test_it_pools_base_and_experience_at_the_first_round(curves_from):
     curves = cumulative_curves(games_frame(curves_from("openai:m", REWARDS)))
-    assert curve(curves, "none", "r")[0] == pytest.approx(0.3)
-    assert curve(curves, "cumulative", "r")[0] == pytest.approx(0.3)
+    assert curve(curves, "none", "r")[0] == pytest.approx(0.35)
+    assert curve(curves, "cumulative", "r")[0] == pytest.approx(0.35)
     assert curve(curves, "none", "samples")[0] == 4
 
 
 def test_it_averages_over_samples_after_the_first_round(curves_from):
     curves = cumulative_curves(games_frame(curves_from("openai:m", REWARDS)))
-    assert curve(curves, "none", "r") == pytest.approx([0.3, 0.2, 0.3])
-    assert curve(curves, "cumulative", "r") == pytest.approx([0.3, 0.6, 0.7])
+    assert curve(curves, "none", "r") == pytest.approx([0.35, 0.2, 0.3])
+    assert curve(curves, "cumulative", "r") == pytest.approx([0.35, 0.6, 0.7])
 
 
 def test_it_takes_the_running_mean_of_per_round_rewards(curves_from):
     curves = cumulative_curves(games_frame(curves_from("openai:m", REWARDS)))
     assert curve(curves, "none", "t") == [1, 2, 3]
-    assert curve(curves, "none", "R") == pytest.approx([0.3, 0.25, 0.8 / 3])
-    assert curve(curves, "cumulative", "R") == pytest.approx([0.3, 0.45, 1.6 / 3])
+    assert curve(curves, "none", "R") == pytest.approx([0.35, 0.275, 0.85 / 3])
+    assert curve(curves, "cumulative", "R") == pytest.approx([0.35, 0.475, 1.65 / 3])
 
 
 def test_it_weights_the_pooled_first_round_by_sample_count(curves_from):

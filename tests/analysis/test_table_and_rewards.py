@@ -138,3 +138,9 @@ def test_it_counts_win_rates_per_role_and_overall(record):
     assert rates.loc["difference", "win_rate"] == 1.0
     assert rates.loc["all", "win_rate"] == 0.75
     assert rates.loc["all", "games"] == 4
+
+
+def test_it_shows_a_dash_for_a_setting_a_model_never_ran(record):
+    markdown = table_markdown(settings_table(games_frame(table_records(record))))
+    rule = [line for line in markdown.splitlines() if "w/ Rule Policy" in line]
+    assert rule == ["|  | w/ Rule Policy | 0.1000 | – |"]

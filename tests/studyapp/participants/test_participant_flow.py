@@ -135,32 +135,45 @@ def test_declining_consent_ends_politely_with_the_screened_out_code(study, alice
     assert alice.post(page(participant, "play")).status_code == 403
 
 
-def test_withdrawing_keeps_the_data_and_pays_for_the_rounds_played(study, alice):
+def test_stopping_early_keeps_the_games_and_pays_for_the_rounds_played(study, alice):
     participant = get_ready(alice, study)
     win_round(alice, participant)
     response = alice.post(page(participant, "withdraw"), {})
     assert b"DROP456" in response.content
     participant.refresh_from_db()
-    assert participant.status == Participant.Status.WITHDRAWN
+    assert participant.status == Participant.Status.DROPPED
     assert participant.payment_amount == Decimal("5.00")
     assert participant.payment_status == "owed"
     assert Round.objects.filter(participant=participant).count() == 1
 
 
-def test_withdrawing_with_deletion_removes_the_participant_their_tables_and_turns(
-    study, alice, bob
-):
+def test_withdrawing_with_deletion_deletes_their_games_tables_and_turns(study, alice, bob):
     keep = get_ready(bob, study)
     win_round(bob, keep)
-    participant = get_ready(alice, study)
+    participant = get_ready(alice, study, PROLIFIC)
     win_round(alice, participant)
     alice.post(page(participant, "play"))
     response = alice.post(page(participant, "withdraw"), {"delete_data": "on"})
-    assert b"has been deleted" in response.content
-    assert not Participant.objects.filter(pk=participant.pk).exists()
+    assert b"have been deleted" in response.content
+    assert b"DROP456" in response.content
     assert Table.objects.count() == 1
     assert Turn.objects.exclude(table__in=Table.objects.all()).count() == 0
     assert Round.objects.get().participant == keep
+    participant.refresh_from_db()
+    assert participant.status == Participant.Status.WITHDRAWN
+    assert participant.total_reward == 0
+    # What paying them needs stays: they played one of two rounds.
+    assert participant.prolific_pid == "5f1a2b3c4d5e6f708192a3b4"
+    assert participant.payment_amount == Decimal("5.00")
+    assert participant.payment_status == "owed"
+
+
+def test_a_participant_who_stopped_cannot_play_on(study, alice):
+    participant = get_ready(alice, study)
+    alice.post(page(participant, "withdraw"), {})
+    assert alice.post(page(participant, "play")).status_code == 403
+    assert alice.get(page(participant, "play"))["Location"] == page(participant, "done")
+    assert not Round.objects.exists()
 
 
 def test_a_study_without_a_policy_question_finishes_after_the_last_round(study, alice):

@@ -130,3 +130,29 @@ def test_exports_for_analysis_carry_the_public_id_and_no_recruiter_ids(study, al
     for secret in ("aaaabbbbccccdddd11112222", "st1", "se1"):
         assert secret not in exported
     assert [r["round"] for r in public_rounds(participant)] == [0, 1]
+
+
+def test_deleting_a_participant_in_the_admin_deletes_their_tables_too(study, alice, staff):
+    from studyapp.tables.models import Table
+
+    participant = get_ready(alice, study)
+    win_round(alice, participant)
+    response = action(staff, "delete_selected", [participant])
+    assert response.status_code == 200  # the confirmation page
+    staff.post(
+        reverse(CHANGELIST),
+        {"action": "delete_selected", "_selected_action": [participant.pk], "post": "yes"},
+    )
+    assert not Participant.objects.exists()
+    assert not Table.objects.exists()
+
+
+def test_the_study_list_counts_started_finished_and_dropped(study, alice, bob, staff):
+    finished(alice, study)
+    participant = get_ready(bob, study)
+    bob.post(page(participant, "withdraw"), {})
+    response = staff.get(reverse("admin:participants_study_changelist"))
+    text = response.content.decode()
+    assert '<td class="field-started">2</td>' in text
+    assert '<td class="field-finished">1</td>' in text
+    assert '<td class="field-dropped">1</td>' in text

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
-from django.db import close_old_connections
+from django.db import connection
 from django.utils import timezone
 
 from studyapp.pipelines.jobs import create_job, execute
@@ -68,6 +68,8 @@ def test_the_command_runs_a_selective_lwe_job_to_the_end(
     assert f"job #{job.pk} succeeded" in capsys.readouterr().out
     print(json.dumps(job.result["summary"]))  # shown with -s: the figures of this run
     client.force_login(staff)
+    page = client.get(f"/dashboard/jobs/{job.pk}/").content
+    assert b"pair_accuracy" in page and b"verdicts.jsonl" in page and b"every 1s" not in page
     download = client.get(f"/dashboard/jobs/{job.pk}/files/verdicts.jsonl")
     assert b"".join(download.streaming_content).count(b"\n") == 8
     assert client.get(f"/dashboard/jobs/{job.pk}/files/../../settings.py").status_code == 404
@@ -125,7 +127,7 @@ def test_a_cancelled_job_stops_between_steps_and_keeps_its_verdicts(configured, 
         reply = judge(body)
         if judge.counts.get("feedback") == 3:  # a researcher presses Cancel mid-run
             Job.objects.filter(pk=job.pk).update(cancel_requested=True)
-            close_old_connections()
+            connection.close()  # this server thread's own connection
         return reply
 
     configured.responder = cancel_after_three_cases

@@ -9,21 +9,32 @@ from studyapp.pipelines.ttra import answers, collapse, rewards, tasks
 
 @pytest.mark.parametrize("module", [answers, collapse, rewards, tasks])
 def test_the_docstring_examples_hold(module):
+    if module is rewards:
+        pytest.importorskip("math_verify")  # correctness_reward's example compares 1/2 and 0.5
     failures, tried = doctest.testmod(module)
     assert tried > 0
     assert failures == 0
 
 
 def test_the_algorithm_code_imports_no_django():
-    import subprocess
-    import sys
+    """Statically: no module of the package imports Django or another studyapp app.
 
-    code = (
-        "import sys\n"
-        "import studyapp.pipelines.ttra.__main__, studyapp.pipelines.ttra.evaluate\n"
-        "import studyapp.pipelines.ttra.local\n"
-        "print(sorted(m for m in sys.modules if m == 'django' or m.startswith('django.')))\n"
-    )
-    pytest.importorskip("trl")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    (Importing any ``studyapp.*`` module runs ``studyapp/__init__.py``, which loads the Celery app;
+    that is the parent package's business, and it works without Django settings.)
+    """
+    import ast
+    from pathlib import Path
+
+    package = Path(answers.__file__).parent
+    for path in package.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            else:
+                continue
+            for name in names:
+                assert not name.startswith("django"), (path.name, name)
+                if name.startswith("studyapp"):
+                    assert name.startswith("studyapp.pipelines.ttra"), (path.name, name)

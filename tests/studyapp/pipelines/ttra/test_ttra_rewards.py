@@ -1,5 +1,7 @@
 import threading
 
+import pytest
+
 from studyapp.pipelines.ttra.rewards import (
     correctness_reward,
     majority_vote_reward,
@@ -99,6 +101,7 @@ def test_it_reports_the_winners_and_the_agreement():
 
 
 def test_correctness_reward_checks_each_completion_against_its_label():
+    pytest.importorskip("math_verify")
     rewards = correctness_reward(
         [r"\boxed{0.5}", r"\boxed{2}", "B", r"\boxed{C}", ""],
         answer=[r"\frac{1}{2}", "3", "B", "B", "B"],

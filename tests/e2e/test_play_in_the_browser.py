@@ -1,0 +1,108 @@
+"""Whole games in real Chromium: the keyboard and labels a person uses, the socket, a reload."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from games.twenty_questions import CANDIDATES
+
+pytestmark = pytest.mark.e2e
+
+SET_QUESTION_CHARS = 280
+
+
+def set_question(words: list[str]) -> str:
+    return "Is it one of: " + ", ".join(words) + "?"
+
+
+def chunks(words: list[str]) -> list[list[str]]:
+    """Split candidates into set questions short enough for the engine's length limit."""
+    out: list[list[str]] = [[]]
+    for word in words:
+        if len(set_question([*out[-1], word])) > SET_QUESTION_CHARS:
+            out.append([])
+        out[-1].append(word)
+    return out
+
+
+def ask(page, text: str) -> str:
+    answers = page.locator("#history .answer")
+    before = answers.count()
+    field = page.get_by_label("Your question")
+    field.fill(text)
+    field.press("Enter")
+    page.wait_for_function(
+        f"document.querySelectorAll('#history .answer').length > {before}"
+        " || document.querySelector('#result') !== null"
+    )
+    if page.locator("#result").count():
+        return "Yes"
+    return answers.nth(before).inner_text()
+
+
+def test_a_person_plays_twenty_questions_to_the_end(page) -> None:
+    page.goto("/")
+    page.get_by_role("button", name="Start a game").click()
+    page.wait_for_url(re.compile(r"/tables/\d+/$"))
+    assert ask(page, "Is it an animal?") in ("Yes", "No")
+
+    left = list(CANDIDATES)
+    groups = chunks(left)
+    for group in groups[:-1]:  # find the group that holds the word
+        if len(group) > 1 and ask(page, set_question(group)) == "Yes":
+            left = group
+            break
+    else:
+        left = groups[-1]
+    while len(left) > 1:  # halve it
+        half = left[: len(left) // 2]
+        if len(half) == 1:
+            break
+        left = half if ask(page, set_question(half)) == "Yes" else left[len(left) // 2 :]
+    for word in left:
+        ask(page, f"Is it {word}?")
+        if page.locator("#result").count():
+            break
+    result = page.locator("#result")
+    assert "You found the word" in result.inner_text()
+    assert page.locator("#move-form").count() == 0
+
+
+def wait_for_prompt(page) -> str:
+    page.wait_for_selector("#clue-text, #cast-vote, #result")
+    for selector, name in (("#result", "over"), ("#clue-text", "clue"), ("#cast-vote", "vote")):
+        if page.locator(selector).count():
+            return name
+    raise AssertionError("no prompt")
+
+
+def test_a_person_plays_undercover_with_four_agents_and_reloads(page) -> None:
+    page.goto("/play/undercover/")
+    page.get_by_label("How many of the 5 players should be people?").select_option("1")
+    page.get_by_role("button", name="Join").click()
+    page.wait_for_url(re.compile(r"/tables/\d+/$"))
+    word = page.locator("#my-word").inner_text()
+    clues = 0
+    reloaded = False
+    while (prompt := wait_for_prompt(page)) != "over":
+        seq = page.locator("#board").get_attribute("data-seq")
+        if prompt == "clue":
+            clues += 1
+            field = page.get_by_label("Your clue (one sentence)")
+            field.fill(f"my thought number {clues} stays hidden")
+            field.press("Enter")
+        else:
+            page.locator("#move-form input[name=target]").first.check()
+            page.get_by_role("button", name="Vote").click()
+        page.wait_for_function(
+            f"document.querySelector('#board').dataset.seq !== '{seq}'"
+        )
+        if clues == 1 and not reloaded:
+            page.reload()
+            reloaded = True
+            assert page.locator("#my-word").inner_text() == word
+            assert "my thought number 1 stays hidden" in page.locator("#clues").inner_text()
+    assert reloaded and clues >= 1
+    assert re.search(r"You (won|lost)", page.locator("#result").inner_text())
