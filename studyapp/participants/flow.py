@@ -44,6 +44,10 @@ class BadRecruiterId(ValueError):
     """A recruiter parameter that is not a plain identifier; the link was damaged or crafted."""
 
 
+class AlreadyTookPart(Exception):
+    """The recruiter ID on this link has already consented to this study in another browser."""
+
+
 class StepRefused(Exception):
     """The participant asked for a step their record does not allow yet (or any more)."""
 
@@ -175,7 +179,13 @@ def give_consent(session: SessionBase, participant: Participant, version: str) -
     require_step(participant, "consent")
     if version != participant.study.consent_version:
         raise StepRefused("consent changed")
-    ids = session.pop(f"recruiter:{participant.pk}", {})
+    ids = session.get(f"recruiter:{participant.pk}", {})
+    pid = ids.get("prolific_pid")
+    if pid and participant.study.participants.filter(
+        prolific_pid=pid, consented_at__isnull=False
+    ).exclude(pk=participant.pk):
+        raise AlreadyTookPart
+    session.pop(f"recruiter:{participant.pk}", None)
     for field, value in ids.items():
         setattr(participant, field, value)
     now = timezone.now()

@@ -126,6 +126,8 @@ def consent(request: HttpRequest, participant: Participant) -> HttpResponse:
             flow.give_consent(request.session, participant, form.cleaned_data["version"])
         except flow.StepRefused:
             form.add_error(None, "The consent form has changed; please read it again.")
+        except flow.AlreadyTookPart:
+            return refused(request, "This Prolific ID has already taken part in this study.")
         else:
             return redirect(step_url(participant))
     return render(request, "participants/consent.html", {"participant": participant, "form": form})

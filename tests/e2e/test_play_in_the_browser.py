@@ -67,15 +67,21 @@ def test_a_person_plays_twenty_questions_to_the_end(page) -> None:
             break
     result = page.locator("#result")
     assert "You found the word" in result.inner_text()
-    assert page.locator("#move-form").count() == 0
+    assert page.locator(".move-form").count() == 0
 
 
-def wait_for_prompt(page) -> str:
-    page.wait_for_selector("#clue-text, #cast-vote, #result")
-    for selector, name in (("#result", "over"), ("#clue-text", "clue"), ("#cast-vote", "vote")):
-        if page.locator(selector).count():
-            return name
-    raise AssertionError("no prompt")
+PROMPT = """() => {
+  const board = document.querySelector('#board');
+  const prompt = document.querySelector('#result') ? 'over'
+    : document.querySelector('#clue-text') ? 'clue'
+    : document.querySelector('#cast-vote') ? 'vote' : null;
+  return prompt && [prompt, board.dataset.seq];
+}"""
+
+
+def wait_for_prompt(page) -> tuple[str, str]:
+    """What the board asks of this seat now, read in one go (frames keep arriving)."""
+    return tuple(page.wait_for_function(PROMPT).json_value())
 
 
 def test_a_person_plays_undercover_with_four_agents_and_reloads(page) -> None:
@@ -86,15 +92,15 @@ def test_a_person_plays_undercover_with_four_agents_and_reloads(page) -> None:
     word = page.locator("#my-word").inner_text()
     clues = 0
     reloaded = False
-    while (prompt := wait_for_prompt(page)) != "over":
-        seq = page.locator("#board").get_attribute("data-seq")
-        if prompt == "clue":
+    while (prompt := wait_for_prompt(page))[0] != "over":
+        _, seq = prompt
+        if prompt[0] == "clue":
             clues += 1
             field = page.get_by_label("Your clue (one sentence)")
             field.fill(f"my thought number {clues} stays hidden")
             field.press("Enter")
         else:
-            page.locator("#move-form input[name=target]").first.check()
+            page.locator(".move-form input[name=target]").first.check()
             page.get_by_role("button", name="Vote").click()
         page.wait_for_function(
             f"document.querySelector('#board').dataset.seq !== '{seq}'"
