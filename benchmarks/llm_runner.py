@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from games.experiment.runner import ExperimentSpec, run_experiment  # noqa: E402
-from games.llm.providers import ProviderConfig  # noqa: E402
+from games.llm.providers import ProviderConfig, get_provider  # noqa: E402
 from tests.fakes.game_responder import GameResponder  # noqa: E402
 from tests.fakes.llm_server import FakeLLMServer  # noqa: E402
 
@@ -41,6 +41,8 @@ async def bench(base_url: str, games: int, latency: float) -> dict[str, float]:
     spec = ExperimentSpec(
         game="twenty-questions", model="openai-compatible:bench", cases=games, samples=1
     )
+    # One call first, so SDK imports and client set-up are not counted as concurrency cost.
+    await get_provider(spec.model, config).complete([{"role": "user", "content": "warm up"}])
     with tempfile.TemporaryDirectory() as tmp:
         started, cpu = time.perf_counter(), time.process_time()
         records = await run_experiment(

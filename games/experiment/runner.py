@@ -34,7 +34,7 @@ from games.experience.transcript import transcript
 from games.llm import render
 from games.llm.agents import LLMAgent
 from games.llm.cache import ResponseCache
-from games.llm.providers import Provider, ProviderConfig, get_provider, parse_spec
+from games.llm.providers import Provider, ProviderConfig, close_clients, get_provider, parse_spec
 from games.llm.usage import Usage
 from games.runner import play_game
 
@@ -375,4 +375,7 @@ async def run_experiment(
         parallel=parallel,
         progress=progress,
     )
-    return await runner.run(specs)
+    try:
+        return await runner.run(specs)
+    finally:
+        await close_clients()

@@ -306,6 +306,14 @@ class OfflineProvider:
 _PROVIDERS: dict[tuple[str, ProviderConfig, ResponseCache | None], Provider] = {}
 
 
+async def close_clients() -> None:
+    """Close every provider's SDK client of the running event loop; call before the loop ends
+    (``asyncio.run`` callers), so no connection is left for the garbage collector."""
+    for provider in list(_PROVIDERS.values()):
+        if isinstance(provider, SDKProvider):
+            await provider.aclose()
+
+
 def get_provider(
     spec: str, config: ProviderConfig | None = None, *, cache: ResponseCache | None = None
 ) -> Provider:

@@ -9,6 +9,7 @@ from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.db import connections
 
 from games.base import IllegalMove
 from studyapp.tables import driver, services
@@ -18,10 +19,18 @@ from studyapp.tables.rendering import render_board
 FORBIDDEN = 4403
 
 
+def db_call(func: Any) -> Any:
+    """``database_sync_to_async``: on PostgreSQL in a thread pool, so many sockets' moves overlap
+    their database waits; on SQLite in the one sync thread (a file database takes one writer)."""
+    parallel = connections["default"].vendor == "postgresql"
+    return database_sync_to_async(func, thread_sensitive=not parallel)
+
+
 class TableConsumer(AsyncJsonWebsocketConsumer):
     seat_index: int | None = None
     seat_id: int | None = None
     group: str = ""
+    seen_seq: int = -1  # fragments can overtake each other when moves commit in parallel
 
     async def connect(self) -> None:
         self.table_id = int(self.scope["url_route"]["kwargs"]["table_id"])
@@ -58,9 +67,17 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             await self.send(text_data=rejected)
 
     async def table_fragment(self, message: dict[str, Any]) -> None:
+        if message["seq"] < self.seen_seq:
+            return  # an older view arriving late would undo a newer one
+        self.seen_seq = message["seq"]
         await self.send(text_data=message["html"])
 
-    @database_sync_to_async
+    async def table_changed(self, message: dict[str, Any]) -> None:
+        if message["seq"] >= self.seen_seq:
+            self.seen_seq = message["seq"]
+            await self.send(text_data=await self.current_board())
+
+    @db_call
     def claim_place(self) -> bool:
         """A seat held by this session or user; staff without a seat watch as spectators."""
         if not Table.objects.filter(pk=self.table_id).exists():
@@ -78,24 +95,24 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             return True
         return False
 
-    @database_sync_to_async
+    @db_call
     def current_board(self) -> str:
         return render_board(services.table_state(self.table_id), self.seat_index)
 
-    @database_sync_to_async
+    @db_call
     def catch_up(self) -> None:
         driver.tick(self.table_id)
 
-    @database_sync_to_async
+    @db_call
     def heartbeat(self) -> None:
         services.touch_seat(self.seat_id, connected=True)
         driver.tick(self.table_id)
 
-    @database_sync_to_async
+    @db_call
     def mark_presence(self, connected: bool) -> None:
         services.touch_seat(self.seat_id, connected=connected)
 
-    @database_sync_to_async
+    @db_call
     def play(self, content: dict[str, Any]) -> str | None:
         """Submit the move; on a rejection, this seat's unchanged view with the reason."""
         try:

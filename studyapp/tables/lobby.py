@@ -38,7 +38,9 @@ def join_undercover(session_key: str, humans: int, user: Any = None, **options: 
         raise ValueError(f"humans must be 1 to {UNDERCOVER_PLAYERS}")
     kind = f"undercover:{UNDERCOVER_PLAYERS}:{humans}"
     open_tables = Table.objects.filter(
-        game="undercover", options__lobby_kind=kind, status__in=[Table.Status.LOBBY, Table.Status.PLAYING]
+        game="undercover",
+        options__lobby_kind=kind,
+        status__in=[Table.Status.LOBBY, Table.Status.PLAYING],
     )
     held = Seat.objects.filter(table__in=open_tables, session_key=session_key).first()
     if held is not None:

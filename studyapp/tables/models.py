@@ -96,7 +96,9 @@ class Seat(models.Model):
     session_key = models.CharField(max_length=64, blank=True, db_index=True)
     agent_spec = models.CharField(max_length=200, blank=True)
     setting = models.CharField(
-        max_length=32, blank=True, help_text="Experience setting of an agent seat (none, rule, ...)."
+        max_length=32,
+        blank=True,
+        help_text="Experience setting of an agent seat (none, rule, ...).",
     )
     connected = models.BooleanField(default=False)
     last_seen = models.DateTimeField(null=True, blank=True)

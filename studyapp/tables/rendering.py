@@ -51,8 +51,10 @@ def board_context(snap: TableState, seat: int | None, error: str | None = None) 
             context["outcome"] = sorted(snap.engine.outcome(snap.state).items())
     else:
         context["obs"] = snap.engine.observe(snap.state, seat)
-        context["your_turn"] = context["playing"] and not context["replaced"] and (
-            seat in snap.engine.to_move(snap.state)
+        context["your_turn"] = (
+            context["playing"]
+            and not context["replaced"]
+            and (seat in snap.engine.to_move(snap.state))
         )
         context["actions"] = {
             shape["type"]: shape for shape in snap.engine.legal_actions(snap.state, seat)

@@ -9,7 +9,8 @@ moved first: rebuild and validate again against the new state.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import asyncio
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -39,7 +40,7 @@ class TableState:
     events: list[Event]
     seats: list[Seat]
     last_at: datetime | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    last_turn: Turn | None = None  # the row just committed, when this state comes from a commit
 
     @property
     def next_seq(self) -> int:
@@ -135,7 +136,9 @@ def table_state(table: Table | int) -> TableState:
     """Rebuild a table from its turns (fresh from the database, so it is never stale)."""
     table_id = table if isinstance(table, int) else table.pk
     table = Table.objects.get(pk=table_id)
-    rows = list(Turn.objects.filter(table_id=table_id).order_by("seq").values("event", "created_at"))
+    rows = list(
+        Turn.objects.filter(table_id=table_id).order_by("seq").values("event", "created_at")
+    )
     engine = get_engine(table.game)
     events = [row["event"] for row in rows]
     return TableState(
@@ -189,8 +192,12 @@ def commit(snap: TableState, event: Event, new_state: Any, **seat_changes: Any) 
     now = timezone.now()
     table = snap.table
     with transaction.atomic():
-        Turn.objects.create(
-            table_id=table.pk, seq=snap.next_seq, seat=event.get("seat"), event=event, created_at=now
+        turn = Turn.objects.create(
+            table_id=table.pk,
+            seq=snap.next_seq,
+            seat=event.get("seat"),
+            event=event,
+            created_at=now,
         )
         if seat_changes:
             Seat.objects.filter(table_id=table.pk, index=event["seat"]).update(**seat_changes)
@@ -208,6 +215,7 @@ def commit(snap: TableState, event: Event, new_state: Any, **seat_changes: Any) 
         events=[*snap.events, event],
         seats=seats,
         last_at=now,
+        last_turn=turn,
     )
     broadcast(after)
     from studyapp.tables import driver
@@ -226,10 +234,9 @@ def submit(table: Table | int, seat: int, action: dict[str, Any]) -> Turn:
         snap = table_state(table_id)
         event, new_state = validate(snap, seat, action)
         try:
-            after = commit(snap, event, new_state)
+            return commit(snap, event, new_state).last_turn
         except IntegrityError:
             continue  # another writer took this seq; judge the move again on the new state
-        return Turn.objects.get(table_id=table_id, seq=after.next_seq - 1)
     raise IllegalMove("The table is busy; please try again.")
 
 
@@ -246,20 +253,31 @@ def start(table: Table) -> None:
 
 
 def broadcast(snap: TableState) -> None:
-    """Send every seat its own view, and spectators theirs; never the full state."""
+    """Send every seat its own view; never the full state. One hop to the event loop for all
+    seats, so the sends overlap and the next commit waits for this one's (order per seat)."""
     from studyapp.tables.rendering import render_board
 
     layer = get_channel_layer()
     if layer is None:
         return
-    send = async_to_sync(layer.group_send)
-    table_id = snap.table.pk
-    for seat in snap.seats:
-        if seat.kind == Seat.Kind.AGENT and not (seat.session_key or seat.user_id):
-            continue  # nobody listens to an agent's seat, unless it took over from a person
-        html = render_board(snap, seat.index)
-        send(seat_group(table_id, seat.index), {"type": "table.fragment", "html": html})
-    send(watch_group(table_id), {"type": "table.fragment", "html": render_board(snap, None)})
+    table_id, seq = snap.table.pk, snap.next_seq
+    messages = [
+        (seat_group(table_id, seat.index), render_board(snap, seat.index))
+        for seat in snap.seats
+        # nobody listens to an agent's seat, unless it took over from a person
+        if seat.kind == Seat.Kind.HUMAN or seat.session_key or seat.user_id
+    ]
+    async_to_sync(_send_all)(layer, table_id, seq, messages)
+
+
+async def _send_all(layer: Any, table_id: int, seq: int, messages: list[tuple[str, str]]) -> None:
+    sends = [
+        layer.group_send(group, {"type": "table.fragment", "html": html, "seq": seq})
+        for group, html in messages
+    ]
+    # Spectators are rare: they re-render for themselves instead of every move rendering for them.
+    sends.append(layer.group_send(watch_group(table_id), {"type": "table.changed", "seq": seq}))
+    await asyncio.gather(*sends)
 
 
 def find_seat(table_id: int, session_key: str | None, user: Any) -> Seat | None:

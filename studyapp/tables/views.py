@@ -75,4 +75,3 @@ def move(request: HttpRequest, table_id: int) -> HttpResponse:
         context = board_context(services.table_state(table), seat.index, err.reason)
         return render(request, "tables/table.html", context, status=400)
     return redirect("tables:table", table.pk)
-

@@ -41,7 +41,9 @@ def site_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         for key, value in os.environ.items()
         if key not in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE")
     }
-    env.update(VAR_DIR=str(var), DEBUG="true", AGENT_DELAY_SECONDS="0.2", CELERY_TASK_ALWAYS_EAGER="true")
+    env.update(
+        VAR_DIR=str(var), DEBUG="true", AGENT_DELAY_SECONDS="0.2", CELERY_TASK_ALWAYS_EAGER="true"
+    )
     subprocess.run(
         [sys.executable, "manage.py", "migrate", "--noinput", "-v0"], cwd=ROOT, env=env, check=True
     )

@@ -3,8 +3,9 @@ consents, passes the practice question, plays every round at the real table page
 over the WebSocket, the offline oracle answers), writes a policy and gets the completion code;
 then staff see them as owed in the admin and mark them paid.
 
-The site runs as its own process (daphne's runserver, which also serves static files such as htmx)
-on a fresh SQLite file, so the browser talks to exactly what ``make run`` serves.
+Chromium comes from the ``browser`` fixture of ``tests/e2e/conftest.py``. The site is started here
+rather than by its ``site_url`` fixture because this test must seed a study and a staff login into
+the site's database first: daphne's runserver on a fresh SQLite file, which also serves htmx.
 """
 
 from __future__ import annotations
@@ -25,16 +26,6 @@ from games import get_engine
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 STUDY_SEED = 100
 ROUNDS = 2
 SETUP = f"""
@@ -78,6 +69,7 @@ class Site:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen | None = None
+        self.log = open(var_dir / "runserver.log", "w")  # noqa: SIM115
 
     def manage(self, *args: str) -> str:
         result = subprocess.run(
@@ -98,8 +90,8 @@ class Site:
             [sys.executable, "manage.py", "runserver", f"127.0.0.1:{self.port}", "--noreload"],
             cwd=ROOT,
             env=self.env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -108,12 +100,13 @@ class Site:
                 return
             except OSError:
                 time.sleep(0.2)
-        raise RuntimeError("the site did not start")
+        raise RuntimeError(f"the site did not start; see {self.log.name}")
 
     def stop(self) -> None:
         if self.process is not None:
             self.process.terminate()
             self.process.wait(timeout=10)
+        self.log.close()
 
     def participants(self) -> list[dict]:
         return json.loads(self.manage("shell", "-v", "0", "-c", REPORT).strip().splitlines()[-1])
@@ -125,17 +118,6 @@ def site(tmp_path: Path) -> Iterator[Site]:
     server.start()
     yield server
     server.stop()
-
-
-@pytest.fixture
-def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"Chromium not found at {CHROMIUM} (set CHROMIUM_PATH)")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
 
 
 def answer_word(round_number: int) -> str:

@@ -102,9 +102,7 @@ def test_a_person_plays_undercover_with_four_agents_and_reloads(page) -> None:
         else:
             page.locator(".move-form input[name=target]").first.check()
             page.get_by_role("button", name="Vote").click()
-        page.wait_for_function(
-            f"document.querySelector('#board').dataset.seq !== '{seq}'"
-        )
+        page.wait_for_function(f"document.querySelector('#board').dataset.seq !== '{seq}'")
         if clues == 1 and not reloaded:
             page.reload()
             reloaded = True

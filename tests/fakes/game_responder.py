@@ -76,7 +76,8 @@ class GameResponder:
             seat = int(_SEAT.findall(text)[-1])
             count = text.count(f"  player {seat}: ") + 1
             return f"<answer>Clue {count} from seat {seat}: it is something people know.</answer>"
-        number = int(_QUESTION_NO.findall(text)[-1])
+        numbers = _QUESTION_NO.findall(text)
+        number = int(numbers[-1]) if numbers else 1
         if number % 2:
             return f"<answer>Is it bigger than a shoebox (question {number})?</answer>"
         return f"<answer>Is it a {CANDIDATES[number // 2 - 1]}?</answer>"

@@ -2,13 +2,13 @@
 
 import django.db.models.deletion
 import django.utils.timezone
-import studyapp.tables.models
 from django.conf import settings
 from django.db import migrations, models
 
+import studyapp.tables.models
+
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -17,56 +17,142 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Table',
+            name="Table",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('game', models.CharField(max_length=32)),
-                ('config', models.JSONField()),
-                ('seed', models.BigIntegerField(default=0)),
-                ('status', models.CharField(choices=[('lobby', 'waiting for players'), ('playing', 'playing'), ('finished', 'finished'), ('aborted', 'ended early')], default='playing', max_length=16)),
-                ('options', models.JSONField(blank=True, default=studyapp.tables.models.default_options, help_text='wait_seconds, lobby_timeout (fill|exit), turn_deadline_seconds, dropout (replace|skip|end), agent_delay_seconds, replacement_spec.')),
-                ('exit_code', models.CharField(blank=True, help_text='Paid exit code for humans released from a lobby.', max_length=32)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("game", models.CharField(max_length=32)),
+                ("config", models.JSONField()),
+                ("seed", models.BigIntegerField(default=0)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("lobby", "waiting for players"),
+                            ("playing", "playing"),
+                            ("finished", "finished"),
+                            ("aborted", "ended early"),
+                        ],
+                        default="playing",
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "options",
+                    models.JSONField(
+                        blank=True,
+                        default=studyapp.tables.models.default_options,
+                        help_text="wait_seconds, lobby_timeout (fill|exit), turn_deadline_seconds, dropout (replace|skip|end), agent_delay_seconds, replacement_spec.",
+                    ),
+                ),
+                (
+                    "exit_code",
+                    models.CharField(
+                        blank=True,
+                        help_text="Paid exit code for humans released from a lobby.",
+                        max_length=32,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
             ],
             options={
-                'ordering': ['-created_at'],
-                'indexes': [models.Index(fields=['status', 'game'], name='tables_tabl_status_edf147_idx')],
+                "ordering": ["-created_at"],
+                "indexes": [
+                    models.Index(fields=["status", "game"], name="tables_tabl_status_edf147_idx")
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Seat',
+            name="Seat",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('index', models.PositiveSmallIntegerField()),
-                ('kind', models.CharField(choices=[('human', 'human'), ('agent', 'agent')], max_length=8)),
-                ('session_key', models.CharField(blank=True, db_index=True, max_length=64)),
-                ('agent_spec', models.CharField(blank=True, max_length=200)),
-                ('setting', models.CharField(blank=True, help_text='Experience setting of an agent seat (none, rule, ...).', max_length=32)),
-                ('connected', models.BooleanField(default=False)),
-                ('last_seen', models.DateTimeField(blank=True, null=True)),
-                ('user', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('table', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='seats', to='tables.table')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("index", models.PositiveSmallIntegerField()),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[("human", "human"), ("agent", "agent")], max_length=8
+                    ),
+                ),
+                ("session_key", models.CharField(blank=True, db_index=True, max_length=64)),
+                ("agent_spec", models.CharField(blank=True, max_length=200)),
+                (
+                    "setting",
+                    models.CharField(
+                        blank=True,
+                        help_text="Experience setting of an agent seat (none, rule, ...).",
+                        max_length=32,
+                    ),
+                ),
+                ("connected", models.BooleanField(default=False)),
+                ("last_seen", models.DateTimeField(blank=True, null=True)),
+                (
+                    "user",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "table",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="seats",
+                        to="tables.table",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['table', 'index'],
-                'constraints': [models.UniqueConstraint(fields=('table', 'index'), name='unique_seat_index')],
+                "ordering": ["table", "index"],
+                "constraints": [
+                    models.UniqueConstraint(fields=("table", "index"), name="unique_seat_index")
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Turn',
+            name="Turn",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('seq', models.PositiveIntegerField()),
-                ('seat', models.IntegerField(blank=True, help_text='Seat index; empty for abort.', null=True)),
-                ('event', models.JSONField()),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('table', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='turns', to='tables.table')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("seq", models.PositiveIntegerField()),
+                (
+                    "seat",
+                    models.IntegerField(
+                        blank=True, help_text="Seat index; empty for abort.", null=True
+                    ),
+                ),
+                ("event", models.JSONField()),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "table",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="turns",
+                        to="tables.table",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['table', 'seq'],
-                'constraints': [models.UniqueConstraint(fields=('table', 'seq'), name='unique_turn_seq')],
+                "ordering": ["table", "seq"],
+                "constraints": [
+                    models.UniqueConstraint(fields=("table", "seq"), name="unique_turn_seq")
+                ],
             },
         ),
     ]

@@ -26,9 +26,7 @@ def turn_count(table_id: int) -> int:
 
 async def tq_table(session_key: str):
     seats = [{"kind": "human", "session_key": session_key}, ORACLE]
-    return await create_table(
-        "twenty-questions", {"answer": "Apple"}, seats, agent_delay_seconds=0
-    )
+    return await create_table("twenty-questions", {"answer": "Apple"}, seats, agent_delay_seconds=0)
 
 
 async def test_it_refuses_a_socket_without_a_seat() -> None:
@@ -59,7 +57,9 @@ async def test_a_move_is_committed_then_broadcast_and_the_oracle_answers() -> No
     communicator = socket(table.pk, key)
     await communicator.connect()
     await communicator.receive_from(timeout=5)
-    await communicator.send_to(text_data=json.dumps({"type": "question", "text": "Is it a fruit?", "HEADERS": {}}))
+    await communicator.send_to(
+        text_data=json.dumps({"type": "question", "text": "Is it a fruit?", "HEADERS": {}})
+    )
     frames = [await communicator.receive_from(timeout=5) for _ in range(2)]
     assert "Waiting for the oracle" in frames[0]
     assert re.search(r"Is it a fruit\?</span> — <strong class=\"answer\">Yes", frames[1])

@@ -76,9 +76,13 @@ def test_it_resumes_an_unfinished_table_from_its_log() -> None:
     table = services.create_table(
         "twenty-questions", {"answer": "Apple"}, [{"kind": "human"}, ORACLE], lobby=True
     )
-    Seat.objects.filter(table=table, index=0).update(kind=Seat.Kind.AGENT, agent_spec="offline:infogain")
+    Seat.objects.filter(table=table, index=0).update(
+        kind=Seat.Kind.AGENT, agent_spec="offline:infogain"
+    )
     Table.objects.filter(pk=table.pk).update(status=Table.Status.PLAYING)
-    Turn.objects.create(table=table, seq=0, seat=0, event={"type": "question", "seat": 0, "text": "Is it a fruit?"})
+    Turn.objects.create(
+        table=table, seq=0, seat=0, event={"type": "question", "seat": 0, "text": "Is it a fruit?"}
+    )
     assert table.pk in driver.resume_unfinished()
     table.refresh_from_db()
     seqs = list(table.turns.values_list("seq", flat=True))

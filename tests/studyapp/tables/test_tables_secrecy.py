@@ -23,7 +23,9 @@ AGENT = {"kind": "agent", "agent_spec": "offline:kb"}
 
 @database_sync_to_async
 def public_clues(table_id: int) -> list[str]:
-    events = Turn.objects.filter(table_id=table_id, event__type="clue").values_list("event", flat=True)
+    events = Turn.objects.filter(table_id=table_id, event__type="clue").values_list(
+        "event", flat=True
+    )
     return [e["text"] for e in events if e.get("text")]
 
 
@@ -74,5 +76,7 @@ async def test_a_seat_never_receives_another_word_or_role(as_difference: bool) -
         assert not re.search(rf"\b{re.escape(other)}\b", private, re.IGNORECASE)
         assert "difference_seat" not in frame
     assert all('id="result"' not in frame for frame in frames[:-1])
-    expected = "the player with the different word" if as_difference else "a player with the common word"
+    expected = (
+        "the player with the different word" if as_difference else "a player with the common word"
+    )
     assert expected in frames[-1]

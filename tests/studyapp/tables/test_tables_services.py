@@ -40,9 +40,12 @@ def test_table_state_is_the_replay_of_the_turns(session_key: str) -> None:
 
 def test_it_refuses_a_move_out_of_turn_and_changes_nothing(session_key: str) -> None:
     table = services.create_table(
-        "undercover", None, [{"kind": "agent", "agent_spec": "offline:kb"}] * 4 + [
-            {"kind": "human", "session_key": session_key}
-        ], seed=1, agent_delay_seconds=0
+        "undercover",
+        None,
+        [{"kind": "agent", "agent_spec": "offline:kb"}] * 4
+        + [{"kind": "human", "session_key": session_key}],
+        seed=1,
+        agent_delay_seconds=0,
     )
     # With no server loop the agents ahead of seat 4 move at once; then it is seat 4's turn.
     before = Turn.objects.filter(table=table).count()
@@ -90,7 +93,9 @@ def test_a_stale_writer_loses_the_seq_race(session_key: str) -> None:
 
 def test_a_duplicate_agent_turn_delivery_is_harmless(session_key: str) -> None:
     table = human_vs_oracle(session_key)
-    Turn.objects.create(table=table, seq=0, seat=0, event={"type": "question", "seat": 0, "text": "Is it round?"})
+    Turn.objects.create(
+        table=table, seq=0, seat=0, event={"type": "question", "seat": 0, "text": "Is it round?"}
+    )
     assert driver.take_agent_turn(table.pk, 1) == "moved"
     assert driver.take_agent_turn(table.pk, 1) == "stale"
     assert list(table.turns.values_list("seq", flat=True)) == [0, 1]

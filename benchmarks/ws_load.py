@@ -1,0 +1,233 @@
+"""WebSocket load: N browsers' worth of sockets playing against one daphne, as JSON.
+
+Target (issue 4): p95 under 100 ms from a move's submit to its broadcast arriving back, at 200
+clients each making one move per second, on the Redis channel layer and PostgreSQL, with no lost
+and no duplicated turn.
+
+Clients pair up at Twenty Questions tables with two human seats (questioner and oracle), so every
+move is a person's move going through the whole path: socket → engine validation → Turn commit
+→ per-seat render → channel layer → socket. Each client moves when its board says it is its turn,
+at most once a second. Latency is measured by each client from sending its move to the first
+frame showing the next ``seq``. Afterwards the log is checked: every acknowledged move is a turn,
+``seq`` has no gaps, no move text appears twice.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/web REDIS_URL=redis://127.0.0.1:6379/4 \\
+        .venv/bin/python benchmarks/ws_load.py [--clients 200] [--seconds 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+SEQ = re.compile(r'data-seq="(\d+)"')
+TARGET_P95_MS = 100.0
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--clients", type=int, default=200, help="sockets (rounded up to even)")
+    parser.add_argument("--seconds", type=float, default=30.0, help="how long to play")
+    parser.add_argument("--interval", type=float, default=1.0, help="seconds between a client's moves")
+    parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL", ""))
+    parser.add_argument("--redis-url", default=os.environ.get("REDIS_URL", ""))
+    args = parser.parse_args()
+    if not args.database_url.startswith("postgres") or not args.redis_url.startswith("redis"):
+        parser.error("give PostgreSQL and Redis: --database-url/--redis-url or DATABASE_URL/REDIS_URL")
+    return args
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def server_env(args: argparse.Namespace) -> dict[str, str]:
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "studyapp.settings",
+        "DATABASE_URL": args.database_url,
+        "REDIS_URL": args.redis_url,
+        "DEBUG": "false",
+        "SECRET_KEY": "benchmark-only",
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "CELERY_TASK_ALWAYS_EAGER": "true",
+    }
+
+
+def prepare(pairs: int) -> list[tuple[int, str, str]]:
+    """Migrate, then make one table and two browser sessions per pair."""
+    import django
+
+    django.setup()
+    from django.contrib.sessions.backends.db import SessionStore
+    from django.core.management import call_command
+
+    from studyapp.tables import services
+
+    call_command("migrate", verbosity=0)
+    tables = []
+    for _ in range(pairs):
+        keys = []
+        for _ in range(2):
+            session = SessionStore()
+            session.create()
+            keys.append(session.session_key)
+        table = services.create_table(
+            "twenty-questions",
+            {"answer": "Apple", "max_questions": 100000},
+            [{"kind": "human", "session_key": key} for key in keys],
+            turn_deadline_seconds=0,
+        )
+        tables.append((table.pk, keys[0], keys[1]))
+    return tables
+
+
+class Client:
+    def __init__(self, url: str, origin: str, key: str, role: str, name: str) -> None:
+        self.url, self.origin, self.key, self.role, self.name = url, origin, key, role, name
+        self.latencies: list[float] = []
+        self.sent = 0
+        self.unanswered = 0
+
+    def my_turn(self, frame: str) -> bool:
+        marker = 'id="question-text"' if self.role == "questioner" else 'name="answer"'
+        return marker in frame
+
+    def move(self) -> dict:
+        if self.role == "questioner":
+            return {"type": "question", "text": f"Is it alive? ({self.name} move {self.sent})"}
+        return {"type": "answer", "answer": "Yes"}
+
+    async def play(self, until: float, interval: float) -> None:
+        from websockets.asyncio.client import connect
+
+        headers = {"Cookie": f"sessionid={self.key}", "Origin": self.origin}
+        async with connect(self.url, additional_headers=headers, open_timeout=60) as ws:
+            last_move = 0.0
+            waiting: tuple[int, float] | None = None  # (seq after my move, sent at)
+            while time.monotonic() < until:
+                try:
+                    frame = await asyncio.wait_for(ws.recv(), timeout=until - time.monotonic())
+                except TimeoutError:
+                    break
+                seq = int(SEQ.search(frame)[1])
+                if waiting and seq >= waiting[0]:
+                    self.latencies.append(time.perf_counter() - waiting[1])
+                    waiting = None
+                if waiting is None and self.my_turn(frame):
+                    pause = last_move + interval - time.monotonic()
+                    if pause > 0:
+                        await asyncio.sleep(pause)
+                    if time.monotonic() >= until:
+                        break
+                    last_move = time.monotonic()
+                    waiting = (seq + 1, time.perf_counter())
+                    await ws.send(json.dumps(self.move()))
+                    self.sent += 1
+            self.unanswered = 1 if waiting else 0
+
+
+async def run_clients(clients: list[Client], seconds: float, interval: float) -> float:
+    start = time.monotonic()
+    await asyncio.gather(*(c.play(start + seconds, interval) for c in clients))
+    return time.monotonic() - start
+
+
+def check_log(table_ids: list[int]) -> dict[str, int]:
+    from django.db.models import Count
+
+    from studyapp.tables.models import Turn
+
+    turns = Turn.objects.filter(table_id__in=table_ids)
+    gaps = 0
+    for table_id in table_ids:
+        seqs = list(turns.filter(table_id=table_id).values_list("seq", flat=True))
+        gaps += len(seqs) and (max(seqs) + 1 - len(seqs))
+    questions = turns.filter(event__type="question").values("event__text")
+    repeated = questions.annotate(n=Count("id")).filter(n__gt=1).count()
+    return {"turns": turns.count(), "seq_gaps": gaps, "repeated_moves": repeated}
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def main() -> None:
+    args = parse_args()
+    env = server_env(args)
+    os.environ.update(env)
+    pairs = (args.clients + 1) // 2
+    tables = prepare(pairs)
+    port = free_port()
+    daphne = Path(sys.executable).with_name("daphne")
+    server = subprocess.Popen(
+        [str(daphne), "-b", "127.0.0.1", "-p", str(port), "studyapp.asgi:application"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        for _ in range(150):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        origin = f"http://127.0.0.1:{port}"
+        clients = []
+        for table_id, questioner, oracle in tables:
+            url = f"ws://127.0.0.1:{port}/ws/tables/{table_id}/"
+            clients.append(Client(url, origin, questioner, "questioner", f"t{table_id}"))
+            clients.append(Client(url, origin, oracle, "oracle", f"t{table_id}"))
+        elapsed = asyncio.run(run_clients(clients, args.seconds, args.interval))
+        time.sleep(1.0)  # let the last commits land before reading the log
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    log = check_log([t[0] for t in tables])
+    latencies_ms = [x * 1000 for c in clients for x in c.latencies]
+    sent = sum(c.sent for c in clients)
+    p95 = percentile(latencies_ms, 0.95)
+    print(
+        json.dumps(
+            {
+                "clients": len(clients),
+                "seconds": round(elapsed, 1),
+                "moves_sent": sent,
+                "moves_per_s": round(len(latencies_ms) / elapsed, 1),
+                "p50_ms": round(percentile(latencies_ms, 0.50), 1),
+                "p95_ms": round(p95, 1),
+                "p99_ms": round(percentile(latencies_ms, 0.99), 1),
+                "mean_ms": round(statistics.fmean(latencies_ms), 1) if latencies_ms else None,
+                "turns_logged": log["turns"],
+                "lost_turns": sent - log["turns"],
+                "duplicated_turns": log["repeated_moves"],
+                "seq_gaps": log["seq_gaps"],
+                "unanswered_at_end": sum(c.unanswered for c in clients),
+                "target_p95_ms": TARGET_P95_MS,
+                "p95_ratio_to_target": round(p95 / TARGET_P95_MS, 2),
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
