@@ -40,12 +40,16 @@ def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clients", type=int, default=200, help="sockets (rounded up to even)")
     parser.add_argument("--seconds", type=float, default=30.0, help="how long to play")
-    parser.add_argument("--interval", type=float, default=1.0, help="seconds between a client's moves")
+    parser.add_argument(
+        "--interval", type=float, default=1.0, help="seconds between a client's moves"
+    )
     parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL", ""))
     parser.add_argument("--redis-url", default=os.environ.get("REDIS_URL", ""))
     args = parser.parse_args()
     if not args.database_url.startswith("postgres") or not args.redis_url.startswith("redis"):
-        parser.error("give PostgreSQL and Redis: --database-url/--redis-url or DATABASE_URL/REDIS_URL")
+        parser.error(
+            "give PostgreSQL and Redis: --database-url/--redis-url or DATABASE_URL/REDIS_URL"
+        )
     return args
 
 
@@ -182,7 +186,7 @@ def main() -> None:
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stderr=open(os.environ.get("WS_LOAD_LOG", os.devnull), "w"),  # noqa: SIM115
     )
     try:
         for _ in range(150):

@@ -51,7 +51,9 @@ DEBUG = env_bool("DEBUG", True)
 SECRET_KEY = env_str("SECRET_KEY", "dev-only-insecure-key-change-me" if DEBUG else "")
 if not SECRET_KEY:
     raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
-ALLOWED_HOSTS = [h for h in env_str("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h]
+ALLOWED_HOSTS = [
+    h for h in env_str("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h
+]
 CSRF_TRUSTED_ORIGINS = [o for o in env_str("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
 VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))
 
@@ -120,9 +122,12 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            # redis-py 8 reads with a 5 s socket timeout by default, which cuts channels-redis'
-            # own 5 s blocking receive; give the socket more room than that.
-            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 30}]},
+            # redis-py 8 defaults: a 5 s socket timeout, which cuts channels-redis' own 5 s
+            # blocking receive, and a pool of 100 that raises when hundreds of sockets join
+            # groups at once. Give both room.
+            "CONFIG": {
+                "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "max_connections": 2000}]
+            },
         }
     }
 else:

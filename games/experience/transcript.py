@@ -30,13 +30,15 @@ def _twenty_questions(config: Config, observation: dict[str, Any], result: dict[
     if result.get("found"):
         lines.append(f"The secret word was {config['answer']}, named at question {asked}.")
     else:
-        lines.append(f"The secret word was {config['answer']}; it was not found in {asked} questions.")
+        lines.append(
+            f"The secret word was {config['answer']}; it was not found in {asked} questions."
+        )
     return "\n".join(lines)
 
 
 def _undercover(config: Config, observation: dict[str, Any], result: dict[str, Any]) -> str:
     lines = [
-        f"You were player {observation['seat']}; your word was \"{observation['word']}\".",
+        f'You were player {observation["seat"]}; your word was "{observation["word"]}".',
         render.clue_history(observation),
         render.vote_history(observation),
     ]
@@ -44,7 +46,7 @@ def _undercover(config: Config, observation: dict[str, Any], result: dict[str, A
         outcome = "won" if result["win"] else "lost"
         lines.append(f"Your role was {result['role']} and you {outcome} (end: {result['end']}).")
         lines.append(
-            f"The normal word was \"{config['normal_word']}\", the difference word "
-            f"\"{config['difference_word']}\" (player {config['difference_seat']})."
+            f'The normal word was "{config["normal_word"]}", the difference word '
+            f'"{config["difference_word"]}" (player {config["difference_seat"]}).'
         )
     return "\n".join(lines)

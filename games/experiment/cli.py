@@ -35,7 +35,7 @@ from games.experiment.runner import (
 )
 from games.experiment.summary import format_summary, summarize
 from games.llm.cache import ResponseCache
-from games.llm.providers import ProviderConfig, config_from_env
+from games.llm.providers import ProviderConfig, close_clients, config_from_env
 
 
 def add_experiment(commands: argparse._SubParsersAction) -> None:
@@ -65,7 +65,9 @@ def add_experiment(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--policy-file", type=Path, help="human-policy text (default: shipped)")
     parser.add_argument("--name", default="experiment", help="experiment name in every record")
     parser.add_argument("--out", type=Path, help="results JSONL (appended; resumes)")
-    parser.add_argument("--cache", type=Path, help="response cache file (default: <out>.cache.sqlite)")
+    parser.add_argument(
+        "--cache", type=Path, help="response cache file (default: <out>.cache.sqlite)"
+    )
     parser.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     parser.add_argument("--parallel", type=int, default=64, help="games in flight at once")
     parser.add_argument("--concurrency", type=int, default=32, help="calls in flight per provider")
@@ -85,7 +87,9 @@ def specs_from_args(args: argparse.Namespace) -> tuple[list[ExperimentSpec], Pat
     game = grid.get("game", args.game)
     out = grid.get("out", args.out)
     if not game or not models or not out:
-        raise SystemExit("experiment needs --game, --model and --out (or a --config grid with them)")
+        raise SystemExit(
+            "experiment needs --game, --model and --out (or a --config grid with them)"
+        )
     policy = args.policy_file.read_text(encoding="utf-8") if args.policy_file else None
     base = ExperimentSpec(
         game=game,
@@ -123,15 +127,20 @@ def run(args: argparse.Namespace) -> int:
         config_for(spec.model)
         config_for(spec.oracle_spec)
     cache = None if args.no_cache else ResponseCache(args.cache or out.with_suffix(".cache.sqlite"))
-    records = asyncio.run(
-        run_experiment(
-            specs,
-            out,
-            config_for=config_for,
-            cache=cache,
-            parallel=args.parallel,
-            progress=not args.no_progress,
-        )
-    )
+
+    async def experiment() -> list[dict]:
+        try:
+            return await run_experiment(
+                specs,
+                out,
+                config_for=config_for,
+                cache=cache,
+                parallel=args.parallel,
+                progress=not args.no_progress,
+            )
+        finally:
+            await close_clients()  # before asyncio.run closes the loop under their connections
+
+    records = asyncio.run(experiment())
     print(format_summary(summarize(records)), file=sys.stdout)
     return 0

@@ -34,7 +34,7 @@ from games.experience.transcript import transcript
 from games.llm import render
 from games.llm.agents import LLMAgent
 from games.llm.cache import ResponseCache
-from games.llm.providers import Provider, ProviderConfig, close_clients, get_provider, parse_spec
+from games.llm.providers import Provider, ProviderConfig, get_provider, parse_spec
 from games.llm.usage import Usage
 from games.runner import play_game
 
@@ -153,14 +153,29 @@ class Runner:
         kind, _ = parse_spec(spec)
         if kind == "offline":
             return make_agent(spec, game=game, role=role, seed=seed)
-        return make_agent(spec, game=game, role=role, seed=seed, provider=self.provider_for(spec), **options)
+        return make_agent(
+            spec, game=game, role=role, seed=seed, provider=self.provider_for(spec), **options
+        )
 
     def seat_agents(
-        self, spec: ExperimentSpec, config: Config, seed: int, evaluated: int, sample: int, policy: str | None, setting: str
+        self,
+        spec: ExperimentSpec,
+        config: Config,
+        seed: int,
+        evaluated: int,
+        sample: int,
+        policy: str | None,
+        setting: str,
     ) -> dict[int, Agent]:
         """Every seat's agent: the evaluated seat gets the setting and its text; the others
-        (the oracle, the other Undercover players) play the same model without experience."""
+        (the oracle, the other Undercover players) play the same model without experience.
+
+        The agents' cache draw mixes the sample index with the game's seed. Games of one sample
+        can show a model the very same prompt (every Twenty Questions game opens alike); with the
+        bare sample index they would share one cached reply, so a rerun from the cache would not
+        replay the first run, whose concurrent calls each got their own reply."""
         engine = get_engine(spec.game)
+        draw = _seed(sample, seed)
         agents: dict[int, Agent] = {}
         for seat, label in enumerate(engine.seats(config)):
             model = spec.oracle_spec if label == "oracle" else spec.model
@@ -173,7 +188,7 @@ class Runner:
                 setting=setting if mine else "none",
                 policy=policy if mine else None,
                 temperature=spec.temperature,
-                sample=sample,
+                sample=draw,
             )
         return agents
 
@@ -248,7 +263,9 @@ class Runner:
     def rules(self, spec: ExperimentSpec) -> str:
         return render.rules_for_config(spec.game, self.new_config(spec, case_seed(spec.seed, 0)))
 
-    async def earlier_games(self, spec: ExperimentSpec, sample: int, usage: Usage) -> list[Experience]:
+    async def earlier_games(
+        self, spec: ExperimentSpec, sample: int, usage: Usage
+    ) -> list[Experience]:
         """N games without experience, each with the model's reflection on it."""
         provider = self.provider_for(spec.model)
         rules = self.rules(spec)
@@ -261,8 +278,13 @@ class Runner:
             usage.merge(game_usage)
             story = transcript(spec.game, config, events, evaluated)
             return await steps.reflect(
-                provider, rules, story, outcome[evaluated]["reward"],
-                usage=usage, temperature=spec.temperature, sample=sample,
+                provider,
+                rules,
+                story,
+                outcome[evaluated]["reward"],
+                usage=usage,
+                temperature=spec.temperature,
+                sample=sample,
             )
 
         return list(await asyncio.gather(*(one(i) for i in range(spec.experience_games))))
@@ -282,7 +304,12 @@ class Runner:
         if spec.setting == "full-experience":
             return experience_block(experiences)
         return await steps.write_experience_policy(
-            provider, self.rules(spec), experiences, usage=usage, temperature=spec.temperature, sample=sample
+            provider,
+            self.rules(spec),
+            experiences,
+            usage=usage,
+            temperature=spec.temperature,
+            sample=sample,
         )
 
     async def fixed_track(self, spec: ExperimentSpec, sample: int) -> None:
@@ -299,7 +326,10 @@ class Runner:
             policy = await self.fixed_policy(spec, sample, usage)
         # The cost of deriving the policy is booked on the first game this run plays.
         await asyncio.gather(
-            *(self.test_game(spec, sample, r, policy, usage if i == 0 else Usage()) for i, r in enumerate(todo))
+            *(
+                self.test_game(spec, sample, r, policy, usage if i == 0 else Usage())
+                for i, r in enumerate(todo)
+            )
         )
 
     async def cumulative_track(self, spec: ExperimentSpec, sample: int) -> None:
@@ -317,8 +347,14 @@ class Runner:
                 seat = previous["evaluated_seat"]
                 story = transcript(spec.game, previous["config"], previous["events"], seat)
                 memory = await steps.curate(
-                    provider, rules, previous["policy"], story, previous["reward"],
-                    usage=usage, temperature=spec.temperature, sample=sample,
+                    provider,
+                    rules,
+                    previous["policy"],
+                    story,
+                    previous["reward"],
+                    usage=usage,
+                    temperature=spec.temperature,
+                    sample=sample,
                 )
             previous = await self.test_game(spec, sample, r, memory, usage)
 
@@ -337,7 +373,9 @@ class Runner:
         try:
             await asyncio.gather(
                 *(
-                    (self.cumulative_track if spec.setting == "cumulative" else self.fixed_track)(spec, sample)
+                    (self.cumulative_track if spec.setting == "cumulative" else self.fixed_track)(
+                        spec, sample
+                    )
                     for spec in specs
                     for sample in range(spec.samples)
                 )
@@ -364,7 +402,9 @@ async def run_experiment(
     progress: bool = True,
 ) -> list[dict[str, Any]]:
     """Run (or resume) every spec, appending finished games to ``out``; returns all records of
-    these specs, old and new. ``config_for(spec)`` gives each model's provider config."""
+    these specs, old and new. ``config_for(spec)`` gives each model's provider config; a
+    ``provider`` object, if given, serves every non-offline spec. SDK clients stay open for reuse:
+    await ``games.llm.providers.close_clients()`` before the event loop ends."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     runner = Runner(
@@ -375,7 +415,4 @@ async def run_experiment(
         parallel=parallel,
         progress=progress,
     )
-    try:
-        return await runner.run(specs)
-    finally:
-        await close_clients()
+    return await runner.run(specs)

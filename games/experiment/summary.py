@@ -37,7 +37,9 @@ def summarize(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
                 "games": len(rows),
                 "mean_reward": mean,
                 "win_rate": sum(wins) / len(wins) if wins else None,
-                "improve_pct": None if setting == "none" else improve(mean, means.get((game, model, "none"))),
+                "improve_pct": None
+                if setting == "none"
+                else improve(mean, means.get((game, model, "none"))),
             }
         )
     return table

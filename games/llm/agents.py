@@ -96,7 +96,11 @@ class LLMAgent:
         """What the seat is told before its turn: rules, learned text, role instructions."""
         if self.role == "oracle":
             return prompts.text("twenty_questions_oracle")
-        instructions = "twenty_questions_questioner" if self.game == "twenty-questions" else "undercover_player"
+        instructions = (
+            "twenty_questions_questioner"
+            if self.game == "twenty-questions"
+            else "undercover_player"
+        )
         return player_system(
             render.rules_for(self.game, observation),
             prompts.text(instructions),
@@ -117,20 +121,30 @@ class LLMAgent:
 
     async def act(self, observation: Observation) -> Event:
         if self.role == "oracle":
-            reply = await self.ask(observation, valid_reply, "The reply must be exactly Yes, No or Invalid.")
+            reply = await self.ask(
+                observation, valid_reply, "The reply must be exactly Yes, No or Invalid."
+            )
             return {"type": "answer", "answer": reply} if reply else dict(FALLBACKS["answer"])
         if self.game == "twenty-questions":
-            question = await self.ask(observation, valid_question, "Put one yes/no question inside the tags.")
-            return {"type": "question", "text": question} if question else dict(FALLBACKS["question"])
+            question = await self.ask(
+                observation, valid_question, "Put one yes/no question inside the tags."
+            )
+            return (
+                {"type": "question", "text": question} if question else dict(FALLBACKS["question"])
+            )
         if observation["phase"] == "vote":
-            targets = observation["legal_actions"][0]["targets"] if observation["legal_actions"] else []
+            targets = (
+                observation["legal_actions"][0]["targets"] if observation["legal_actions"] else []
+            )
             target = await self.ask(
                 observation,
                 lambda answer: vote_target(answer, targets),
                 f"Put only the number of one of these players inside the tags: {targets}.",
             )
             return {"type": "vote", "target": target}
-        clue = await self.ask(observation, valid_clue, "Put your one-sentence clue inside the tags.")
+        clue = await self.ask(
+            observation, valid_clue, "Put your one-sentence clue inside the tags."
+        )
         return {"type": "clue", "text": clue}
 
     async def ask(self, observation: Observation, validate: Callable[[str], Any], hint: str) -> Any:

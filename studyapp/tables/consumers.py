@@ -97,7 +97,9 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
 
     @db_call
     def current_board(self) -> str:
-        return render_board(services.table_state(self.table_id), self.seat_index)
+        snap = services.table_state(self.table_id)
+        self.seen_seq = max(self.seen_seq, snap.next_seq)
+        return render_board(snap, self.seat_index)
 
     @db_call
     def catch_up(self) -> None:

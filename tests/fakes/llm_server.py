@@ -165,7 +165,9 @@ class _Handler(BaseHTTPRequestHandler):
             }
         self._send(200, reply)
 
-    def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+    def _send(
+        self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> None:
         data = json.dumps(payload).encode("utf-8")
         try:
             self.send_response(status)

@@ -11,11 +11,35 @@ from games.llm.providers import ProviderConfig
 from tests.fakes.game_responder import GameResponder
 
 RECORD_KEYS = {
-    "experiment", "game", "model", "setting", "sample", "round", "case", "seed", "config", "events",
-    "outcome", "evaluated_seat", "reward", "win", "questions", "usage", "policy", "started_at",
+    "experiment",
+    "game",
+    "model",
+    "setting",
+    "sample",
+    "round",
+    "case",
+    "seed",
+    "config",
+    "events",
+    "outcome",
+    "evaluated_seat",
+    "reward",
+    "win",
+    "questions",
+    "usage",
+    "policy",
+    "started_at",
     "finished_at",
 }
-USAGE_KEYS = {"calls", "input_tokens", "output_tokens", "input_chars", "output_chars", "retries", "latency_s"}
+USAGE_KEYS = {
+    "calls",
+    "input_tokens",
+    "output_tokens",
+    "input_chars",
+    "output_chars",
+    "retries",
+    "latency_s",
+}
 
 
 def lines(path):
@@ -30,17 +54,23 @@ def via(server, anthropic=False, **options):
 
 def llm_spec(setting="none", anthropic=False, **options):
     model = "anthropic:fake-claude" if anthropic else "openai-compatible:fake-model"
-    return ExperimentSpec(game=options.pop("game", "twenty-questions"), model=model, setting=setting, **options)
+    return ExperimentSpec(
+        game=options.pop("game", "twenty-questions"), model=model, setting=setting, **options
+    )
 
 
 async def test_an_offline_run_writes_one_record_of_the_documented_shape_per_game(tmp_path):
     out = tmp_path / "results.jsonl"
-    spec = ExperimentSpec(game="twenty-questions", model="offline:infogain", cases=3, samples=2, seed=7)
+    spec = ExperimentSpec(
+        game="twenty-questions", model="offline:infogain", cases=3, samples=2, seed=7
+    )
     await run_experiment([spec], out, progress=False)
     records = lines(out)
     assert len(records) == 6
     assert all(set(r) == RECORD_KEYS and set(r["usage"]) == USAGE_KEYS for r in records)
-    assert {(r["sample"], r["round"]) for r in records} == {(s, r) for s in range(2) for r in range(3)}
+    assert {(r["sample"], r["round"]) for r in records} == {
+        (s, r) for s in range(2) for r in range(3)
+    }
     first = records[0]
     assert first["seed"] == case_seed(7, first["case"]) and first["evaluated_seat"] == 0
     assert first["win"] is None and first["questions"] == first["outcome"]["0"]["questions"]
@@ -90,12 +120,20 @@ async def test_faults_lose_no_game_and_every_retry_is_counted(llm_server, tmp_pa
     llm_server.hang_s = 0.6
     out = tmp_path / "results.jsonl"
     spec = llm_spec(anthropic=anthropic, cases=3, samples=1)
-    await run_experiment([spec], out, config_for=via(llm_server, anthropic, timeout=0.3, max_retries=8), progress=False)
+    await run_experiment(
+        [spec],
+        out,
+        config_for=via(llm_server, anthropic, timeout=0.3, max_retries=8),
+        progress=False,
+    )
     records = lines(out)
     faults = llm_server.faults()
     assert len(records) == 3
     assert faults["429"] and faults["500"] and faults["no-tag"]
-    assert sum(r["usage"]["retries"] for r in records) == faults["429"] + faults["500"] + faults["timeout"]
+    assert (
+        sum(r["usage"]["retries"] for r in records)
+        == faults["429"] + faults["500"] + faults["timeout"]
+    )
     answered = len(llm_server.requests) - faults["429"] - faults["500"] - faults["timeout"]
     assert sum(r["usage"]["calls"] for r in records) == answered
     assert all(r["usage"]["input_tokens"] > 0 for r in records)
@@ -105,9 +143,13 @@ async def test_a_rerun_with_the_cache_is_free_and_identical(llm_server, tmp_path
     llm_server.responder = GameResponder()
     cache = ResponseCache(tmp_path / "cache.sqlite")
     spec = llm_spec(game="undercover", setting="rule-policy", cases=2, samples=1)
-    first = await run_experiment([spec], tmp_path / "a.jsonl", config_for=via(llm_server), cache=cache, progress=False)
+    first = await run_experiment(
+        [spec], tmp_path / "a.jsonl", config_for=via(llm_server), cache=cache, progress=False
+    )
     served = len(llm_server.requests)
-    second = await run_experiment([spec], tmp_path / "b.jsonl", config_for=via(llm_server), cache=cache, progress=False)
+    second = await run_experiment(
+        [spec], tmp_path / "b.jsonl", config_for=via(llm_server), cache=cache, progress=False
+    )
     assert len(llm_server.requests) == served
     assert [(r["events"], r["policy"], r["reward"]) for r in first] == [
         (r["events"], r["policy"], r["reward"]) for r in second
@@ -120,11 +162,17 @@ async def test_the_cumulative_memory_is_rewritten_after_every_game(llm_server, t
     out = tmp_path / "results.jsonl"
     spec = llm_spec(setting="cumulative", rounds=3, samples=1)
     await run_experiment([spec], out, config_for=via(llm_server), progress=False)
-    assert [r["policy"] for r in sorted(lines(out), key=lambda r: r["round"])] == [None, "Memory v1", "Memory v2"]
+    assert [r["policy"] for r in sorted(lines(out), key=lambda r: r["round"])] == [
+        None,
+        "Memory v1",
+        "Memory v2",
+    ]
     assert responder.kinds["curator"] == 2
 
 
-async def test_a_resumed_cumulative_run_rebuilds_the_memory_from_the_last_record(llm_server, tmp_path):
+async def test_a_resumed_cumulative_run_rebuilds_the_memory_from_the_last_record(
+    llm_server, tmp_path
+):
     llm_server.responder = GameResponder()
     out = tmp_path / "results.jsonl"
     spec = llm_spec(setting="cumulative", rounds=2, samples=1)
@@ -137,20 +185,31 @@ async def test_a_resumed_cumulative_run_rebuilds_the_memory_from_the_last_record
 
 async def test_the_cumulative_memory_stays_when_the_curator_forgets_the_tag(llm_server, tmp_path):
     responder = GameResponder()
-    llm_server.responder = lambda body: "nothing to add" if responder.kind(body) == "curator" else responder(body)
+    llm_server.responder = lambda body: (
+        "nothing to add" if responder.kind(body) == "curator" else responder(body)
+    )
     out = tmp_path / "results.jsonl"
-    await run_experiment([llm_spec(setting="cumulative", rounds=3, samples=1)], out, config_for=via(llm_server), progress=False)
+    await run_experiment(
+        [llm_spec(setting="cumulative", rounds=3, samples=1)],
+        out,
+        config_for=via(llm_server),
+        progress=False,
+    )
     assert [r["policy"] for r in lines(out)] == [None, None, None]
 
 
-async def test_the_experience_policy_is_written_from_n_earlier_games_with_reflections(llm_server, tmp_path):
+async def test_the_experience_policy_is_written_from_n_earlier_games_with_reflections(
+    llm_server, tmp_path
+):
     responder = GameResponder()
     llm_server.responder = responder
     out = tmp_path / "results.jsonl"
     spec = llm_spec(setting="experience-policy", cases=2, samples=1, experience_games=2)
     records = await run_experiment([spec], out, config_for=via(llm_server), progress=False)
     assert responder.kinds["reflection"] == 2 and responder.kinds["experience-policy"] == 1
-    assert {r["policy"] for r in records} == {"Policy from experience-policy: ask broad questions first."}
+    assert {r["policy"] for r in records} == {
+        "Policy from experience-policy: ask broad questions first."
+    }
     assert len(records) == 2  # the earlier games are not test games
     prompt = [r for r in llm_server.requests if "From the rules and these games" in str(r.body)][0]
     assert "Earlier game 2" in str(prompt.body) and "Earlier game 3" not in str(prompt.body)
@@ -159,7 +218,9 @@ async def test_the_experience_policy_is_written_from_n_earlier_games_with_reflec
 async def test_full_experience_puts_the_raw_earlier_games_in_the_policy_field(llm_server, tmp_path):
     llm_server.responder = GameResponder()
     spec = llm_spec(setting="full-experience", cases=1, samples=1, experience_games=2)
-    records = await run_experiment([spec], tmp_path / "r.jsonl", config_for=via(llm_server), progress=False)
+    records = await run_experiment(
+        [spec], tmp_path / "r.jsonl", config_for=via(llm_server), progress=False
+    )
     policy = records[0]["policy"]
     assert "Earlier game 1" in policy and "Earlier game 2" in policy and "I should split" in policy
 
@@ -167,7 +228,9 @@ async def test_full_experience_puts_the_raw_earlier_games_in_the_policy_field(ll
 async def test_only_the_evaluated_seat_is_shown_the_policy(llm_server, tmp_path):
     llm_server.responder = GameResponder()
     spec = llm_spec(game="undercover", setting="human-policy", cases=1, samples=1)
-    records = await run_experiment([spec], tmp_path / "r.jsonl", config_for=via(llm_server), progress=False)
+    records = await run_experiment(
+        [spec], tmp_path / "r.jsonl", config_for=via(llm_server), progress=False
+    )
     seat = records[0]["evaluated_seat"]
     for request in llm_server.requests:
         text = str(request.body)
@@ -185,3 +248,32 @@ def test_the_summary_reports_improvement_against_none():
     rows = {row["setting"]: row for row in summarize(records)}
     assert rows["none"]["mean_reward"] == pytest.approx(0.3) and rows["none"]["improve_pct"] is None
     assert rows["human-policy"]["improve_pct"] == pytest.approx(10.0)
+
+
+async def test_a_cached_rerun_is_identical_even_when_games_see_the_same_prompt(
+    llm_server, tmp_path
+):
+    count = iter(range(10**6))
+    responder = GameResponder()
+
+    def varied(body):  # like a model at temperature 1: the same prompt gets different replies
+        if responder.kind(body) == "questioner":
+            return f"<answer>Is it heavy (draw {next(count)})?</answer>"
+        return responder(body)
+
+    llm_server.responder = varied
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    spec = llm_spec(cases=3, samples=2)
+    runs = [
+        await run_experiment(
+            [spec],
+            tmp_path / f"{name}.jsonl",
+            config_for=via(llm_server),
+            cache=cache,
+            progress=False,
+        )
+        for name in ("first", "rerun")
+    ]
+    assert [r["events"] for r in runs[0]] == [r["events"] for r in runs[1]]
+    openers = {r["events"][0]["text"] for r in runs[0]}
+    assert len(openers) == 6  # every game and sample drew its own first question
