@@ -13,7 +13,9 @@ from games.base import Agent, Config, Engine, Event, IllegalMove
 OnEvent = Callable[[Event, Any], Awaitable[None] | None]
 
 
-async def next_event(engine: Engine, state: Any, seat: int, agent: Agent, retries: int = 2) -> Event:
+async def next_event(
+    engine: Engine, state: Any, seat: int, agent: Agent, retries: int = 2
+) -> Event:
     """Ask ``agent`` for a legal move. A rejected move is shown back to the agent with the engine's
     reason (``observation["rejected"]``); after ``retries`` more tries the seat's fallback is used,
     so one confused player never stalls a table."""

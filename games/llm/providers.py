@@ -15,9 +15,9 @@ import asyncio
 import contextvars
 import time
 import weakref
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import anthropic
 import openai
@@ -25,6 +25,8 @@ from anthropic.types import Message as AnthropicMessage
 from openai.types.chat import ChatCompletion
 
 from games.llm.cache import ResponseCache, request_key
+
+T = TypeVar("T")
 
 PROVIDER_KINDS = ("openai", "anthropic", "openai-compatible", "offline")
 OPENAI_URL = "https://api.openai.com/v1"
@@ -338,6 +340,16 @@ async def close_clients() -> None:
     for provider in list(_PROVIDERS.values()):
         if isinstance(provider, SDKProvider):
             await provider.aclose()
+
+
+async def closing(awaitable: Awaitable[T]) -> T:
+    """Await a model workload, then close the SDK clients its event loop opened: for callers that
+    give the workload a loop of its own (``asyncio.run``, ``async_to_sync`` in a worker), whose
+    clients would otherwise be left open when that loop ends."""
+    try:
+        return await awaitable
+    finally:
+        await close_clients()
 
 
 def get_provider(

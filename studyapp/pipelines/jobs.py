@@ -8,6 +8,7 @@ import socket
 import traceback
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 
 from studyapp.pipelines.kinds import get_kind
@@ -23,7 +24,11 @@ def create_job(kind: str, parameters: dict[str, Any] | None = None, *, user=None
 
 
 def enqueue(job: Job) -> None:
-    """Hand the job to Celery once it is committed (inline when no broker is configured)."""
+    """Hand the job to a Celery worker once it is committed. With the embedded default (no broker,
+    ``CELERY_TASK_ALWAYS_EAGER``) it runs in this process instead, as the table driver's jobs do."""
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        transaction.on_commit(lambda: execute(job.pk))
+        return
     from studyapp.pipelines.tasks import run_job
 
     transaction.on_commit(lambda: run_job.delay(job.pk))

@@ -15,6 +15,7 @@ from django.utils.dateparse import parse_datetime
 
 from games import get_engine
 from games.experiment.runner import ExperimentSpec, load_records, run_experiment
+from games.llm.providers import closing
 from studyapp.pipelines.models import Job
 from studyapp.pipelines.providers import provider_config, response_cache
 from studyapp.tables.models import Seat, Table, Turn
@@ -108,7 +109,7 @@ def run(job: Job) -> dict[str, Any]:
         job.save(update_fields=["artifacts"])
     job.write_log(f"{spec.game} with {spec.model}, setting {spec.setting}")
     try:
-        records = async_to_sync(run_with_progress)(job, spec)
+        records = async_to_sync(closing)(run_with_progress(job, spec))
     finally:
         # Whatever happened, the games that finished are stored.
         partial = load_records(job.artifact_dir / "results.jsonl")

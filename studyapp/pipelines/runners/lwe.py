@@ -8,6 +8,7 @@ from typing import Any
 
 from asgiref.sync import async_to_sync, sync_to_async
 
+from games.llm.providers import closing
 from studyapp.pipelines.lwe.algorithm import LweOptions
 from studyapp.pipelines.lwe.data import PairCase, load_jsonl, twenty_questions_pairs
 from studyapp.pipelines.lwe.evaluate import evaluate, run_summary
@@ -70,15 +71,17 @@ def run(job: Job) -> dict[str, Any]:
     job.write_log(f"{len(cases)} cases; {job.kind} with {parameters['model']}")
     runs: list[RunResult] = []
     try:
-        result = async_to_sync(evaluate)(
-            job.kind,
-            cases,
-            provider,
-            orders=int(parameters.get("orders", 3)),
-            seed=int(parameters.get("seed", 0)),
-            options=options_from(parameters),
-            report=sync_to_async(job.set_progress),
-            runs=runs,
+        result = async_to_sync(closing)(
+            evaluate(
+                job.kind,
+                cases,
+                provider,
+                orders=int(parameters.get("orders", 3)),
+                seed=int(parameters.get("seed", 0)),
+                options=options_from(parameters),
+                report=sync_to_async(job.set_progress),
+                runs=runs,
+            )
         )
     except BaseException:
         # Keep every verdict reached so far, whatever stopped the run.

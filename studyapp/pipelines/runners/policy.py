@@ -14,6 +14,7 @@ from games import get_engine
 from games.experience import steps
 from games.experience.transcript import transcript
 from games.llm import render
+from games.llm.providers import closing
 from games.llm.usage import Usage
 from studyapp.pipelines.models import Job, PolicyRecord
 from studyapp.pipelines.providers import provider_for
@@ -72,8 +73,8 @@ def run(job: Job) -> dict[str, Any]:
     job.write_log(f"{mode} policy for {game} from {len(games)} games with {parameters['model']}")
     usage = Usage()
     provider = provider_for(parameters["model"], cache=bool(parameters.get("cache", True)))
-    text = async_to_sync(extract)(
-        mode, game, games, provider, usage, sync_to_async(job.set_progress)
+    text = async_to_sync(closing)(
+        extract(mode, game, games, provider, usage, sync_to_async(job.set_progress))
     )
     job.cost = usage.as_dict()
     if not text:

@@ -39,10 +39,3 @@ def session_key(transactional_db: None) -> str:
 
 make_session = database_sync_to_async(new_session_key)
 make_staff_session = database_sync_to_async(staff_session_key)
-
-
-@pytest.fixture(autouse=True)
-def in_process_driver(settings) -> None:
-    """No Celery worker runs during tests, even when REDIS_URL configures a broker: the driver's
-    jobs run in-process (the worker path is exercised by benchmarks/worker_crash.py)."""
-    settings.CELERY_TASK_ALWAYS_EAGER = True
