@@ -15,18 +15,12 @@ from functools import cache, lru_cache
 import numpy as np
 import pandas as pd
 
+from games.experience.context import SETTINGS
 from games.twenty_questions import CANDIDATES as WORDS
 from games.twenty_questions import ndcg_reward
 
 MAX_QUESTIONS = 20
-SETTING_ORDER = (
-    "none",
-    "rule-policy",
-    "experience-policy",
-    "human-policy",
-    "full-experience",
-    "cumulative",
-)
+SETTING_ORDER = SETTINGS  # the paper's order of the experience settings
 REFERENCE_PLAYER = "offline:infogain"
 
 

@@ -1,33 +1,20 @@
-"""The slice of the Provider interface that LWE needs, and the ledger that prices every call.
+"""The ledger that prices every model call LWE makes, and the one helper that makes them.
 
-LWE only ever talks to a model through ``await provider.complete(...)``; typing against this small
-Protocol keeps the algorithm independent of which provider (OpenAI, Anthropic, a local server)
-sits behind it. The ledger exists because the paper's cost figure is characters in plus out, and
-the figure is only honest if every call is counted in one place.
+LWE only ever talks to a model through ``await provider.complete(...)`` (the project's Provider
+interface), so the algorithm does not care which provider (OpenAI, Anthropic, a local server) sits
+behind it. The ledger exists because the paper's cost figure is characters in plus out, and the
+figure is only honest if every call is counted in one place.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
+# The one Provider interface of the project; LWE talks to a model only through ``complete``.
+from games.llm.providers import Completion, Provider
 
-class CompletionLike(Protocol):
-    text: str
-    input_chars: int
-    output_chars: int
-
-
-class Provider(Protocol):
-    async def complete(
-        self,
-        messages: list[dict[str, Any]],
-        *,
-        system: str | None = None,
-        temperature: float = 1.0,
-        max_tokens: int = 1024,
-        sample: int = 0,
-    ) -> CompletionLike: ...
+__all__ = ["Completion", "Ledger", "Provider", "ask"]
 
 
 # Calls that a method needs to produce its answer are "method" calls and make up its cost; calls
@@ -46,7 +33,7 @@ class Ledger:
     method_chars: int = 0
     probe_chars: int = 0
 
-    def record(self, step: str, completion: CompletionLike, purpose: str = METHOD) -> None:
+    def record(self, step: str, completion: Completion, purpose: str = METHOD) -> None:
         used = completion.input_chars + completion.output_chars
         self.calls[step] = self.calls.get(step, 0) + 1
         self.chars[step] = self.chars.get(step, 0) + used
