@@ -11,10 +11,6 @@ the site's database first: daphne's runserver on a fresh SQLite file, which also
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from games import get_engine
+from tests.e2e.site import LiveSite
 
 pytestmark = pytest.mark.e2e
 
-ROOT = Path(__file__).resolve().parents[2]
 STUDY_SEED = 100
 ROUNDS = 2
 SETUP = f"""
@@ -46,67 +42,13 @@ print(json.dumps([{"pid": p.prolific_pid, "status": p.status, "paid": p.paid,
 """
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Site:
-    """The site process and a way to ask its database questions."""
-
-    def __init__(self, var_dir: Path) -> None:
-        self.env = {
-            **os.environ,
-            "DJANGO_SETTINGS_MODULE": "studyapp.settings",
-            "DATABASE_URL": "",
-            "REDIS_URL": "",
-            "CELERY_BROKER_URL": "",
-            "VAR_DIR": str(var_dir),
-            "DEBUG": "true",
-            "AGENT_DELAY_SECONDS": "0",
-        }
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.process: subprocess.Popen | None = None
-        self.log = open(var_dir / "runserver.log", "w")  # noqa: SIM115
-
-    def manage(self, *args: str) -> str:
-        result = subprocess.run(
-            [sys.executable, "manage.py", *args],
-            cwd=ROOT,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert result.returncode == 0, result.stderr
-        return result.stdout
+class Site(LiveSite):
+    """The site process, seeded with a study and a staff login, and a way to ask its database."""
 
     def start(self) -> None:
         self.manage("migrate", "--noinput", "-v", "0")
         self.manage("shell", "-c", SETUP)
-        self.process = subprocess.Popen(
-            [sys.executable, "manage.py", "runserver", f"127.0.0.1:{self.port}", "--noreload"],
-            cwd=ROOT,
-            env=self.env,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-        )
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                return
-            except OSError:
-                time.sleep(0.2)
-        raise RuntimeError(f"the site did not start; see {self.log.name}")
-
-    def stop(self) -> None:
-        if self.process is not None:
-            self.process.terminate()
-            self.process.wait(timeout=10)
-        self.log.close()
+        super().start()
 
     def participants(self) -> list[dict]:
         return json.loads(self.manage("shell", "-v", "0", "-c", REPORT).strip().splitlines()[-1])
@@ -114,7 +56,7 @@ class Site:
 
 @pytest.fixture
 def site(tmp_path: Path) -> Iterator[Site]:
-    server = Site(tmp_path)
+    server = Site(tmp_path, AGENT_DELAY_SECONDS="0")
     server.start()
     yield server
     server.stop()
