@@ -8,11 +8,20 @@ Clients pair up at Twenty Questions tables with two human seats (questioner and 
 move is a person's move going through the whole path: socket → engine validation → Turn commit
 → per-seat render → channel layer → socket. Each client moves when its board says it is its turn,
 at most once a second. Latency is measured by each client from sending its move to the first
-frame showing the next ``seq``. Afterwards the log is checked: every acknowledged move is a turn,
-``seq`` has no gaps, no move text appears twice.
+frame showing the next ``seq``. No agent plays, so a move triggers no agent reply. Afterwards
+the log is checked: every acknowledged move is a turn, ``seq`` has no gaps, no move text appears
+twice.
+
+The clients share the machine with the server, so the figures include what the clients cost:
+``client_cpu_s`` and ``server_cpu_s`` say where the CPU went, ``server_cpu_ms_per_move`` is the
+server's cost of one move, ``load_avg`` what else the machine was doing. ``steady_*`` leave out
+the moves of the first ``--warmup`` seconds, when 200 sockets connect at once. ``--servers N``
+starts N daphne processes and sends each table's sockets to one of them, as a load balancer that
+routes by URL would; it is safe because every process judges moves against the log (see
+``studyapp.tables.services``), it only spends more CPU on the machine the clients share.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/web REDIS_URL=redis://127.0.0.1:6379/4 \\
-        .venv/bin/python benchmarks/ws_load.py [--clients 200] [--seconds 30]
+        .venv/bin/python benchmarks/ws_load.py [--clients 200] [--seconds 30] [--servers 1]
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ import asyncio
 import json
 import os
 import re
+import resource
 import socket
 import statistics
 import subprocess
@@ -43,6 +53,10 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--interval", type=float, default=1.0, help="seconds between a client's moves"
     )
+    parser.add_argument(
+        "--warmup", type=float, default=5.0, help="seconds left out of the steady_* figures"
+    )
+    parser.add_argument("--servers", type=int, default=1, help="daphne processes")
     parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL", ""))
     parser.add_argument("--redis-url", default=os.environ.get("REDIS_URL", ""))
     args = parser.parse_args()
@@ -103,7 +117,7 @@ def prepare(pairs: int) -> list[tuple[int, str, str]]:
 class Client:
     def __init__(self, url: str, origin: str, key: str, role: str, name: str) -> None:
         self.url, self.origin, self.key, self.role, self.name = url, origin, key, role, name
-        self.latencies: list[float] = []
+        self.latencies: list[tuple[float, float]] = []  # (sent at, seconds to the broadcast)
         self.sent = 0
         self.unanswered = 0
 
@@ -130,7 +144,7 @@ class Client:
                     break
                 seq = int(SEQ.search(frame)[1])
                 if waiting and seq >= waiting[0]:
-                    self.latencies.append(time.perf_counter() - waiting[1])
+                    self.latencies.append((waiting[1], time.perf_counter() - waiting[1]))
                     waiting = None
                 if waiting is None and self.my_turn(frame):
                     pause = last_move + interval - time.monotonic()
@@ -149,6 +163,37 @@ async def run_clients(clients: list[Client], seconds: float, interval: float) ->
     start = time.monotonic()
     await asyncio.gather(*(c.play(start + seconds, interval) for c in clients))
     return time.monotonic() - start
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def own_cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def start_server(port: int, env: dict[str, str]) -> subprocess.Popen:
+    daphne = Path(sys.executable).with_name("daphne")
+    return subprocess.Popen(
+        [str(daphne), "-b", "127.0.0.1", "-p", str(port), "studyapp.asgi:application"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=open(os.environ.get("WS_LOAD_LOG", os.devnull), "a"),  # noqa: SIM115
+    )
+
+
+def wait_for_port(port: int) -> None:
+    for _ in range(150):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.2)
 
 
 def check_log(table_ids: list[int]) -> dict[str, int]:
@@ -179,41 +224,42 @@ def main() -> None:
     os.environ.update(env)
     pairs = (args.clients + 1) // 2
     tables = prepare(pairs)
-    port = free_port()
-    daphne = Path(sys.executable).with_name("daphne")
-    server = subprocess.Popen(
-        [str(daphne), "-b", "127.0.0.1", "-p", str(port), "studyapp.asgi:application"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=open(os.environ.get("WS_LOAD_LOG", os.devnull), "w"),  # noqa: SIM115
-    )
+    ports = [free_port() for _ in range(args.servers)]
+    servers = [start_server(port, env) for port in ports]
     try:
-        for _ in range(150):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.2)
-        origin = f"http://127.0.0.1:{port}"
+        for port in ports:
+            wait_for_port(port)
         clients = []
         for table_id, questioner, oracle in tables:
+            port = ports[table_id % len(ports)]  # both seats of a table on one server
             url = f"ws://127.0.0.1:{port}/ws/tables/{table_id}/"
+            origin = f"http://127.0.0.1:{port}"
             clients.append(Client(url, origin, questioner, "questioner", f"t{table_id}"))
             clients.append(Client(url, origin, oracle, "oracle", f"t{table_id}"))
+        server_cpu = sum(cpu_seconds(server.pid) for server in servers)
+        client_cpu = own_cpu_seconds()
+        started = time.perf_counter()
         elapsed = asyncio.run(run_clients(clients, args.seconds, args.interval))
+        client_cpu = own_cpu_seconds() - client_cpu
         time.sleep(1.0)  # let the last commits land before reading the log
+        server_cpu = sum(cpu_seconds(server.pid) for server in servers) - server_cpu
+        load_avg = os.getloadavg()[0]
     finally:
-        server.terminate()
-        server.wait(timeout=10)
+        for server in servers:
+            server.terminate()
+        for server in servers:
+            server.wait(timeout=10)
     log = check_log([t[0] for t in tables])
-    latencies_ms = [x * 1000 for c in clients for x in c.latencies]
+    latencies_ms = [x * 1000 for c in clients for _, x in c.latencies]
+    steady_from = started + args.warmup
+    steady_ms = [x * 1000 for c in clients for at, x in c.latencies if at >= steady_from]
     sent = sum(c.sent for c in clients)
     p95 = percentile(latencies_ms, 0.95)
     print(
         json.dumps(
             {
                 "clients": len(clients),
+                "servers": len(servers),
                 "seconds": round(elapsed, 1),
                 "moves_sent": sent,
                 "moves_per_s": round(len(latencies_ms) / elapsed, 1),
@@ -221,6 +267,13 @@ def main() -> None:
                 "p95_ms": round(p95, 1),
                 "p99_ms": round(percentile(latencies_ms, 0.99), 1),
                 "mean_ms": round(statistics.fmean(latencies_ms), 1) if latencies_ms else None,
+                "steady_p50_ms": round(percentile(steady_ms, 0.50), 1),
+                "steady_p95_ms": round(percentile(steady_ms, 0.95), 1),
+                "steady_p99_ms": round(percentile(steady_ms, 0.99), 1),
+                "server_cpu_s": round(server_cpu, 1),
+                "server_cpu_ms_per_move": round(1000 * server_cpu / max(sent, 1), 2),
+                "client_cpu_s": round(client_cpu, 1),
+                "load_avg": round(load_avg, 2),
                 "turns_logged": log["turns"],
                 "lost_turns": sent - log["turns"],
                 "duplicated_turns": log["repeated_moves"],

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import fields
 from typing import Any
 
 import pandas as pd
@@ -18,11 +19,15 @@ from django.db.models import QuerySet
 
 from analysis.frames import GAME_COLUMNS, TURN_COLUMNS, games_frame, turns_frame, typed
 from games import get_engine
+from games.llm.usage import Usage
+from studyapp.agents import seat_setting
 from studyapp.participants.models import Participant, Round, Study
 from studyapp.participants.pseudonyms import public_record
 from studyapp.tables.models import Seat, Table, Turn
 
 AGENT_TABLES = "tables"  # the experiment name of tables played outside any study
+# The counters of ``Turn.usage`` that add up over a game.
+USAGE_KEYS = tuple(field.name for field in fields(Usage))
 
 PARTICIPANT_COLUMNS: dict[str, tuple[str, str]] = {
     "player": ("string", "pseudonymous participant id (the player column of games and turns)"),
@@ -40,8 +45,8 @@ def table_records(tables: QuerySet[Table], experiment: str = AGENT_TABLES) -> li
     """One record per evaluated seat of every finished game among ``tables``: the questioner in
     Twenty Questions, every seat in Undercover. Games that were aborted or are still being played
     are left out: they have no reward to analyse."""
-    tables = list(tables.prefetch_related("seats").order_by("created_at", "pk"))
-    logs = _logs([table.pk for table in tables])
+    tables = list(tables.prefetch_related("seats__policy").order_by("created_at", "pk"))
+    logs, usages = _logs([table.pk for table in tables])
     rounds = {
         r.table_id: r
         for r in Round.objects.filter(table_id__in=logs.keys()).select_related("participant")
@@ -59,16 +64,31 @@ def table_records(tables: QuerySet[Table], experiment: str = AGENT_TABLES) -> li
             if table.game == "twenty-questions" and seat.index != 0:
                 continue
             who = _who(table, seat, rounds.get(table.pk), position)
-            records.append(_record(table, seat.index, events, outcome, experiment, who))
+            record = _record(table, seat.index, events, outcome, experiment, who)
+            record["usage"] = usages.get(table.pk)
+            record["policy"] = seat.policy.text if seat.policy_id is not None else None
+            records.append(record)
     return records
 
 
-def _logs(table_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
+def _logs(
+    table_ids: list[int],
+) -> tuple[dict[int, list[dict[str, Any]]], dict[int, dict[str, float]]]:
+    """Every table's events, and what its agents' model calls cost over the whole game (the
+    experiment record's ``usage``: every seat's calls, as the experiment runner counts them).
+    A table whose turns recorded no usage (humans, offline agents) has no entry."""
     logs: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    usages: dict[int, dict[str, float]] = {}
     turns = Turn.objects.filter(table_id__in=table_ids).order_by("table_id", "seq")
-    for table_id, event in turns.values_list("table_id", "event").iterator():
+    for table_id, event, usage in turns.values_list("table_id", "event", "usage").iterator():
         logs[table_id].append(event)
-    return logs
+        if usage:
+            total = usages.setdefault(table_id, dict.fromkeys(USAGE_KEYS, 0))
+            for key in USAGE_KEYS:
+                total[key] += usage.get(key) or 0
+    for total in usages.values():
+        total["latency_s"] = round(total["latency_s"], 4)
+    return logs, usages
 
 
 def _who(table: Table, seat: Seat, round_: Round | None, position: dict) -> dict[str, Any]:
@@ -85,7 +105,7 @@ def _who(table: Table, seat: Seat, round_: Round | None, position: dict) -> dict
             "round": number,
             "sample": 0,
         }
-    setting = table.options.get("setting") or seat.setting or "none"
+    setting = table.options.get("setting") or seat_setting(seat)
     sample = int(table.options.get("sample", 0))
     key = (table.game, seat.agent_spec, setting, sample)
     number = table.options.get("round", position[key])

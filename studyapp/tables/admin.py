@@ -19,4 +19,4 @@ class TableAdmin(admin.ModelAdmin):
 class TurnAdmin(admin.ModelAdmin):
     list_display = ("table", "seq", "seat", "created_at")
     list_filter = ("table__game",)
-    readonly_fields = ("table", "seq", "seat", "event", "created_at")
+    readonly_fields = ("table", "seq", "seat", "event", "usage", "created_at")

@@ -1,12 +1,18 @@
 """The table socket: thin. It checks who may listen, relays moves to the services and pushes the
 fragments the services broadcast. Every database call is one small ``database_sync_to_async``
-method; no game logic lives here."""
+method; no game logic lives here.
+
+Channels closes stale database connections before every message, one trip to a worker thread
+each; with a fragment per seat per move that was most of a move's overhead. ``dispatch`` skips
+it: every database call here is a ``database_sync_to_async`` method, which does that itself in
+the thread that uses the connection."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.db import connections
@@ -32,11 +38,19 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
     group: str = ""
     seen_seq: int = -1  # fragments can overtake each other when moves commit in parallel
 
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        """Channels' dispatch without its per-message database clean-up (see the module)."""
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
+
     async def connect(self) -> None:
         self.table_id = int(self.scope["url_route"]["kwargs"]["table_id"])
         if not await self.claim_place():
             await self.close(code=FORBIDDEN)
             return
+        self.group = services.table_group(self.table_id)
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
         # Whatever was missed while away: the current view, then anything overdue.
@@ -66,16 +80,13 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         if rejected:
             await self.send(text_data=rejected)
 
-    async def table_fragment(self, message: dict[str, Any]) -> None:
+    async def table_update(self, message: dict[str, Any]) -> None:
+        """Pass on this seat's view of the move; spectators re-render for themselves."""
         if message["seq"] < self.seen_seq:
             return  # an older view arriving late would undo a newer one
         self.seen_seq = message["seq"]
-        await self.send(text_data=message["html"])
-
-    async def table_changed(self, message: dict[str, Any]) -> None:
-        if message["seq"] >= self.seen_seq:
-            self.seen_seq = message["seq"]
-            await self.send(text_data=await self.current_board())
+        html = None if self.seat_index is None else message["boards"][self.seat_index]
+        await self.send(text_data=html if html is not None else await self.current_board())
 
     @db_call
     def claim_place(self) -> bool:
@@ -87,13 +98,9 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         seat = services.find_seat(self.table_id, session.session_key if session else None, user)
         if seat is not None:
             self.seat_index, self.seat_id = seat.index, seat.pk
-            self.group = services.seat_group(self.table_id, seat.index)
             services.touch_seat(seat.pk, connected=True)
             return True
-        if user is not None and user.is_authenticated and user.is_staff:
-            self.group = services.watch_group(self.table_id)
-            return True
-        return False
+        return bool(user is not None and user.is_authenticated and user.is_staff)
 
     @db_call
     def current_board(self) -> str:

@@ -19,6 +19,7 @@ import logging
 import random
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -27,9 +28,9 @@ from django.conf import settings
 from django.db import IntegrityError
 from django.utils import timezone
 
-from games.agents import make_agent
-from games.base import Event
+from games.base import Agent, Event
 from games.runner import next_event
+from studyapp.agents import agent_for_seat, turn_usage
 from studyapp.tables.models import Seat, Table, new_exit_code
 from studyapp.tables.services import TableState, broadcast, commit, start, table_state
 
@@ -55,8 +56,20 @@ def agent_seed(table_seed: int, seat: int, seq: int) -> int:
     return random.Random(f"{table_seed}:{seat}:{seq}").randrange(2**31)
 
 
-def prepare_agent_turn(table_id: int, seq: int) -> tuple[TableState, int, Any] | None:
-    """The table, seat and agent for an agent turn at ``seq``; None if the table moved on."""
+@dataclass
+class AgentTurn:
+    """An agent seat's turn, ready to be played: ``agent`` is None when it could not be built
+    (``error`` says why), and the turn is then the seat's fallback."""
+
+    snap: TableState
+    index: int
+    agent: Agent | None
+    error: str = ""
+
+
+def prepare_agent_turn(table_id: int, seq: int) -> AgentTurn | None:
+    """The table, seat and agent for an agent turn at ``seq``; None if the table moved on.
+    Runs in sync code: building the agent reads the seat's policy from the database."""
     snap = table_state(table_id)
     if snap.next_seq != seq:
         return None
@@ -65,20 +78,44 @@ def prepare_agent_turn(table_id: int, seq: int) -> tuple[TableState, int, Any] |
         return None
     index = agents[0]
     seat = snap.seat(index)
-    options = {"setting": seat.setting} if seat.setting else {}
-    agent = make_agent(
-        seat.agent_spec,
-        game=snap.table.game,
-        role=snap.engine.seats(snap.table.config)[index],
-        seed=agent_seed(snap.table.seed, index, seq),
-        **options,
-    )
-    return snap, index, agent
-
-
-def finish_agent_turn(snap: TableState, event: Event) -> str:
     try:
-        commit(snap, event, snap.engine.apply(snap.state, event))
+        agent = agent_for_seat(
+            seat,
+            game=snap.table.game,
+            role=snap.engine.seats(snap.table.config)[index],
+            seed=agent_seed(snap.table.seed, index, seq),
+        )
+    except Exception as err:  # a bad spec, a missing extra, a folder with no model
+        log.exception("table %s: cannot build the agent of seat %s", table_id, index)
+        return AgentTurn(snap, index, None, f"{type(err).__name__}: {err}")
+    return AgentTurn(snap, index, agent)
+
+
+async def agent_move(turn: AgentTurn) -> tuple[Event, dict[str, Any]]:
+    """The seat's move and what it cost. A model call that failed after the SDK's retries (or a
+    local model that raised) must not stall the table: it is logged, the turn is the engine's
+    fallback move, and the error is kept in the turn's usage."""
+    snap, index = turn.snap, turn.index
+    error = turn.error
+    event: Event | None = None
+    if turn.agent is not None:
+        try:
+            event = await next_event(snap.engine, snap.state, index, turn.agent)
+        except Exception as err:
+            log.exception("table %s: the agent of seat %s failed", snap.table.pk, index)
+            error = f"{type(err).__name__}: {err}"
+    usage = turn_usage(turn.agent)
+    if event is not None and "error" not in usage:
+        return event, usage
+    if event is not None:  # the agent met a failed call and made its do-nothing move
+        log.warning("table %s: seat %s falls back: %s", snap.table.pk, index, usage["error"])
+    usage["error"] = error or usage["error"]
+    return snap.engine.fallback(snap.state, index), usage
+
+
+def finish_agent_turn(snap: TableState, event: Event, usage: dict[str, Any]) -> str:
+    try:
+        commit(snap, event, snap.engine.apply(snap.state, event), usage=usage)
     except IntegrityError:
         return "duplicate"
     return "moved"
@@ -86,22 +123,21 @@ def finish_agent_turn(snap: TableState, event: Event) -> str:
 
 def take_agent_turn(table_id: int, seq: int) -> str:
     """Let the first agent seat the table waits for move, if the table is still at ``seq``."""
-    prepared = prepare_agent_turn(table_id, seq)
-    if prepared is None:
+    turn = prepare_agent_turn(table_id, seq)
+    if turn is None:
         return "stale"
-    snap, index, agent = prepared
-    return finish_agent_turn(snap, run_async(next_event(snap.engine, snap.state, index, agent)))
+    event, usage = run_async(agent_move(turn))
+    return finish_agent_turn(turn.snap, event, usage)
 
 
 async def take_agent_turn_async(table_id: int, seq: int) -> str:
     """The embedded mode's agent turn: the database work in the server's sync thread, the agent's
     thinking on the event loop, so a slow model never holds up the sockets."""
-    prepared = await sync_to_async(prepare_agent_turn)(table_id, seq)
-    if prepared is None:
+    turn = await sync_to_async(prepare_agent_turn)(table_id, seq)
+    if turn is None:
         return "stale"
-    snap, index, agent = prepared
-    event = await next_event(snap.engine, snap.state, index, agent)
-    return await sync_to_async(finish_agent_turn)(snap, event)
+    event, usage = await agent_move(turn)
+    return await sync_to_async(finish_agent_turn)(turn.snap, event, usage)
 
 
 # Offline agents are built per role; the site default may not play every role.

@@ -80,7 +80,7 @@ def new_exit_code() -> str:
 
 class Seat(models.Model):
     """One place at a table. A human seat is held by a Django session (anonymous participants) or a
-    user (staff); an agent seat by a model spec and an experience setting. An empty human seat
+    user (staff); an agent seat by a model spec, an experience setting and optionally a policy. An empty human seat
     (no session, no user) is a lobby place still waiting for someone."""
 
     class Kind(models.TextChoices):
@@ -98,7 +98,16 @@ class Seat(models.Model):
     setting = models.CharField(
         max_length=32,
         blank=True,
-        help_text="Experience setting of an agent seat (none, rule, ...).",
+        help_text="Experience setting of an agent seat (none, rule-policy, ...); empty with a "
+        "policy means the setting that policy was made for.",
+    )
+    policy = models.ForeignKey(
+        "pipelines.PolicyRecord",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,  # a game must always be able to say which text it played with
+        related_name="seats",
+        help_text="The policy text an agent seat plays with.",
     )
     connected = models.BooleanField(default=False)
     last_seen = models.DateTimeField(null=True, blank=True)
@@ -125,6 +134,12 @@ class Turn(models.Model):
     seq = models.PositiveIntegerField()
     seat = models.IntegerField(null=True, blank=True, help_text="Seat index; empty for abort.")
     event = models.JSONField()
+    usage = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="What an agent's turn cost: calls, tokens and characters in and out, latency, "
+        "retries, and error when a model call failed. Empty for humans and offline agents.",
+    )
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

@@ -5,18 +5,26 @@ the table from its log, let the engine validate, commit the ``Turn`` under the u
 ``(table, seq)`` key, and only then tell the seats (each gets its own rendered view) and let the
 driver schedule whatever the table waits for next. Losing the race for a ``seq`` means someone else
 moved first: rebuild and validate again against the new state.
+
+A move does not replay the whole log: each process keeps the last fold it saw of each table being
+played (:func:`recent_state`). The log stays the source of truth. A fold that is behind the log
+(another process moved) commits at a ``seq`` that is taken, so the unique key refuses it and the
+move is judged again on a rebuild; a rejection is always judged on a rebuild too. This holds
+because a table being played changes only by turns (status and seats change with a turn).
 """
 
 from __future__ import annotations
 
-import asyncio
+import threading
+from collections import OrderedDict
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from games import get_engine
@@ -28,6 +36,8 @@ ACTION_KEYS = ("type", "text", "answer", "target")
 COMMIT_ATTEMPTS = 5
 # Event types only the driver writes (the engine accepts them from anyone, so we must filter).
 DRIVER_EVENTS = ("abort", "takeover")
+# Folds of tables being played, per process: enough for every table a server holds sockets for.
+RECENT_TABLES = 5000
 
 
 @dataclass
@@ -63,12 +73,9 @@ class TableState:
         return self.engine.to_move(self.state)
 
 
-def seat_group(table_id: int, index: int) -> str:
-    return f"table-{table_id}-seat-{index}"
-
-
-def watch_group(table_id: int) -> str:
-    return f"table-{table_id}-watch"
+def table_group(table_id: int) -> str:
+    """Every socket at a table (seats and spectators): one channel-layer send per move."""
+    return f"table-{table_id}"
 
 
 def create_table(
@@ -84,7 +91,8 @@ def create_table(
 
     ``config`` None lets the engine draw one from ``seed``. Each entry of ``seats`` is a dict:
     ``{"kind": "agent", "agent_spec": "offline:kb", "setting": "none"}`` or
-    ``{"kind": "human", "session_key": ..., "user": ...}`` (no holder = a lobby place).
+    ``{"kind": "human", "session_key": ..., "user": ...}`` (no holder = a lobby place). An agent
+    seat may add ``"policy": PolicyRecord`` (its text is shown to the model; see studyapp.agents).
     ``options``: wait_seconds, lobby_timeout, turn_deadline_seconds, dropout, agent_delay_seconds,
     replacement_spec (see :meth:`Table.option`).
     """
@@ -114,9 +122,12 @@ def create_table(
                 session_key=spec.get("session_key") or "",
                 agent_spec=spec.get("agent_spec", ""),
                 setting=spec.get("setting", ""),
+                policy=spec.get("policy"),
             )
             for index, spec in enumerate(seats)
         )
+    with _recent_lock:
+        _recent.pop(table.pk, None)  # an id used before (a rolled-back test) is a new table now
     transaction.on_commit(lambda: kick_off(table.pk))
     return table
 
@@ -141,7 +152,7 @@ def table_state(table: Table | int) -> TableState:
     )
     engine = get_engine(table.game)
     events = [row["event"] for row in rows]
-    return TableState(
+    snap = TableState(
         table=table,
         engine=engine,
         state=engine.replay(table.config, events),
@@ -149,6 +160,32 @@ def table_state(table: Table | int) -> TableState:
         seats=list(table.seats.order_by("index")),
         last_at=rows[-1]["created_at"] if rows else table.started_at,
     )
+    remember(snap)
+    return snap
+
+
+_recent: OrderedDict[int, TableState] = OrderedDict()
+_recent_lock = threading.Lock()
+
+
+def remember(snap: TableState) -> None:
+    """Keep the fold of a table being played for its next move in this process. The latest
+    rebuild or commit wins; one that is already behind only costs a lost seq race."""
+    table_id = snap.table.pk
+    with _recent_lock:
+        _recent.pop(table_id, None)
+        if snap.table.status == Table.Status.PLAYING and not snap.is_over:
+            _recent[table_id] = snap
+        while len(_recent) > RECENT_TABLES:
+            _recent.popitem(last=False)
+
+
+def recent_state(table_id: int) -> TableState:
+    """The table as this process last saw it being played, else rebuilt from the log. It may be
+    behind the log; :func:`submit` says why that is safe."""
+    with _recent_lock:
+        snap = _recent.get(table_id)
+    return snap if snap is not None else table_state(table_id)
 
 
 def clean_action(data: dict[str, Any]) -> dict[str, Any]:
@@ -185,23 +222,36 @@ def validate(snap: TableState, seat: int, action: dict[str, Any]) -> tuple[Event
     return event, snap.engine.apply(snap.state, event)
 
 
-def commit(snap: TableState, event: Event, new_state: Any, **seat_changes: Any) -> TableState:
+def commit(
+    snap: TableState,
+    event: Event,
+    new_state: Any,
+    *,
+    usage: dict[str, Any] | None = None,
+    **seat_changes: Any,
+) -> TableState:
     """Write ``event`` as the next turn (IntegrityError if that seq is taken), mark the table
     finished when the game ends, then broadcast and let the driver schedule the next step.
+    ``usage`` is what an agent's turn cost, stored with it (``Turn.usage``).
     ``seat_changes`` updates the event's seat in the same transaction (a takeover)."""
     now = timezone.now()
     table = snap.table
-    with transaction.atomic():
+    game_over = snap.engine.is_over(new_state)
+    # A lone INSERT needs no transaction of its own (one round trip instead of three); inside
+    # someone else's transaction a savepoint keeps a lost seq race from breaking it.
+    several_writes = seat_changes or game_over or connection.in_atomic_block
+    with transaction.atomic() if several_writes else nullcontext():
         turn = Turn.objects.create(
             table_id=table.pk,
             seq=snap.next_seq,
             seat=event.get("seat"),
             event=event,
+            usage=usage or {},
             created_at=now,
         )
         if seat_changes:
             Seat.objects.filter(table_id=table.pk, index=event["seat"]).update(**seat_changes)
-        if snap.engine.is_over(new_state):
+        if game_over:
             ended = Table.Status.ABORTED if event["type"] == "abort" else Table.Status.FINISHED
             Table.objects.filter(pk=table.pk).update(status=ended, finished_at=now)
             table.status, table.finished_at = ended, now
@@ -217,6 +267,7 @@ def commit(snap: TableState, event: Event, new_state: Any, **seat_changes: Any) 
         last_at=now,
         last_turn=turn,
     )
+    remember(after)
     broadcast(after)
     from studyapp.tables import driver
 
@@ -227,16 +278,24 @@ def commit(snap: TableState, event: Event, new_state: Any, **seat_changes: Any) 
 def submit(table: Table | int, seat: int, action: dict[str, Any]) -> Turn:
     """A human seat's move: validate against the rebuilt table, commit, broadcast.
 
-    Raises IllegalMove with the engine's reason; a rejected move changes nothing."""
+    Raises IllegalMove with the engine's reason; a rejected move changes nothing. The move is
+    judged on this process's recent fold of the table: if that fold is behind the log, the commit
+    loses the race for its ``seq`` and the move is judged again on a rebuild, and a rejection is
+    only given on a rebuild, so a stale fold can neither let a wrong move in nor turn a right one
+    away."""
     table_id = table if isinstance(table, int) else table.pk
     action = clean_action(action)
+    snap = recent_state(table_id)
     for _ in range(COMMIT_ATTEMPTS):
-        snap = table_state(table_id)
-        event, new_state = validate(snap, seat, action)
+        try:
+            event, new_state = validate(snap, seat, action)
+        except IllegalMove:
+            snap = table_state(table_id)
+            event, new_state = validate(snap, seat, action)
         try:
             return commit(snap, event, new_state).last_turn
         except IntegrityError:
-            continue  # another writer took this seq; judge the move again on the new state
+            snap = table_state(table_id)  # another writer took this seq: judge again
     raise IllegalMove("The table is busy; please try again.")
 
 
@@ -253,31 +312,24 @@ def start(table: Table) -> None:
 
 
 def broadcast(snap: TableState) -> None:
-    """Send every seat its own view; never the full state. One hop to the event loop for all
-    seats, so the sends overlap and the next commit waits for this one's (order per seat)."""
+    """Tell every socket at the table, in one channel-layer send: the message carries each
+    listened-to seat's own rendered view, and each socket passes on only its seat's (the views
+    stay inside the server; a browser never gets the full state or another seat's view).
+    Spectators are rare: they get no view and re-render for themselves."""
     from studyapp.tables.rendering import render_board
 
     layer = get_channel_layer()
     if layer is None:
         return
-    table_id, seq = snap.table.pk, snap.next_seq
-    messages = [
-        (seat_group(table_id, seat.index), render_board(snap, seat.index))
-        for seat in snap.seats
+    boards = [
+        render_board(snap, seat.index)
         # nobody listens to an agent's seat, unless it took over from a person
         if seat.kind == Seat.Kind.HUMAN or seat.session_key or seat.user_id
+        else None
+        for seat in snap.seats
     ]
-    async_to_sync(_send_all)(layer, table_id, seq, messages)
-
-
-async def _send_all(layer: Any, table_id: int, seq: int, messages: list[tuple[str, str]]) -> None:
-    sends = [
-        layer.group_send(group, {"type": "table.fragment", "html": html, "seq": seq})
-        for group, html in messages
-    ]
-    # Spectators are rare: they re-render for themselves instead of every move rendering for them.
-    sends.append(layer.group_send(watch_group(table_id), {"type": "table.changed", "seq": seq}))
-    await asyncio.gather(*sends)
+    message = {"type": "table.update", "seq": snap.next_seq, "boards": boards}
+    async_to_sync(layer.group_send)(table_group(snap.table.pk), message)
 
 
 def find_seat(table_id: int, session_key: str | None, user: Any) -> Seat | None:

@@ -110,3 +110,58 @@ def test_a_person_plays_undercover_with_four_agents_and_reloads(page) -> None:
             assert "my thought number 1 stays hidden" in page.locator("#clues").inner_text()
     assert reloaded and clues >= 1
     assert re.search(r"You (won|lost)", page.locator("#result").inner_text())
+
+
+# Holds every WebSocket of the page in its "connecting" state until ``openSockets()``: the real
+# socket connects underneath, but the page sees neither its open event nor its frames until then.
+HOLD_SOCKETS = """(() => {
+  const Real = window.WebSocket;
+  const readyState = Object.getOwnPropertyDescriptor(Real.prototype, 'readyState').get;
+  let held = true;
+  const waiting = [];
+  window.openSockets = () => { held = false; waiting.splice(0).forEach((run) => run()); };
+  const later = (run) => (held ? waiting.push(run) : run());
+  window.WebSocket = function (url, protocols) {
+    const socket = new Real(url, protocols);
+    const listen = socket.addEventListener.bind(socket);
+    socket.addEventListener = (type, handler, options) =>
+      listen(type, (event) => later(() => handler.call(socket, event)), options);
+    for (const name of ['onopen', 'onmessage', 'onclose', 'onerror']) {
+      let handler = null;
+      Object.defineProperty(socket, name, { get: () => handler, set: (h) => { handler = h; } });
+      listen(name.slice(2), (event) => later(() => handler && handler.call(socket, event)));
+    }
+    Object.defineProperty(socket, 'readyState', {
+      get: () => (held ? Real.CONNECTING : readyState.call(socket)),
+    });
+    return socket;
+  };
+  Object.assign(window.WebSocket, Real);
+  window.WebSocket.prototype = Real.prototype;
+})()"""
+
+
+def test_it_keeps_a_move_sent_before_the_socket_opens(page) -> None:
+    from playwright.sync_api import expect
+
+    sent = []
+    page.on("websocket", lambda ws: ws.on("framesent", lambda frame: sent.append(frame)))
+    page.add_init_script(HOLD_SOCKETS)
+    page.goto("/")
+    page.get_by_role("button", name="Start a game").click()
+    page.wait_for_url(re.compile(r"/tables/\d+/$"))
+    table_url = page.url
+    field = page.get_by_label("Your question")
+    field.fill("Is it an animal?")
+    field.press("Enter")  # before the socket is open: the move must wait, not vanish
+    expect(page.get_by_role("button", name="Ask")).to_be_disabled()
+    expect(page.locator("#socket-status")).to_be_visible()
+    page.wait_for_timeout(300)
+    assert sent == [] and page.url == table_url  # neither over the socket nor as a page POST
+
+    page.evaluate("openSockets()")
+    expect(page.locator("#socket-status")).to_be_hidden()
+    expect(field).to_have_value("Is it an animal?")
+    page.get_by_role("button", name="Ask").click()
+    expect(page.locator("#history .answer")).to_have_count(1)
+    assert "Is it an animal?" in page.locator("#history").inner_text()

@@ -9,12 +9,12 @@ from typing import Any
 from asgiref.sync import async_to_sync, sync_to_async
 
 from games.llm.providers import closing
+from studyapp.agents import provider_for
 from studyapp.pipelines.lwe.algorithm import LweOptions
 from studyapp.pipelines.lwe.data import PairCase, load_jsonl, twenty_questions_pairs
 from studyapp.pipelines.lwe.evaluate import evaluate, run_summary
 from studyapp.pipelines.lwe.judging import RunResult
 from studyapp.pipelines.models import Job
-from studyapp.pipelines.providers import provider_for
 from studyapp.pipelines.sources import jsonl_records, resolve_path, table_records
 
 BUILT_IN = "twenty-questions"

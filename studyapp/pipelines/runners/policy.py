@@ -16,8 +16,8 @@ from games.experience.transcript import transcript
 from games.llm import render
 from games.llm.providers import closing
 from games.llm.usage import Usage
+from studyapp.agents import provider_for
 from studyapp.pipelines.models import Job, PolicyRecord
-from studyapp.pipelines.providers import provider_for
 from studyapp.pipelines.sources import jsonl_records, table_records
 
 MODES = ("rule", "experience", "cumulative")

@@ -1,0 +1,164 @@
+"""Where the site's models live, and the agent that plays a seat at a table.
+
+``games`` knows how to build agents but not where models are: API keys and base URLs are Django
+settings, aligned models are folders on disk (``local:<path>``), and policies are database rows.
+This module joins the three, so the table driver and the pipeline jobs reach models the same way
+and the settings are read in one place.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from django.conf import settings
+
+from games.agents import make_agent
+from games.base import Agent
+from games.experience.context import human_policy
+from games.llm.agents import LLMAgent, make_llm_agent
+from games.llm.cache import ResponseCache
+from games.llm.providers import (
+    Completion,
+    Provider,
+    ProviderConfig,
+    ProviderError,
+    get_provider,
+    parse_spec,
+)
+
+if TYPE_CHECKING:
+    from studyapp.tables.models import Seat
+
+LOCAL_PREFIX = "local:"
+# The experience setting a policy was made for, used when a seat names a policy but no setting.
+POLICY_SETTINGS = {
+    "rule": "rule-policy",
+    "experience": "experience-policy",
+    "cumulative": "cumulative",
+    "human": "human-policy",
+}
+
+_caches: dict[str, ResponseCache] = {}
+_local: dict[str, Provider] = {}
+
+
+def provider_config(spec: str) -> ProviderConfig:
+    """How to reach the provider of an API spec, from settings. ``OPENAI_BASE_URL`` is for
+    ``openai-compatible:`` servers only, so a local server never answers for ``openai:`` models."""
+    kind, _ = parse_spec(spec)
+    if kind == "anthropic":
+        return ProviderConfig(
+            api_key=settings.ANTHROPIC_API_KEY or None,
+            base_url=settings.ANTHROPIC_BASE_URL or None,
+        )
+    if kind == "openai-compatible":
+        return ProviderConfig(
+            api_key=settings.OPENAI_API_KEY or "none", base_url=settings.OPENAI_BASE_URL or None
+        )
+    if kind == "openai":
+        return ProviderConfig(api_key=settings.OPENAI_API_KEY or None)
+    return ProviderConfig()
+
+
+def response_cache() -> ResponseCache:
+    path = str(Path(settings.LLM_CACHE_DIR) / "responses.sqlite3")
+    if path not in _caches:
+        _caches[path] = ResponseCache(path)
+    return _caches[path]
+
+
+def local_provider(spec: str) -> Provider:
+    """The provider of a ``local:<path>`` model, one per folder and process (loading is the slow
+    part). Torch is imported on the first generation, not here, so the site runs without it."""
+    path = spec[len(LOCAL_PREFIX) :]
+    if not spec.startswith(LOCAL_PREFIX) or not path:
+        raise ValueError(f"a local model spec looks like 'local:<path>', not {spec!r}")
+    if path not in _local:
+        missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
+        if missing:
+            raise ImportError(
+                f"{spec!r} needs the ttra extra ({', '.join(missing)} missing): "
+                "pip install -e '.[ttra]'"
+            )
+        if not (Path(path) / "config.json").is_file():
+            raise ValueError(f"{spec!r}: {path} holds no saved model (no config.json)")
+        from studyapp.pipelines.ttra.local import LocalProvider
+
+        _local[path] = LocalProvider(path)
+    return _local[path]
+
+
+def provider_for(spec: str, *, cache: bool = True) -> Provider:
+    """The shared provider for ``spec``; ``cache`` replays identical API requests from disk."""
+    if spec.startswith(LOCAL_PREFIX):
+        return local_provider(spec)
+    return get_provider(spec, provider_config(spec), cache=response_cache() if cache else None)
+
+
+class RecordingProvider:
+    """Passes calls through and keeps the message of each one that failed. An LLM agent answers a
+    failed call with its do-nothing move, and the turn it made must still say why."""
+
+    def __init__(self, provider: Provider) -> None:
+        self.provider = provider
+        self.errors: list[str] = []
+
+    async def complete(self, messages: list[dict[str, str]], **params: Any) -> Completion:
+        try:
+            return await self.provider.complete(messages, **params)
+        except ProviderError as err:
+            self.errors.append(str(err))
+            raise
+
+
+def seat_setting(seat: Seat) -> str:
+    """The experience setting a seat plays under: its own, else the one its policy was made for."""
+    if seat.setting:
+        return seat.setting
+    if seat.policy_id is not None:
+        return POLICY_SETTINGS.get(seat.policy.kind, "none")
+    return "none"
+
+
+def seat_policy(seat: Seat, game: str) -> str | None:
+    """The text in force for a seat: its policy record, or the shipped human policy when the
+    setting asks for one and the seat names none."""
+    if seat.policy_id is not None:
+        if seat.policy.game != game:
+            raise ValueError(f"policy {seat.policy} is for {seat.policy.game}, not {game}")
+        return seat.policy.text
+    if seat.setting == "human-policy":
+        return human_policy(game)
+    return None
+
+
+def agent_for_seat(seat: Seat, *, game: str, role: str, seed: int) -> Agent:
+    """The agent for one turn of an agent seat. Tables do not use the response cache: every table
+    opens alike, and a cached reply would make every table play alike. ``seed`` is also the
+    sampling index, so a local model redelivered the same turn proposes the same move."""
+    spec = seat.agent_spec
+    if spec.startswith("offline:"):
+        return make_agent(spec, game=game, role=role, seed=seed)
+    return make_llm_agent(
+        spec,
+        game=game,
+        role=role,
+        seed=seed,
+        setting=seat_setting(seat),
+        policy=seat_policy(seat, game),
+        provider=RecordingProvider(provider_for(spec, cache=False)),
+        sample=seed,
+    )
+
+
+def turn_usage(agent: Agent | None) -> dict[str, Any]:
+    """What an agent's turn cost (the ``Turn.usage`` shape), with ``error`` when a model call
+    failed; empty for agents that call no model."""
+    if not isinstance(agent, LLMAgent):
+        return {}
+    usage: dict[str, Any] = agent.usage.as_dict()
+    if isinstance(agent.provider, RecordingProvider) and agent.provider.errors:
+        usage["error"] = agent.provider.errors[-1]
+    return usage

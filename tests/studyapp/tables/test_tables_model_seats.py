@@ -1,0 +1,171 @@
+"""Model seats at tables: providers from settings, usage stored per turn and read by analysis,
+failed calls that fall back instead of stalling, policies in the prompt, and local models.
+
+The models are the loopback fake server driven by the real SDKs (or a tiny local model built from
+code); agent turns run inline, as with no server loop."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+
+import pytest
+
+from games.llm.providers import close_clients
+from studyapp.dashboard.records import agent_frames, table_records
+from studyapp.pipelines.models import PolicyRecord
+from studyapp.tables import driver, services
+from studyapp.tables.models import Table, Turn
+from tests.fakes.llm_server import FakeLLMServer, prompt_text
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+APPLE = {"answer": "Apple", "max_questions": 20}
+ORACLE = {"kind": "agent", "agent_spec": "offline:kb"}
+POLICY = "Ask about living things before anything else."
+
+
+@pytest.fixture(autouse=True)
+def _close_driver_clients() -> Iterator[None]:
+    """Inline agent turns run on the driver's loop for this thread; close its SDK clients."""
+    yield
+    driver.run_async(close_clients())
+
+
+@pytest.fixture
+def site(settings, llm_server: FakeLLMServer) -> FakeLLMServer:
+    """The site's settings point every API provider at the loopback server."""
+    settings.OPENAI_BASE_URL = llm_server.openai_base_url
+    settings.OPENAI_API_KEY = "site-openai-key"
+    settings.ANTHROPIC_BASE_URL = llm_server.anthropic_base_url
+    settings.ANTHROPIC_API_KEY = "site-anthropic-key"
+    return llm_server
+
+
+def sent_chars(body: dict) -> int:
+    """Characters of everything a request showed the model (system text and every message)."""
+    messages = sum(len(m["content"]) for m in body["messages"])
+    return len(body.get("system") or "") + messages
+
+
+def turns(table: Table) -> list[Turn]:
+    return list(Turn.objects.filter(table=table).order_by("seq"))
+
+
+@pytest.mark.parametrize(
+    ("spec", "key"),
+    [
+        ("openai-compatible:fake-model", "site-openai-key"),
+        ("anthropic:fake-claude", "site-anthropic-key"),
+    ],
+)
+def test_a_model_seat_plays_through_the_site_settings_and_its_usage_is_stored(
+    site: FakeLLMServer, spec: str, key: str
+) -> None:
+    site.responder = lambda body: "Thinking... <answer>Is it an apple?</answer>"
+    table = services.create_table(
+        "twenty-questions", APPLE, [{"kind": "agent", "agent_spec": spec}, ORACLE]
+    )
+    table.refresh_from_db()
+    assert table.status == Table.Status.FINISHED  # the guess at question 1 ends the game
+    [turn] = turns(table)
+    assert turn.event == {"type": "question", "seat": 0, "text": "Is it an apple?"}
+    [request] = site.requests
+    headers = {name.lower(): value for name, value in request.headers.items()}
+    assert key in (headers.get("authorization", "") + headers.get("x-api-key", ""))
+    reply = "Thinking... <answer>Is it an apple?</answer>"
+    assert turn.usage["calls"] == 1 and "error" not in turn.usage
+    assert turn.usage["input_chars"] == sent_chars(request.body)
+    assert turn.usage["output_chars"] == len(reply)
+    assert turn.usage["input_tokens"] == len(prompt_text(request.body)) // 4 + 1
+    assert turn.usage["output_tokens"] == len(reply) // 4 + 1
+
+    games = agent_frames()["games"]
+    row = games[games["table"] == str(table.pk)].iloc[0]
+    assert row["chars"] == sent_chars(request.body) + len(reply)
+    assert row["tokens"] == turn.usage["input_tokens"] + turn.usage["output_tokens"]
+    assert row["calls"] == 1 and row["player"] == spec
+
+
+def test_offline_tables_record_no_usage() -> None:
+    table = services.create_table(
+        "twenty-questions",
+        APPLE,
+        [{"kind": "agent", "agent_spec": "offline:infogain"}, ORACLE],
+    )
+    assert all(turn.usage == {} for turn in turns(table))
+    [record] = table_records(Table.objects.filter(pk=table.pk))
+    assert record["usage"] is None
+
+
+def test_a_failing_model_falls_back_and_the_table_goes_on(
+    site: FakeLLMServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    site.server_error_share = 1.0
+    with caplog.at_level(logging.WARNING, logger="studyapp.tables.driver"):
+        table = services.create_table(
+            "twenty-questions",
+            APPLE,
+            [{"kind": "agent", "agent_spec": "openai-compatible:down"}, ORACLE],
+        )
+    table.refresh_from_db()
+    assert table.status == Table.Status.FINISHED  # every question fell back, none stalled
+    first = turns(table)[0]
+    engine = services.table_state(table).engine
+    assert first.event == engine.fallback(engine.initial(table.config), 0)
+    assert "InternalServerError" in first.usage["error"]
+    assert first.usage["calls"] == 1 and first.usage["retries"] == 4  # the SDK's own retries
+    assert site.faults()["500"] == 5 * sum(1 for t in turns(table) if t.seat == 0)
+    assert any("falls back" in message for message in caplog.messages)
+
+
+def test_a_seat_that_cannot_be_built_falls_back_with_the_reason(tmp_path) -> None:
+    table = services.create_table(
+        "twenty-questions",
+        APPLE,
+        [{"kind": "agent", "agent_spec": f"local:{tmp_path / 'missing'}"}, ORACLE],
+    )
+    table.refresh_from_db()
+    assert table.status == Table.Status.FINISHED
+    first = turns(table)[0]
+    assert first.event["type"] == "question" and first.usage["error"]
+    assert "local:" in first.usage["error"]
+
+
+def test_a_seat_with_a_policy_shows_it_to_the_model(site: FakeLLMServer) -> None:
+    site.responder = lambda body: "<answer>Is it an apple?</answer>"
+    record = PolicyRecord.add(name="tq-living", game="twenty-questions", kind="rule", text=POLICY)
+    plain = services.create_table(
+        "twenty-questions", APPLE, [{"kind": "agent", "agent_spec": "openai-compatible:m"}, ORACLE]
+    )
+    with_policy = services.create_table(
+        "twenty-questions",
+        APPLE,
+        [{"kind": "agent", "agent_spec": "openai-compatible:m", "policy": record}, ORACLE],
+    )
+    without, with_it = (prompt_text(request.body) for request in site.requests)
+    assert POLICY not in without and POLICY in with_it
+    [record_plain] = table_records(Table.objects.filter(pk=plain.pk))
+    [record_policy] = table_records(Table.objects.filter(pk=with_policy.pk))
+    assert record_plain["setting"] == "none" and record_plain["policy"] is None
+    assert record_policy["setting"] == "rule-policy" and record_policy["policy"] == POLICY
+
+
+@pytest.mark.ttra
+def test_a_local_model_plays_a_turn(tmp_path, session_key: str) -> None:
+    pytest.importorskip("transformers")
+    pytest.importorskip("trl")
+    from studyapp.pipelines.ttra.tiny import build_tiny_model
+
+    model = build_tiny_model(tmp_path / "model")
+    oracle = {"kind": "agent", "agent_spec": f"local:{model}"}
+    table = services.create_table(
+        "twenty-questions", APPLE, [{"kind": "human", "session_key": session_key}, oracle]
+    )
+    services.submit(table, 0, {"type": "question", "text": "Is it a fruit?"})
+    question, answer = turns(table)  # the local oracle answered; the human asks next
+    assert answer.seat == 1 and answer.event["type"] == "answer"
+    assert question.usage == {} and "error" not in answer.usage
+    assert answer.usage["calls"] >= 1 and answer.usage["input_tokens"] > 0
+    assert answer.usage["output_chars"] > 0
+    assert services.table_state(table).waiting_for() == [0]

@@ -1,0 +1,76 @@
+"""How a seat becomes an agent: provider settings, local model folders, policies and settings."""
+
+from __future__ import annotations
+
+import pytest
+
+from games.llm.agents import LLMAgent
+from games.llm.providers import ProviderConfig
+from studyapp.agents import (
+    RecordingProvider,
+    agent_for_seat,
+    local_provider,
+    provider_config,
+    seat_policy,
+    seat_setting,
+    turn_usage,
+)
+from studyapp.pipelines.models import PolicyRecord
+from studyapp.tables.models import Seat
+
+
+def test_api_keys_and_base_urls_come_from_settings(settings) -> None:
+    settings.OPENAI_API_KEY = "sk-site"
+    settings.OPENAI_BASE_URL = "http://127.0.0.1:9/v1"
+    settings.ANTHROPIC_API_KEY = "ak-site"
+    settings.ANTHROPIC_BASE_URL = "http://127.0.0.1:8"
+    assert provider_config("openai-compatible:llama") == ProviderConfig(
+        api_key="sk-site", base_url="http://127.0.0.1:9/v1"
+    )
+    assert provider_config("anthropic:claude") == ProviderConfig(
+        api_key="ak-site", base_url="http://127.0.0.1:8"
+    )
+    # A local server's URL never answers for OpenAI's own models.
+    assert provider_config("openai:gpt-4o") == ProviderConfig(api_key="sk-site")
+
+
+def test_a_local_spec_needs_a_folder_with_a_saved_model(tmp_path) -> None:
+    with pytest.raises(ValueError, match="local:<path>"):
+        local_provider("local:")
+    pytest.importorskip("transformers")
+    with pytest.raises(ValueError, match="no saved model"):
+        local_provider(f"local:{tmp_path}")
+
+
+@pytest.mark.django_db
+def test_a_seat_with_a_policy_plays_the_setting_the_policy_was_made_for(settings) -> None:
+    settings.OPENAI_BASE_URL = "http://127.0.0.1:9/v1"
+    record = PolicyRecord.add(
+        name="tq", game="twenty-questions", kind="experience", text="Halve the candidates."
+    )
+    seat = Seat(index=0, kind=Seat.Kind.AGENT, agent_spec="openai-compatible:m", policy=record)
+    assert seat_setting(seat) == "experience-policy"
+    assert seat_policy(seat, "twenty-questions") == "Halve the candidates."
+    with pytest.raises(ValueError, match="not undercover"):
+        seat_policy(seat, "undercover")
+    agent = agent_for_seat(seat, game="twenty-questions", role="questioner", seed=3)
+    assert isinstance(agent, LLMAgent) and isinstance(agent.provider, RecordingProvider)
+    assert agent.setting == "experience-policy" and agent.policy == "Halve the candidates."
+    assert turn_usage(agent)["calls"] == 0
+
+
+def test_human_policy_without_a_record_is_the_shipped_text() -> None:
+    seat = Seat(index=0, kind=Seat.Kind.AGENT, agent_spec="openai:m", setting="human-policy")
+    assert seat_setting(seat) == "human-policy"
+    assert seat_policy(seat, "twenty-questions")
+    assert (
+        seat_policy(Seat(index=0, kind=Seat.Kind.AGENT, agent_spec="openai:m"), "undercover")
+        is None
+    )
+
+
+def test_offline_seats_call_no_model_and_cost_nothing() -> None:
+    seat = Seat(index=1, kind=Seat.Kind.AGENT, agent_spec="offline:kb")
+    agent = agent_for_seat(seat, game="twenty-questions", role="oracle", seed=0)
+    assert not isinstance(agent, LLMAgent)
+    assert turn_usage(agent) == {}
