@@ -14,6 +14,7 @@ from pathlib import Path
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 LINE_STYLES = ("-", "--", "-.", (0, (1, 1)))
 MARKERS = ("o", "s", "^", "D", "v", "x", "P", "*")
@@ -60,6 +61,7 @@ def curves_figure(
         for line in lines:
             ax.plot(line.t, line.values, label=line.label, **_look(line, style))
         ax.set_title(title)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # rounds are whole numbers
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.grid(True, color="#dddddd", linewidth=0.5)

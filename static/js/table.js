@@ -1,28 +1,37 @@
 /* The table page sends moves over its WebSocket only while the socket is open.
 
-   The htmx ws extension queues a message sent before its socket opens and keeps it for good if the
-   socket closes without reconnecting, so a move made right after the page loads, or while the
-   connection is down, could vanish without a word. Instead the move form waits: its button is
-   disabled and a status line says why until htmx:wsOpen, and again from a close until the socket
-   reconnects. Whatever was typed stays in the field. Without JavaScript none of this runs and the
-   form is a plain POST. */
+   The htmx ws extension would queue a message sent before its socket opens, invisibly, and keep
+   it for good if the socket closes without reconnecting. Here a move made while the socket is
+   not open (right after the page loads, or while the connection is down) is held by this script
+   instead: the form keeps what was typed, a status line says the move will be sent, and it is
+   sent when htmx:wsOpen reports the socket open (after a reconnect too). Submitting again while
+   it waits holds the same form once; nothing is sent twice.
+   Without JavaScript none of this runs and the form is a plain POST. */
 (function () {
   var open = false;
+  var held = null;  // the move form submitted while the socket was not open
 
   function update() {
-    document.querySelectorAll('.move-form button').forEach(function (button) {
-      button.disabled = !open;
-    });
     var status = document.getElementById('socket-status');
     if (status) {
       status.hidden = open;
+      status.textContent = held
+        ? 'Connecting to the table… your move will be sent as soon as the connection is open.'
+        : 'Connecting to the table… you can move as soon as the connection is open.';
     }
   }
 
   document.addEventListener('htmx:wsConnecting', function () { open = false; update(); });
-  document.addEventListener('htmx:wsOpen', function () { open = true; update(); });
   document.addEventListener('htmx:wsClose', function () { open = false; update(); });
-  document.addEventListener('htmx:wsAfterMessage', update);  // a new board brings a new form
+  document.addEventListener('htmx:wsOpen', function () {
+    open = true;
+    update();
+    var form = held;
+    held = null;
+    if (form && document.body.contains(form)) {
+      form.requestSubmit();  // the server judges it against the table as it is now
+    }
+  });
   document.addEventListener('htmx:wsConfigSend', function (event) {
     if (open) {
       return;
@@ -30,6 +39,10 @@
     event.preventDefault();  // not into the extension's queue
     if (event.detail.triggeringEvent) {
       event.detail.triggeringEvent.preventDefault();  // and not as a page POST either
+    }
+    if (event.detail.elt && event.detail.elt.classList.contains('move-form')) {
+      held = event.detail.elt;
+      update();
     }
   });
 })();

@@ -12,7 +12,6 @@ from collections.abc import Iterable
 
 from django import forms
 from django.contrib import admin, messages
-from django.db import models
 from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
@@ -40,7 +39,24 @@ PAYMENT_COLUMNS = [
     "bonus",
     "currency",
     "paid_at",
+    "invite_label",
+    "invite_token",
 ]
+
+# A text cell starting with one of these runs as a formula when the CSV is opened in a spreadsheet
+# (OWASP, "CSV Injection"); tab and carriage return are there because some spreadsheets skip them.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(value: object) -> object:
+    """Quote away a text cell a spreadsheet would run as a formula; leave everything else as is.
+
+    >>> [spreadsheet_safe(v) for v in ["=1+1", "-cmd", "", "p1", 3]]
+    ["'=1+1", "'-cmd", '', 'p1', 3]
+    """
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
 
 
 def csv_response(filename: str, header: list[str], rows: Iterable[list[object]]) -> HttpResponse:
@@ -49,8 +65,7 @@ def csv_response(filename: str, header: list[str], rows: Iterable[list[object]])
     writer = csv.writer(response)
     writer.writerow(header)
     for row in rows:
-        # A cell starting with = + - @ would run as a formula in a spreadsheet; quote it away.
-        writer.writerow(["'" + v if isinstance(v, str) and v[:1] in "=+-@" else v for v in row])
+        writer.writerow([spreadsheet_safe(v) for v in row])
     return response
 
 
@@ -74,6 +89,8 @@ def payment_row(p: Participant) -> list[object]:
         p.bonus if p.bonus is not None else "",
         p.study.currency,
         p.paid_at.isoformat() if p.paid_at else "",
+        p.invite.label if p.invite else "",
+        p.invite.token if p.invite else "",
     ]
 
 
@@ -87,10 +104,23 @@ class StudyAdmin(admin.ModelAdmin):
     list_display = ["title", "slug", "game", "rounds", "active", "started", "finished", "dropped"]
     list_filter = ["active", "game"]
     prepopulated_fields = {"slug": ["title"]}
-    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
     readonly_fields = ["progress_summary", "links"]
     fieldsets = [
-        (None, {"fields": ["title", "slug", "active", "game", "rounds", "oracle_spec", "seed"]}),
+        (
+            None,
+            {
+                "fields": [
+                    "title",
+                    "slug",
+                    "active",
+                    "game",
+                    "rounds",
+                    "estimated_minutes",
+                    "oracle_spec",
+                    "seed",
+                ]
+            },
+        ),
         ("Live progress", {"fields": ["progress_summary", "links"]}),
         (
             "Consent and instructions",
@@ -126,19 +156,19 @@ class StudyAdmin(admin.ModelAdmin):
             )
         )
 
-    @admin.display(description="started", ordering="n_started")
+    @admin.display(description="Started", ordering="n_started")
     def started(self, study: Study) -> int:
         return study.n_started
 
-    @admin.display(description="finished", ordering="n_finished")
+    @admin.display(description="Finished", ordering="n_finished")
     def finished(self, study: Study) -> int:
         return study.n_finished
 
-    @admin.display(description="dropped out", ordering="n_dropped")
+    @admin.display(description="Dropped out", ordering="n_dropped")
     def dropped(self, study: Study) -> int:
         return study.n_dropped
 
-    @admin.display(description="progress")
+    @admin.display(description="Progress")
     def progress_summary(self, study: Study) -> str:
         if study.pk is None:
             return "-"
@@ -154,7 +184,7 @@ class StudyAdmin(admin.ModelAdmin):
             p["declined"],
         )
 
-    @admin.display(description="links")
+    @admin.display(description="Links")
     def links(self, study: Study) -> str:
         if study.pk is None:
             return "-"
@@ -197,18 +227,24 @@ class StudyAdmin(admin.ModelAdmin):
 
 
 def invites_csv(request: HttpRequest, study: Study, invites: Iterable[Invite]) -> HttpResponse:
+    """One row per link, with the public id of the participant who claimed it (empty while the
+    link is unused, or after staff deleted that participant)."""
+    invites = list(invites)
+    claimed_by = dict(
+        Participant.objects.filter(invite__in=invites).values_list("invite_id", "public_id")
+    )
     rows = (
         [
             request.build_absolute_uri(reverse("participants:invite_link", args=[i.token])),
             i.label,
             i.created_at.isoformat() if i.created_at else "",
             i.claimed_at.isoformat() if i.claimed_at else "",
+            claimed_by.get(i.pk, ""),
         ]
         for i in invites
     )
-    return csv_response(
-        f"invites-{study.slug}.csv", ["link", "label", "created_at", "claimed_at"], rows
-    )
+    header = ["link", "label", "created_at", "claimed_at", "participant"]
+    return csv_response(f"invites-{study.slug}.csv", header, rows)
 
 
 @admin.register(Invite)
@@ -278,7 +314,7 @@ class ParticipantAdmin(admin.ModelAdmin):
     def get_queryset(self, request: HttpRequest) -> QuerySet[Participant]:
         return super().get_queryset(request).select_related("study")
 
-    @admin.display(description="time spent")
+    @admin.display(description="Time spent")
     def time_spent_display(self, p: Participant) -> str:
         spent = p.time_spent
         if spent is None:
@@ -286,11 +322,11 @@ class ParticipantAdmin(admin.ModelAdmin):
         minutes = int(spent.total_seconds() // 60)
         return f"{minutes // 60}h {minutes % 60:02d}m"
 
-    @admin.display(description="total reward", ordering="total_reward")
+    @admin.display(description="Total reward", ordering="total_reward")
     def reward_display(self, p: Participant) -> str:
         return f"{p.total_reward:.2f}"
 
-    @admin.display(description="payment")
+    @admin.display(description="Payment")
     def payment_status_display(self, p: Participant) -> str:
         return p.payment_status
 
@@ -327,5 +363,6 @@ class ParticipantAdmin(admin.ModelAdmin):
     def export_payment_sheet(
         self, request: HttpRequest, queryset: QuerySet[Participant]
     ) -> HttpResponse:
-        rows = (payment_row(p) for p in queryset.select_related("study").order_by("pk"))
+        participants = queryset.select_related("study", "invite").order_by("pk")
+        rows = (payment_row(p) for p in participants)
         return csv_response("payment-sheet.csv", PAYMENT_COLUMNS, rows)

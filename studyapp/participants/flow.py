@@ -3,6 +3,11 @@
 landing → consent → instructions (practice question) → rounds 1..N → policy question → completion.
 Every step is derived from the participant record (:func:`next_step`), so someone who leaves and
 comes back lands where they stopped, and a crafted request for a later step is sent back.
+
+A browser is tied to its participant through the session. On a study link the recruiter's
+PROLIFIC_PID is also the person's identity (as on Prolific itself), so the same link opened in
+another browser rejoins that person's participant instead of starting a second one; a personal
+invite stays bound to the browser that claimed it.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.contrib.sessions.backends.base import SessionBase
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
 
@@ -44,8 +49,12 @@ class BadRecruiterId(ValueError):
     """A recruiter parameter that is not a plain identifier; the link was damaged or crafted."""
 
 
-class AlreadyTookPart(Exception):
-    """The recruiter ID on this link has already consented to this study in another browser."""
+class StoppedEarlier(Exception):
+    """The Prolific ID on this link has already stopped taking part (dropped out or withdrew)."""
+
+    def __init__(self, participant: Participant) -> None:
+        super().__init__(participant.public_id)
+        self.participant = participant
 
 
 class StepRefused(Exception):
@@ -85,22 +94,57 @@ def owned_participant(session: SessionBase, public_id: str) -> Participant | Non
     return participant
 
 
-def _remember(session: SessionBase, participant: Participant, ids: Mapping[str, str]) -> None:
+def _own(session: SessionBase, participant: Participant) -> None:
     owned = dict(session.get(SESSION_KEY, {}))
     owned[str(participant.study_id)] = participant.pk
     session[SESSION_KEY] = owned
+
+
+def _remember(session: SessionBase, participant: Participant, ids: Mapping[str, str]) -> None:
+    _own(session, participant)
     # Recruiter IDs wait in the session until consent: nothing about the person is stored before.
     session[f"recruiter:{participant.pk}"] = dict(ids)
+
+
+def _forget(session: SessionBase, participant: Participant) -> None:
+    owned = dict(session.get(SESSION_KEY, {}))
+    owned.pop(str(participant.study_id), None)
+    session[SESSION_KEY] = owned
+    session.pop(f"recruiter:{participant.pk}", None)
 
 
 # --- arriving -------------------------------------------------------------------------------
 
 
+def returning_participant(study: Study, ids: Mapping[str, str]) -> Participant | None:
+    """The participant who already consented to ``study`` with the PROLIFIC_PID on this link.
+
+    The ID is stored only at consent, so a visit that never consented is not found here.
+    """
+    pid = ids.get("prolific_pid")
+    if not pid:
+        return None
+    return study.participants.filter(prolific_pid=pid).first()
+
+
+def rejoin(session: SessionBase, participant: Participant) -> Participant:
+    """Tie this browser to a returning participant, who goes on where they stopped (no second
+    consent). Someone who stopped taking part is not taken back in."""
+    if participant.status in (Participant.Status.DROPPED, Participant.Status.WITHDRAWN):
+        raise StoppedEarlier(participant)
+    _own(session, participant)
+    return participant
+
+
 def start(session: SessionBase, study: Study, ids: Mapping[str, str]) -> Participant:
-    """The Start button on a study link: record the visit and tie it to this browser."""
+    """The Start button on a study link: record the visit and tie it to this browser, or rejoin
+    the participant this Prolific ID already is."""
     participant = session_participant(session, study)
     if participant is not None:
         return participant
+    returning = returning_participant(study, ids)
+    if returning is not None:
+        return rejoin(session, returning)
     participant = Participant.objects.create(study=study)
     _remember(session, participant, ids)
     return participant
@@ -174,18 +218,17 @@ def touch(participant: Participant) -> None:
         participant.save(update_fields=["last_seen_at"])
 
 
-def give_consent(session: SessionBase, participant: Participant, version: str) -> None:
-    """Record consent to the version the person was shown; only now are recruiter IDs stored."""
+def give_consent(session: SessionBase, participant: Participant, version: str) -> Participant:
+    """Record consent to the version the person was shown; only now are recruiter IDs stored.
+
+    Returns the participant to go on as: when another browser consented with the same Prolific ID
+    first (the database holds one participant per ID and study), this visit's record is dropped
+    and the person rejoins that participant.
+    """
     require_step(participant, "consent")
     if version != participant.study.consent_version:
         raise StepRefused("consent changed")
     ids = session.get(f"recruiter:{participant.pk}", {})
-    pid = ids.get("prolific_pid")
-    if pid and participant.study.participants.filter(
-        prolific_pid=pid, consented_at__isnull=False
-    ).exclude(pk=participant.pk):
-        raise AlreadyTookPart
-    session.pop(f"recruiter:{participant.pk}", None)
     for field, value in ids.items():
         setattr(participant, field, value)
     now = timezone.now()
@@ -194,7 +237,23 @@ def give_consent(session: SessionBase, participant: Participant, version: str) -
     participant.started_at = now
     participant.last_seen_at = now
     participant.status = Participant.Status.CONSENTED
-    participant.save()
+    try:
+        with transaction.atomic():
+            participant.save()
+    except IntegrityError:
+        return _rejoin_instead(session, participant, returning_participant(participant.study, ids))
+    session.pop(f"recruiter:{participant.pk}", None)
+    return participant
+
+
+def _rejoin_instead(
+    session: SessionBase, visit: Participant, returning: Participant
+) -> Participant:
+    """Drop a visit that never consented in favour of the participant its Prolific ID already is,
+    so the admin lists no empty extra row."""
+    _forget(session, visit)
+    visit.delete()
+    return rejoin(session, returning)
 
 
 def decline_consent(session: SessionBase, participant: Participant) -> None:
@@ -334,11 +393,12 @@ def begin_round(session: SessionBase, participant: Participant) -> Round:
     from studyapp.tables import services
 
     require_step(participant, "play")
-    existing = current_round(participant)
-    if existing is not None:
-        return existing
     if session.session_key is None:
         session.save()
+    existing = current_round(participant)
+    if existing is not None:
+        take_seat(session, existing)
+        return existing
     study = participant.study
     number = participant.rounds_finished + 1
     with transaction.atomic():
@@ -357,6 +417,16 @@ def begin_round(session: SessionBase, participant: Participant) -> Round:
         participant.current_round = number
         participant.save(update_fields=["current_round"])
     return round_
+
+
+def take_seat(session: SessionBase, round_: Round) -> None:
+    """Give the round's human seat to this browser: a returning participant may continue a round
+    they began in another browser. Only a browser that owns the participant gets here."""
+    from studyapp.tables.models import Seat
+
+    Seat.objects.filter(table_id=round_.table_id, kind=Seat.Kind.HUMAN).exclude(
+        session_key=session.session_key
+    ).update(session_key=session.session_key)
 
 
 def table_url(round_: Round) -> str:

@@ -4,6 +4,7 @@ with a message instead of being cut silently."""
 from __future__ import annotations
 
 from django import forms
+from django.core.validators import MaxLengthValidator
 
 from studyapp.participants.flow import PRACTICE_CHOICES
 from studyapp.participants.models import POLICY_MAX_LENGTH
@@ -13,7 +14,10 @@ class ConsentForm(forms.Form):
     """The version travels with the form so a person who read an older text must read the new one."""
 
     version = forms.CharField(max_length=32, widget=forms.HiddenInput)
-    agree = forms.BooleanField(label="I have read the above and agree to take part.")
+    agree = forms.BooleanField(
+        label="I have read the above and agree to take part.",
+        error_messages={"required": "Please tick the box to agree, or choose “I do not agree”."},
+    )
 
 
 class PracticeForm(forms.Form):
@@ -21,12 +25,16 @@ class PracticeForm(forms.Form):
 
 
 class PolicyForm(forms.Form):
+    """The limit is a validator, not ``max_length``, which would put ``maxlength`` on the textarea
+    and let the browser cut a long answer silently. The page shows the limit and a counter, and
+    the server refuses longer text with a message."""
+
     policy = forms.CharField(
         label="Your advice",
-        max_length=POLICY_MAX_LENGTH,
+        validators=[MaxLengthValidator(POLICY_MAX_LENGTH)],
         required=False,
         strip=True,
-        widget=forms.Textarea(attrs={"rows": 8, "maxlength": POLICY_MAX_LENGTH}),
+        widget=forms.Textarea(attrs={"rows": 8, "aria-describedby": "policy-limit policy-count"}),
     )
 
 

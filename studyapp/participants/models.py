@@ -12,11 +12,18 @@ from datetime import timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from urllib.parse import urlencode
 
+from django.core.exceptions import ValidationError
+from django.core.validators import URLValidator
 from django.db import models
+from django.db.models import Q
 from django.utils import timezone
 
 POLICY_MAX_LENGTH = 4000
 RECRUITER_ID_MAX_LENGTH = 64
+# The welcome page's time estimate when staff give none: a Twenty Questions round takes a few
+# minutes, and consent, instructions and the practice question a few more.
+MINUTES_PER_ROUND = 3
+MINUTES_SETUP = 5
 
 
 def new_public_id() -> str:
@@ -28,12 +35,39 @@ def new_invite_token() -> str:
     return secrets.token_urlsafe(24)
 
 
+def validate_completion_url(value: str) -> None:
+    """A recruiter's full address, or a path on this site (the demo study, which has no real
+    recruiter, returns people to a local page that shows their code)."""
+    if value.startswith("/") and not value.startswith("//"):
+        return
+    try:
+        URLValidator(schemes=["http", "https"])(value)
+    except ValidationError:
+        raise ValidationError(
+            "Enter a full address (https://…) or a path on this site (/…)."
+        ) from None
+
+
+def duration_text(minutes: int) -> str:
+    """'about 45 minutes', 'about 1 hour 5 minutes': how long a study takes, in words."""
+    hours, rest = divmod(minutes, 60)
+    parts = []
+    if hours:
+        parts.append(f"{hours} hour{'s' if hours > 1 else ''}")
+    if rest or not hours:
+        parts.append(f"{rest} minute{'s' if rest != 1 else ''}")
+    return "about " + " ".join(parts)
+
+
 class Study(models.Model):
     """What staff set up in the admin: the game, how many cumulative rounds, the consent text, pay."""
 
     GAME_CHOICES = [("twenty-questions", "Twenty Questions")]
 
-    slug = models.SlugField(unique=True, help_text="The study link is /s/<slug>/.")
+    # Admin help text is HTML, so no angle brackets here: "<slug>" would vanish as a tag.
+    slug = models.SlugField(
+        unique=True, help_text="The study link is /s/ followed by this slug, e.g. /s/demo/."
+    )
     title = models.CharField(max_length=200)
     game = models.CharField(max_length=32, choices=GAME_CHOICES, default="twenty-questions")
     rounds = models.PositiveIntegerField(default=20, help_text="Cumulative rounds per participant.")
@@ -42,6 +76,12 @@ class Study(models.Model):
     )
     seed = models.IntegerField(
         default=0, help_text="Round k uses seed + k, so every participant meets the same words."
+    )
+    estimated_minutes = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="How long the study takes, shown on the welcome page. Empty: "
+        f"{MINUTES_PER_ROUND} minutes a round plus {MINUTES_SETUP} for consent and instructions.",
     )
     payment_amount = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal("10.00"))
     currency = models.CharField(max_length=3, default="USD")
@@ -59,10 +99,12 @@ class Study(models.Model):
         help_text="Asked after the last round, e.g. 'What strategy would you give a newcomer?' "
         "Leave empty to skip.",
     )
-    completion_url = models.URLField(
+    completion_url = models.CharField(
+        max_length=200,
         blank=True,
+        validators=[validate_completion_url],
         help_text="Where finishing sends people, e.g. https://app.prolific.com/submissions/complete "
-        "(the code is added as ?cc=CODE).",
+        "(the code is added as ?cc=CODE), or a path on this site.",
     )
     code_finished = models.CharField(max_length=64, blank=True)
     code_dropped = models.CharField(
@@ -79,6 +121,14 @@ class Study(models.Model):
 
     def __str__(self) -> str:
         return self.title
+
+    @property
+    def duration_minutes(self) -> int:
+        return self.estimated_minutes or MINUTES_SETUP + MINUTES_PER_ROUND * self.rounds
+
+    @property
+    def duration(self) -> str:
+        return duration_text(self.duration_minutes)
 
     def completion_link(self, code: str) -> str:
         """The recruiter's return address with the code, or '' when the study has none."""
@@ -130,8 +180,8 @@ class Participant(models.Model):
         CONSENTED = "consented"
         PLAYING = "playing"
         FINISHED = "finished"
-        DROPPED = "dropped", "dropped out"
-        SCREENED = "screened", "screened out"
+        DROPPED = "dropped", "Dropped out"
+        SCREENED = "screened", "Screened out"
         DECLINED = "declined"
         WITHDRAWN = "withdrawn"
 
@@ -174,6 +224,15 @@ class Participant(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["study", "status"])]
+        constraints = [
+            # On Prolific the PROLIFIC_PID is the person: one participant per ID and study, which
+            # a second browser with the same link rejoins (flow.returning_participant).
+            models.UniqueConstraint(
+                fields=["study", "prolific_pid"],
+                condition=~Q(prolific_pid=""),
+                name="one_participant_per_prolific_id",
+            )
+        ]
 
     def __str__(self) -> str:
         return self.public_id
@@ -206,6 +265,16 @@ class Participant(models.Model):
         if self.status in (self.Status.DECLINED, self.Status.SCREENED):
             return study.code_screened
         return ""
+
+    @property
+    def code_label(self) -> str:
+        """What the code is called on the last page: the recruiter pays each kind differently, so
+        someone who stopped early must not read that they completed the study."""
+        if self.status in (self.Status.DROPPED, self.Status.WITHDRAWN):
+            return "Your code for the time you gave"
+        if self.status in (self.Status.DECLINED, self.Status.SCREENED):
+            return "Your code"
+        return "Your completion code"
 
     def settle_payment(self) -> None:
         """Fix what is owed when the person stops: the full amount plus the bonus rule for those

@@ -17,7 +17,7 @@ from django.views.decorators.http import require_http_methods
 
 from studyapp.participants import flow
 from studyapp.participants.forms import ConsentForm, PolicyForm, PracticeForm, WithdrawForm
-from studyapp.participants.models import Invite, Participant, Study
+from studyapp.participants.models import POLICY_MAX_LENGTH, Invite, Participant, Study
 
 ParticipantView = Callable[[HttpRequest, Participant], HttpResponse]
 
@@ -28,6 +28,15 @@ def not_found(request: HttpRequest, message: str) -> HttpResponse:
 
 def refused(request: HttpRequest, message: str) -> HttpResponse:
     return render(request, "participants/refused.html", {"message": message}, status=403)
+
+
+def stopped_earlier(request: HttpRequest, participant: Participant) -> HttpResponse:
+    """A Prolific ID that already stopped taking part: a polite page with the code for the time
+    they gave, which is what they need to copy back to the recruiter."""
+    study = participant.study
+    code = participant.completion_code
+    context = {"study": study, "code": code, "link": study.completion_link(code) if code else ""}
+    return render(request, "participants/stopped.html", context)
 
 
 def posted(request: HttpRequest) -> QueryDict | None:
@@ -86,7 +95,10 @@ def study_link(request: HttpRequest, slug: str) -> HttpResponse:
             request, "participants/welcome.html", {"study": study, "error": str(err)}, status=400
         )
     if request.method == "POST":
-        participant = flow.start(request.session, study, ids)
+        try:
+            participant = flow.start(request.session, study, ids)
+        except flow.StoppedEarlier as stopped:
+            return stopped_earlier(request, stopped.participant)
         return redirect(step_url(participant))
     return render(request, "participants/welcome.html", {"study": study})
 
@@ -123,11 +135,13 @@ def consent(request: HttpRequest, participant: Participant) -> HttpResponse:
     form = ConsentForm(posted(request), initial={"version": study.consent_version})
     if request.method == "POST" and form.is_valid():
         try:
-            flow.give_consent(request.session, participant, form.cleaned_data["version"])
+            participant = flow.give_consent(
+                request.session, participant, form.cleaned_data["version"]
+            )
         except flow.StepRefused:
             form.add_error(None, "The consent form has changed; please read it again.")
-        except flow.AlreadyTookPart:
-            return refused(request, "This Prolific ID has already taken part in this study.")
+        except flow.StoppedEarlier as stopped:
+            return stopped_earlier(request, stopped.participant)
         else:
             return redirect(step_url(participant))
     return render(request, "participants/consent.html", {"participant": participant, "form": form})
@@ -168,7 +182,25 @@ def policy(request: HttpRequest, participant: Participant) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         flow.save_policy(participant, form.cleaned_data["policy"])
         return redirect(step_url(participant))
-    return render(request, "participants/policy.html", {"participant": participant, "form": form})
+    context = {"participant": participant, "form": form, "max_length": POLICY_MAX_LENGTH}
+    return render(request, "participants/policy.html", context)
+
+
+@require_http_methods(["GET"])
+def recruiter_return(request: HttpRequest, slug: str) -> HttpResponse:
+    """A stand-in for the recruiter's completion page, for studies without a real recruiter (the
+    demo): it shows which of the study's codes came back."""
+    study = Study.objects.filter(slug=slug).first()
+    if study is None:
+        return not_found(request, "There is no study at this address. Please check the link.")
+    code = request.GET.get("cc", "")
+    kinds = {
+        study.code_finished: "finished",
+        study.code_dropped: "stopped early",
+        study.code_screened: "did not take part",
+    }
+    context = {"study": study, "code": code, "kind": kinds.get(code) if code else None}
+    return render(request, "participants/recruiter_return.html", context)
 
 
 @participant_page("done")

@@ -10,13 +10,26 @@ from typing import Any
 
 from django import forms
 from django.conf import settings
+from django.urls import reverse_lazy
 
+from studyapp.pipelines.checks import refusal
 from studyapp.pipelines.kinds import KINDS
 from studyapp.pipelines.lwe.data import DatasetError, parse_jsonl
 
 
 class JobForm(forms.Form):
-    kind = forms.ChoiceField(choices=[(name, name) for name in KINDS])
+    # Changing the kind swaps in its default parameters (htmx); the "Defaults for" links do the
+    # same without JavaScript.
+    kind = forms.ChoiceField(
+        choices=[(name, name) for name in KINDS],
+        widget=forms.Select(
+            attrs={
+                "hx-get": reverse_lazy("pipelines:new"),
+                "hx-target": "#id_parameters",
+                "hx-swap": "outerHTML",
+            }
+        ),
+    )
     parameters = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 10, "cols": 70}),
         help_text="JSON object; missing keys take the kind's defaults.",
@@ -51,6 +64,16 @@ class JobForm(forms.Form):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
         return str(relative)
+
+    def clean(self) -> dict[str, Any]:
+        """Refuse a job that cannot work (an offline agent as a judge) before it is queued."""
+        cleaned = super().clean()
+        kind, parameters = cleaned.get("kind"), cleaned.get("parameters")
+        if kind and isinstance(parameters, dict):
+            reason = refusal(kind, {**KINDS[kind].defaults, **parameters})
+            if reason:
+                self.add_error("parameters", reason)
+        return cleaned
 
     def job_parameters(self) -> dict[str, Any]:
         parameters = dict(self.cleaned_data["parameters"])

@@ -11,8 +11,14 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
+from studyapp.background import server_loop, start_thread
+from studyapp.pipelines.checks import missing_credentials, refusal
 from studyapp.pipelines.kinds import get_kind
 from studyapp.pipelines.models import Job, JobCancelled
+
+
+class JobRefused(ValueError):
+    """A job that cannot run as asked; its message is the whole reason, no traceback needed."""
 
 
 def create_job(kind: str, parameters: dict[str, Any] | None = None, *, user=None, **fields) -> Job:
@@ -25,9 +31,14 @@ def create_job(kind: str, parameters: dict[str, Any] | None = None, *, user=None
 
 def enqueue(job: Job) -> None:
     """Hand the job to a Celery worker once it is committed. With the embedded default (no broker,
-    ``CELERY_TASK_ALWAYS_EAGER``) it runs in this process instead, as the table driver's jobs do."""
+    ``CELERY_TASK_ALWAYS_EAGER``) it runs in this process instead: in a thread of the server, so
+    the page that started it returns at once and shows its progress, or right here when no server
+    runs (a command, a test), where nobody is waiting for a page."""
     if settings.CELERY_TASK_ALWAYS_EAGER:
-        transaction.on_commit(lambda: execute(job.pk))
+        if server_loop() is None:
+            transaction.on_commit(lambda: execute(job.pk))
+        else:
+            transaction.on_commit(lambda: start_thread(f"job-{job.pk}", execute, job.pk))
         return
     from studyapp.pipelines.tasks import run_job
 
@@ -66,18 +77,42 @@ def execute(job_id: int, worker: str | None = None) -> Job:
         return job  # already taken, cancelled or finished
     job.write_log(f"started on {job.worker}")
     try:
+        reason = refusal(job.kind, job.parameters) or missing_credentials(job.kind, job.parameters)
+        if reason:
+            raise JobRefused(reason)
         result = get_kind(job.kind).load()(job)
     except JobCancelled:
         job.refresh_from_db(fields=["result", "cost", "artifacts", "log"])
         job.write_log("cancelled")
-        job.finish(Job.Status.CANCELLED)
+        job.finish(Job.Status.CANCELLED, message=f"cancelled at {job.progress:.0%}")
     except Exception as err:  # any failure of the job's own work ends it as failed, with why
         job.refresh_from_db(fields=["result", "cost", "artifacts", "log"])
         summary = "".join(traceback.format_exception(err, limit=-4))
-        job.write_log(f"failed: {type(err).__name__}: {err}")
-        job.finish(Job.Status.FAILED, error=summary[-4000:])
+        reason = failure_reason(err)
+        job.write_log(f"failed: {reason}")
+        job.finish(Job.Status.FAILED, error=summary[-4000:], message=reason)
     else:
         job.save_result(result)
         job.write_log("succeeded")
-        job.finish(Job.Status.SUCCEEDED)
+        job.finish(Job.Status.SUCCEEDED, message=final_message(job))
     return job
+
+
+def final_message(job: Job) -> str:
+    """The message of a job that succeeded: the runner's last progress line only when that line
+    was its final one (one from part-way, "501/785 games", would read as stale)."""
+    job.refresh_from_db(fields=["progress", "message"])
+    if job.progress >= 1.0 and job.message:
+        return f"finished · {job.message}"
+    return "finished"
+
+
+def failure_reason(err: BaseException) -> str:
+    """One line for the job page: the reason itself for a refused job, else the first error
+    inside any exception group (concurrent model calls fail as a group) with its type."""
+    while isinstance(err, BaseExceptionGroup) and err.exceptions:
+        err = err.exceptions[0]
+    if isinstance(err, JobRefused):
+        return str(err)[:300]
+    lines = str(err).strip().splitlines()
+    return f"{type(err).__name__}: {lines[0] if lines else 'no message'}"[:300]

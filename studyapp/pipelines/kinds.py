@@ -19,6 +19,10 @@ class Kind:
     runner: str  # dotted path to ``run(job) -> dict``
     help: str
     defaults: dict[str, Any] = field(default_factory=dict)
+    # The parameters that name a model spec (``openai:gpt-4.1``), checked for credentials.
+    models: tuple[str, ...] = ("model",)
+    # The model judges or writes text, which an ``offline:`` rule-based agent cannot do.
+    needs_language_model: bool = True
 
     def load(self) -> Callable[..., dict[str, Any]]:
         return import_string(self.runner)
@@ -82,6 +86,8 @@ KINDS: dict[str, Kind] = {
             "samples": 3,
             "seed": 0,
         },
+        models=("model", "oracle"),
+        needs_language_model=False,  # offline agents play the games themselves
     ),
     "ttra": Kind(
         "studyapp.pipelines.runners.ttra.run",
@@ -94,6 +100,8 @@ KINDS: dict[str, Kind] = {
             "experiment": "ttra",
             "seed": 0,
         },
+        models=(),  # a Hugging Face name or folder, loaded locally
+        needs_language_model=False,
     ),
 }
 

@@ -143,14 +143,21 @@ class Job(models.Model):
         self.refresh_from_db()
         return bool(claimed)
 
-    def finish(self, status: str, *, error: str = "", resumable: bool = False) -> None:
+    def finish(
+        self, status: str, *, error: str = "", resumable: bool = False, message: str = ""
+    ) -> None:
+        """End the job; ``message`` replaces the last progress line, which would read as stale
+        ("501/785 games" on a finished job), and for a failure says why in one line."""
         self.status = status
         self.error = error
         self.resumable = resumable
+        self.message = message[:300]
         self.finished_at = timezone.now()
         if status == self.Status.SUCCEEDED:
             self.progress = 1.0
-        self.save(update_fields=["status", "error", "resumable", "finished_at", "progress"])
+        self.save(
+            update_fields=["status", "error", "resumable", "message", "finished_at", "progress"]
+        )
 
     def request_cancel(self) -> None:
         """A queued job is cancelled at once; a running one stops at its next step."""
@@ -188,6 +195,7 @@ def fail_stale_jobs(*, worker: str | None = None, now=None) -> list[int]:
             status=Job.Status.FAILED,
             resumable=True,
             finished_at=now,
+            message="its worker stopped (no heartbeat)",
             error="The worker running this job stopped (no heartbeat). "
             "Its log, partial result and artifacts are kept; resume or re-run it.",
         )

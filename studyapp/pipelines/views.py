@@ -10,6 +10,7 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from studyapp.pipelines.display import id_ranges, result_text
 from studyapp.pipelines.forms import JobForm
 from studyapp.pipelines.jobs import rerun, resume, start_job
 from studyapp.pipelines.kinds import KINDS
@@ -37,6 +38,8 @@ def job_new(request: HttpRequest) -> HttpResponse:
         kind = kind if kind in KINDS else "selective-lwe"
         defaults = json.dumps(KINDS[kind].defaults, indent=2)
         form = JobForm(initial={"kind": kind, "parameters": defaults})
+        if request.htmx:  # the kind select changed: only its parameters are swapped in
+            return render(request, "pipelines/_job_parameters.html", {"form": form})
     return render(request, "pipelines/job_new.html", {"form": form, "kinds": KINDS})
 
 
@@ -44,9 +47,11 @@ def job_new(request: HttpRequest) -> HttpResponse:
 def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     fail_stale_jobs()
     job = get_object_or_404(Job, pk=job_id)
+    tables = (job.result or {}).get("tables")
     context = {
         "job": job,
-        "result_json": json.dumps(job.result, indent=2, default=str) if job.result else "",
+        "result_json": result_text(job.result) if job.result else "",
+        "tables": {"count": len(tables), "ranges": id_ranges(tables)} if tables else None,
         "cost_json": json.dumps(job.cost, indent=2) if job.cost else "",
     }
     if request.htmx:

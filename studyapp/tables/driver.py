@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from asgiref.sync import async_to_sync, sync_to_async
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import IntegrityError
 from django.utils import timezone
@@ -31,6 +31,7 @@ from django.utils import timezone
 from games.base import Agent, Event
 from games.runner import next_event
 from studyapp.agents import agent_for_seat, turn_usage
+from studyapp.background import server_loop
 from studyapp.tables.models import Seat, Table, new_exit_code
 from studyapp.tables.services import TableState, broadcast, commit, start, table_state
 
@@ -306,22 +307,6 @@ async def _run_job(key: tuple[str, tuple]) -> None:
             await sync_to_async(JOBS[name])(*args)
     except Exception:
         log.exception("table job %s%s failed", name, args)
-
-
-async def _current_loop() -> asyncio.AbstractEventLoop:
-    return asyncio.get_running_loop()
-
-
-def server_loop() -> asyncio.AbstractEventLoop | None:
-    """The event loop of the server this code runs under, if any. From a sync thread started by
-    the server (a view, a consumer's database call) ``async_to_sync`` reaches that loop; with no
-    server it makes a throwaway loop, which is closed by the time it returns."""
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        pass
-    loop = async_to_sync(_current_loop)()
-    return loop if loop.is_running() else None
 
 
 def run_inline(job: Callable[..., Any], args: tuple) -> None:

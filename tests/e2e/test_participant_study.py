@@ -1,7 +1,8 @@
 """A whole study in real Chromium: a participant arrives by a study link with Prolific parameters,
 consents, passes the practice question, plays every round at the real table pages (questions go
-over the WebSocket, the offline oracle answers), writes a policy and gets the completion code;
-then staff see them as owed in the admin and mark them paid.
+over the WebSocket, the offline oracle answers; the last round in a second browser opened on the
+same link, as after a device switch), writes a policy and gets the completion code; then staff see
+them as owed in the admin and mark them paid.
 
 Chromium comes from the ``browser`` fixture of ``tests/e2e/conftest.py``. The site is started here
 rather than by its ``site_url`` fixture because this test must seed a study and a staff login into
@@ -123,10 +124,20 @@ def test_a_participant_completes_a_study_and_staff_mark_them_paid(site: Site, br
 
     play_round(participant, frames, 1)
     expect(participant.locator("#total-reward")).to_have_text("0.63")  # 1/log2(3): found at 2
+
+    # The same person opens the same link in another browser: Start resumes at round 2, with no
+    # second consent, and the table's seat follows them there.
+    participant = browser.new_context().new_page()
+    participant.set_default_timeout(15_000)
+    frames = SocketFrames(participant)
+    participant.goto(f"{site.url}/s/e2e/?PROLIFIC_PID=60a1b2c3d4e5f60718293a4b&STUDY_ID=st7")
+    participant.click("#start")
     play_round(participant, frames, 2)
 
     expect(participant.locator("h1")).to_have_text("One last question")
-    participant.fill("textarea", "Ask <b>broad</b> questions first, then guess.")
+    answer = "Ask <b>broad</b> questions first, then guess."
+    participant.get_by_label("What strategy would you give a newcomer?").fill(answer)
+    expect(participant.locator("#policy-count")).to_have_text(f"{len(answer)} of 4000 characters")
     participant.click("#submit-policy")
     expect(participant.locator("#completion-code")).to_have_text("E2EDONE")
     link = participant.locator("#completion-link")

@@ -153,15 +153,16 @@ def test_it_keeps_a_move_sent_before_the_socket_opens(page) -> None:
     table_url = page.url
     field = page.get_by_label("Your question")
     field.fill("Is it an animal?")
-    field.press("Enter")  # before the socket is open: the move must wait, not vanish
-    expect(page.get_by_role("button", name="Ask")).to_be_disabled()
-    expect(page.locator("#socket-status")).to_be_visible()
+    field.press("Enter")  # before the socket is open: the move is held, visibly
+    page.get_by_role("button", name="Ask").click()  # an impatient second try sends nothing twice
+    expect(page.locator("#socket-status")).to_contain_text("your move will be sent")
     page.wait_for_timeout(300)
     assert sent == [] and page.url == table_url  # neither over the socket nor as a page POST
-
-    page.evaluate("openSockets()")
-    expect(page.locator("#socket-status")).to_be_hidden()
     expect(field).to_have_value("Is it an animal?")
-    page.get_by_role("button", name="Ask").click()
+
+    page.evaluate("openSockets()")  # the move goes as soon as the socket opens
     expect(page.locator("#history .answer")).to_have_count(1)
     assert "Is it an animal?" in page.locator("#history").inner_text()
+    expect(page.locator("#socket-status")).to_be_hidden()
+    page.wait_for_timeout(500)
+    assert page.locator("#history .question").all_inner_texts() == ["Is it an animal?"]

@@ -114,6 +114,7 @@ def run(job: Job) -> dict[str, Any]:
         # Whatever happened, the games that finished are stored.
         partial = load_records(job.artifact_dir / "results.jsonl")
         job.write_log(f"stored {store_games(job, partial, spec)} new games as tables")
+    job.set_progress(1.0, f"{len(records)} games played")
     rewards = [r["reward"] for r in records]
     return {
         "games": len(records),

@@ -48,7 +48,24 @@ def test_it_lists_participants_with_their_final_reward_and_group(staff):
     assert "6 finished games" in page
     assert page.count("<td>steady</td>") == 1 and page.count("<td>variable</td>") == 1
     assert "<td>0.6111</td>" in page  # (1 + 0.5 + 1/3) / 3
-    assert "0.3210 (perfect binary questioning)" in page
+    assert "0.3210 (perfect binary questioning, computed optimum)" in page
+
+
+def test_it_draws_the_same_labelled_reference_on_the_study_and_the_tables_page(staff):
+    make_study()
+    infogain = [
+        {"kind": "agent", "agent_spec": "offline:infogain"},
+        {"kind": "agent", "agent_spec": "offline:kb"},
+    ]
+    finished_table(events_found_at(1), infogain)  # infogain at reward 1.0, outside the study
+    anonymous = [
+        {"kind": "human", "session_key": "visitor"},
+        {"kind": "agent", "agent_spec": "offline:kb"},
+    ]
+    finished_table(events_found_at(3), anonymous)
+    reference = "Reference line: 0.3210 (perfect binary questioning, computed optimum)"
+    assert reference in staff.get(study_url("")).content.decode()
+    assert reference in staff.get(reverse("dashboard:analysis_tables")).content.decode()
 
 
 def test_it_draws_the_human_figure_as_png_and_svg(staff):

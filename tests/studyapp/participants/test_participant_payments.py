@@ -10,6 +10,7 @@ import pytest
 from django.urls import reverse
 from participant_helpers import arrive, get_ready, page, win_round
 
+from studyapp.participants.admin import spreadsheet_safe
 from studyapp.participants.models import Invite, Participant
 from studyapp.participants.pseudonyms import public_record, public_rounds
 
@@ -99,6 +100,83 @@ def test_the_payment_sheet_defuses_spreadsheet_formulas(study, alice, staff):
     response = action(staff, "export_payment_sheet", [participant])
     row = next(csv.DictReader(io.StringIO(response.content.decode())))
     assert row["recruiter_pid"] == "'-cmd"
+
+
+@pytest.mark.parametrize(
+    ("value", "cell"),
+    [
+        ("=HYPERLINK(1)", "'=HYPERLINK(1)"),
+        ("+1", "'+1"),
+        ("-cmd", "'-cmd"),
+        ("@SUM(A1)", "'@SUM(A1)"),
+        ("\t=1", "'\t=1"),
+        ("\r=1", "'\r=1"),
+        ("", ""),
+        ("p0123", "p0123"),
+        ("a=b", "a=b"),
+        (-3, -3),
+        (None, None),
+    ],
+)
+def test_spreadsheet_safe_quotes_only_cells_that_would_run_as_formulas(value, cell):
+    assert spreadsheet_safe(value) == cell
+
+
+def test_the_payment_sheet_leaves_empty_cells_empty(study, alice, staff):
+    participant = finished(alice, study, "")
+    response = action(staff, "export_payment_sheet", [participant])
+    row = next(csv.DictReader(io.StringIO(response.content.decode())))
+    for column in ("prolific_pid", "prolific_study_id", "recruiter_pid", "paid_at"):
+        assert row[column] == "", column
+    assert "'" not in response.content.decode()
+
+
+def test_the_payment_sheet_names_the_invite_a_participant_came_by(study, alice, bob, staff):
+    invite = Invite.objects.create(study=study, label="cohort A")
+    alice.post(reverse("participants:invite_link", args=[invite.token]))
+    by_invite = Participant.objects.get(invite=invite)
+    by_link = arrive(bob, study, PROLIFIC)
+    response = action(staff, "export_payment_sheet", [by_invite, by_link])
+    rows = {r["public_id"]: r for r in csv.DictReader(io.StringIO(response.content.decode()))}
+    assert rows[by_invite.public_id]["invite_label"] == "cohort A"
+    assert rows[by_invite.public_id]["invite_token"] == invite.token
+    assert rows[by_link.public_id]["invite_label"] == ""
+    assert rows[by_link.public_id]["invite_token"] == ""
+
+
+def test_the_invites_csv_names_the_participant_who_claimed_each_link(study, alice, staff):
+    claimed, unused = Invite.objects.create(study=study), Invite.objects.create(study=study)
+    alice.post(reverse("participants:invite_link", args=[claimed.token]))
+    participant = Participant.objects.get(invite=claimed)
+    response = staff.post(
+        reverse("admin:participants_invite_changelist"),
+        {"action": "export_links", "_selected_action": [claimed.pk, unused.pk]},
+    )
+    rows = {
+        r["link"].rstrip("/").rsplit("/", 1)[1]: r
+        for r in csv.DictReader(io.StringIO(response.content.decode()))
+    }
+    assert rows[claimed.token]["participant"] == participant.public_id
+    assert rows[claimed.token]["claimed_at"]
+    assert rows[unused.token]["participant"] == ""
+    assert rows[unused.token]["claimed_at"] == ""
+
+
+def test_the_study_page_explains_the_study_link(study, staff):
+    url = reverse("admin:participants_study_change", args=[study.pk])
+    text = staff.get(url).content.decode()
+    assert "The study link is /s/ followed by this slug" in text
+    assert "/s//" not in text
+
+
+def test_the_participant_list_capitalises_every_status(study, alice, bob, staff):
+    get_ready(alice, study)
+    participant = get_ready(bob, study)
+    bob.post(page(participant, "withdraw"), {})
+    text = staff.get(reverse(CHANGELIST)).content.decode()
+    assert "Dropped out" in text
+    assert "Screened out" in text  # a choice of the status filter
+    assert "dropped out<" not in text and "screened out<" not in text
 
 
 def test_the_study_page_shows_live_progress(study, alice, bob, staff):

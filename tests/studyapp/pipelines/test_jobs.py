@@ -21,25 +21,10 @@ from tests.studyapp.pipelines.synthetic import SyntheticJudge, make_cases
 JUDGE = "openai-compatible:synthetic-judge"
 
 
-@pytest.fixture
-def configured(settings, tmp_path, llm_server):
-    """Jobs reach the loopback server through settings, and write under a scratch MEDIA_ROOT."""
-    settings.OPENAI_BASE_URL = llm_server.openai_base_url
-    settings.OPENAI_API_KEY = "test"
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.LLM_CACHE_DIR = str(tmp_path / "cache")
-    return llm_server
-
-
 def write_dataset(tmp_path, labels: str):
     path = tmp_path / "pairs.jsonl"
     path.write_text("\n".join(json.dumps(c.to_json()) for c in make_cases(labels)) + "\n")
     return path
-
-
-@pytest.fixture
-def staff(django_user_model):
-    return django_user_model.objects.create_user("researcher", password="x", is_staff=True)
 
 
 @pytest.mark.django_db

@@ -9,6 +9,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from studyapp.pipelines.checks import refusal
 from studyapp.pipelines.jobs import create_job, enqueue, execute
 from studyapp.pipelines.kinds import KINDS
 
@@ -33,6 +34,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         parameters = dict(parse_param(p) for p in options["param"])
+        reason = refusal(options["kind"], {**KINDS[options["kind"]].defaults, **parameters})
+        if reason:
+            raise CommandError(reason)
         job = create_job(options["kind"], parameters)
         if not options["wait"]:
             enqueue(job)
@@ -41,5 +45,5 @@ class Command(BaseCommand):
         job = execute(job.pk)
         self.stdout.write(json.dumps(job.result, indent=2, default=str))
         if job.status != job.Status.SUCCEEDED:
-            raise CommandError(f"job #{job.pk} {job.status}: {job.error.strip().splitlines()[-1:]}")
+            raise CommandError(f"job #{job.pk} {job.status}: {job.message}")
         self.stdout.write(f"job #{job.pk} succeeded")

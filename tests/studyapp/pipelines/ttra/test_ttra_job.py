@@ -39,7 +39,7 @@ def test_a_ttra_job_reports_progress_and_keeps_its_artifacts(tiny_model, tmp_pat
     job = execute(job.pk)
     assert job.status == Job.Status.SUCCEEDED, job.error
     assert job.progress == 1.0
-    assert job.message.startswith("ttrl step 2/2: reward")
+    assert job.message.startswith("finished · ttrl step 2/2: reward")
     assert "results.json" in job.artifacts
     assert "model/config.json" in job.artifacts
     assert (job.artifact_dir / "model" / "model.safetensors").exists()

@@ -1,0 +1,47 @@
+"""Why a job cannot run as asked, in one line a researcher can act on, said before it wastes a
+worker: a rule-based ``offline:`` agent asked to judge or write a policy, or an API model with no
+key. The form and the command refuse the first up front; the worker checks both again, since
+keys are read where the job runs, which need not be where it was started."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+
+from studyapp.pipelines.kinds import get_kind
+
+NO_KEY_NEEDED = "openai-compatible:… with OPENAI_BASE_URL"
+
+
+def refusal(kind: str, parameters: dict[str, Any]) -> str | None:
+    """The reason a ``kind`` job with these parameters (defaults included) makes no sense."""
+    model = str(parameters.get("model", ""))
+    if get_kind(kind).needs_language_model and model.startswith("offline:"):
+        task = "write a policy" if kind == "policy" else "judge answers"
+        return (
+            f"{model} is a rule-based agent and cannot {task}; choose a language model "
+            f"(openai:…, anthropic:…, or {NO_KEY_NEEDED})"
+        )
+    return None
+
+
+def missing_credentials(kind: str, parameters: dict[str, Any]) -> str | None:
+    """The setting a model of this job needs and the worker lacks, if any."""
+    keys = {
+        "openai": ("OPENAI_API_KEY", settings.OPENAI_API_KEY),
+        "anthropic": ("ANTHROPIC_API_KEY", settings.ANTHROPIC_API_KEY),
+    }
+    for name in get_kind(kind).models:
+        spec = parameters.get(name)
+        if not isinstance(spec, str):
+            continue
+        provider = spec.partition(":")[0]  # a malformed spec is the runner's to report
+        if provider in keys and not keys[provider][1]:
+            return (
+                f"no {keys[provider][0]} is set for {spec}; set it where the job runs, or choose "
+                f"another model ({NO_KEY_NEEDED}, or offline:… for experiments)"
+            )
+        if provider == "openai-compatible" and not settings.OPENAI_BASE_URL:
+            return f"no OPENAI_BASE_URL is set for {spec}; set it to the server's /v1 address"
+    return None
