@@ -15,7 +15,9 @@ twice.
 The clients share the machine with the server, so the figures include what the clients cost:
 ``client_cpu_s`` and ``server_cpu_s`` say where the CPU went, ``server_cpu_ms_per_move`` is the
 server's cost of one move, ``load_avg`` what else the machine was doing. ``steady_*`` leave out
-the moves of the first ``--warmup`` seconds, when 200 sockets connect at once. ``--servers N``
+the moves of the first ``--warmup`` seconds, when 200 sockets connect at once. Each client
+starts its rhythm at a random point of the first second; ``--lockstep`` starts them all at once
+(moves then arrive in bursts, one per table, and p95 is the burst's queue). ``--servers N``
 starts N daphne processes and sends each table's sockets to one of them, as a load balancer that
 routes by URL would; it is safe because every process judges moves against the log (see
 ``studyapp.tables.services``), it only spends more CPU on the machine the clients share.
@@ -30,6 +32,7 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import re
 import resource
 import socket
@@ -57,6 +60,9 @@ def parse_args() -> argparse.Namespace:
         "--warmup", type=float, default=5.0, help="seconds left out of the steady_* figures"
     )
     parser.add_argument("--servers", type=int, default=1, help="daphne processes")
+    parser.add_argument(
+        "--lockstep", action="store_true", help="all clients start moving at the same instant"
+    )
     parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL", ""))
     parser.add_argument("--redis-url", default=os.environ.get("REDIS_URL", ""))
     args = parser.parse_args()
@@ -130,12 +136,12 @@ class Client:
             return {"type": "question", "text": f"Is it alive? ({self.name} move {self.sent})"}
         return {"type": "answer", "answer": "Yes"}
 
-    async def play(self, until: float, interval: float) -> None:
+    async def play(self, until: float, interval: float, offset: float) -> None:
         from websockets.asyncio.client import connect
 
         headers = {"Cookie": f"sessionid={self.key}", "Origin": self.origin}
         async with connect(self.url, additional_headers=headers, open_timeout=60) as ws:
-            last_move = 0.0
+            last_move = time.monotonic() + offset - interval  # first move after ``offset``
             waiting: tuple[int, float] | None = None  # (seq after my move, sent at)
             while time.monotonic() < until:
                 try:
@@ -159,9 +165,20 @@ class Client:
             self.unanswered = 1 if waiting else 0
 
 
-async def run_clients(clients: list[Client], seconds: float, interval: float) -> float:
+async def run_clients(
+    clients: list[Client], seconds: float, interval: float, lockstep: bool
+) -> float:
+    """Every client starts its one-a-second rhythm at a random point of the first second, as
+    people who sat down independently would; ``lockstep`` starts all of them at once, so their
+    moves arrive in bursts of one per table."""
     start = time.monotonic()
-    await asyncio.gather(*(c.play(start + seconds, interval) for c in clients))
+    rng = random.Random(0)
+    await asyncio.gather(
+        *(
+            c.play(start + seconds, interval, 0.0 if lockstep else rng.uniform(0, interval))
+            for c in clients
+        )
+    )
     return time.monotonic() - start
 
 
@@ -239,7 +256,7 @@ def main() -> None:
         server_cpu = sum(cpu_seconds(server.pid) for server in servers)
         client_cpu = own_cpu_seconds()
         started = time.perf_counter()
-        elapsed = asyncio.run(run_clients(clients, args.seconds, args.interval))
+        elapsed = asyncio.run(run_clients(clients, args.seconds, args.interval, args.lockstep))
         client_cpu = own_cpu_seconds() - client_cpu
         time.sleep(1.0)  # let the last commits land before reading the log
         server_cpu = sum(cpu_seconds(server.pid) for server in servers) - server_cpu
@@ -260,6 +277,7 @@ def main() -> None:
             {
                 "clients": len(clients),
                 "servers": len(servers),
+                "lockstep": args.lockstep,
                 "seconds": round(elapsed, 1),
                 "moves_sent": sent,
                 "moves_per_s": round(len(latencies_ms) / elapsed, 1),

@@ -79,5 +79,17 @@ def join_undercover(session_key: str, humans: int, user: Any = None, **options: 
     return seat
 
 
+def leave(seat: Seat) -> bool:
+    """Give a lobby place back so someone else can take it; False once the game has started
+    (a seat in play is left by closing the page: the turn deadline then hands it to an agent)."""
+    with transaction.atomic():
+        table = Table.objects.select_for_update().get(pk=seat.table_id)
+        if table.status != Table.Status.LOBBY:
+            return False
+        Seat.objects.filter(pk=seat.pk).update(session_key="", user=None, connected=False)
+    services.broadcast(services.table_state(table.pk))
+    return True
+
+
 def _user(user: Any) -> Any:
     return user if user is not None and user.is_authenticated else None

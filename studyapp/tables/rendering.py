@@ -1,15 +1,20 @@
 """Renders a table as one seat sees it: the same partial the page includes and the socket pushes.
 
 The context is built from ``engine.observe(state, seat)`` and nothing else about the game, so no
-other seat's word or role can reach a template. Spectators (staff) see the public log instead.
+other seat's word or role can reach a template while the game runs; once it is over, the engine's
+outcome (every seat's word and role, the reward) and the Twenty Questions answer are no secret and
+every seat sees them. Spectators (staff) see the log, and only they see who plays each seat and the
+words and roles during play: those facts are put into a context only when ``seat`` is None.
 """
 
 from __future__ import annotations
 
+from datetime import timedelta
 from functools import cache
 from typing import Any
 
 from django.template.loader import render_to_string
+from django.utils import timezone
 from django.utils.html import escape
 from django.utils.safestring import SafeString
 
@@ -56,10 +61,15 @@ def board_context(snap: TableState, seat: int | None, error: str | None = None) 
         "exit_code": table.exit_code,
         "seq": snap.next_seq,
     }
+    if context["lobby"]:
+        context.update(lobby_facts(table, snap.seats))
+    if snap.is_over and table.status != Table.Status.LOBBY:
+        context["outcome"] = sorted(snap.engine.outcome(snap.state).items())
+        context["revealed_word"] = table.config.get("answer")  # Twenty Questions' answer
     if seat is None:
         context["events"] = snap.events
-        if snap.is_over and table.status != Table.Status.LOBBY:
-            context["outcome"] = sorted(snap.engine.outcome(snap.state).items())
+        context["public"] = snap.engine.observe(snap.state, 0)  # its rounds; staff see it all
+        context["staff_seats"] = staff_seats(snap)
     else:
         context["obs"] = snap.engine.observe(snap.state, seat)
         if "candidates" in context["obs"]:
@@ -73,6 +83,38 @@ def board_context(snap: TableState, seat: int | None, error: str | None = None) 
             shape["type"]: shape for shape in snap.engine.legal_actions(snap.state, seat)
         }
     return context
+
+
+def lobby_facts(table: Table, seats: list[Seat]) -> dict[str, Any]:
+    """What someone waiting in a lobby needs to decide whether to stay: how many places are
+    taken, when the wait ends (the same limit :func:`driver.check_lobby` applies) and what
+    happens then."""
+    deadline = table.created_at + timedelta(seconds=float(table.option("wait_seconds")))
+    return {
+        "arrived": sum(seat.kind == Seat.Kind.HUMAN and not seat.is_vacant for seat in seats),
+        "places": sum(seat.kind == Seat.Kind.HUMAN for seat in seats),
+        "agent_places": sum(seat.kind == Seat.Kind.AGENT for seat in seats),
+        "deadline": deadline,
+        "seconds_left": max(0, round((deadline - timezone.now()).total_seconds())),
+        "on_timeout": table.option("lobby_timeout"),
+    }
+
+
+def staff_seats(snap: TableState) -> list[dict[str, Any]]:
+    """Each seat as staff see it: who plays it and its role and word. Only for spectators (staff);
+    a player's board never gets this."""
+    config = snap.table.config
+    roles = snap.engine.seats(config)
+    rows = []
+    for seat in snap.seats:
+        row = {"seat": seat, "role": roles[seat.index], "word": ""}
+        if snap.table.game == "undercover":
+            row["role"] = snap.engine.role(config, seat.index)
+            row["word"] = snap.engine.word(config, seat.index)
+        elif roles[seat.index] == "oracle":
+            row["word"] = config["answer"]
+        rows.append(row)
+    return rows
 
 
 def render_board(snap: TableState, seat: int | None, error: str | None = None) -> str:

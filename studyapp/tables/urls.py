@@ -10,4 +10,5 @@ urlpatterns = [
     path("play/undercover/", views.play_undercover, name="play_undercover"),
     path("tables/<int:table_id>/", views.table_page, name="table"),
     path("tables/<int:table_id>/move/", views.move, name="move"),
+    path("tables/<int:table_id>/leave/", views.leave, name="leave"),
 ]

@@ -63,6 +63,16 @@ def table_page(request: HttpRequest, table_id: int) -> HttpResponse:
 
 
 @require_POST
+def leave(request: HttpRequest, table_id: int) -> HttpResponse:
+    """Leave a lobby before the game starts: the place is freed for someone else."""
+    table = get_object_or_404(Table, pk=table_id)
+    seat = seat_of(request, table)
+    if seat is not None and not lobby.leave(seat):
+        return redirect("tables:table", table.pk)  # the game has started meanwhile
+    return redirect("tables:home")
+
+
+@require_POST
 def move(request: HttpRequest, table_id: int) -> HttpResponse:
     """The no-JavaScript path of the move form (the socket is the usual one)."""
     table = get_object_or_404(Table, pk=table_id)

@@ -1,5 +1,7 @@
 """Reads every frame one human seat receives over whole Undercover games and looks for the other
-word or any seat's role before the end (DESIGN core idea 3)."""
+word or any seat's role before the end (DESIGN core idea 3); once the game is over they are no
+secret and the last frame shows them. Staff-only facts (who plays each seat, the words during
+play) go to a staff spectator and never to a seat."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from channels.db import database_sync_to_async
 from games import get_engine
 from studyapp.tables import services
 from studyapp.tables.models import Turn
-from tests.studyapp.tables.conftest import make_session, socket
+from tests.studyapp.tables.conftest import make_session, make_staff_session, socket
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -68,7 +70,8 @@ async def test_a_seat_never_receives_another_word_or_role(as_difference: bool) -
     other = config["normal_word"] if as_difference else config["difference_word"]
     spoken = [html.escape(text) for text in await public_clues(table.pk)]
     assert len(frames) > 10
-    for frame in frames:
+    assert all("difference_seat" not in frame for frame in frames)
+    for frame in frames[:-1]:
         private = frame
         for text in spoken:  # what players said aloud is public; judge only what the server adds
             private = private.replace(text, "")
@@ -80,3 +83,30 @@ async def test_a_seat_never_receives_another_word_or_role(as_difference: bool) -
         "the player with the different word" if as_difference else "a player with the common word"
     )
     assert expected in frames[-1]
+    assert mine in frames[-1] and other in frames[-1]  # revealed after the game
+
+
+async def test_staff_only_facts_reach_a_staff_spectator_and_never_a_seat() -> None:
+    config = ENGINE.new_config(seed=12)
+    human = (config["difference_seat"] + 1) % 5
+    key = await make_session()
+    seats = [AGENT] * 5
+    seats[human] = {"kind": "human", "session_key": key}
+    table = await database_sync_to_async(services.create_table)(
+        "undercover", config, seats, agent_delay_seconds=0
+    )
+    staff = socket(table.pk, await make_staff_session())
+    assert (await staff.connect())[0]
+    watched = await staff.receive_from(timeout=5)
+    frames = await play_as_human(table.pk, key)
+    await staff.disconnect()
+
+    staff_only = ['id="staff-seats"', "offline:kb", 'id="back-to-tables"']
+    assert all(marker in watched for marker in staff_only)
+    for seat in range(5):  # every word and role, during play
+        role, word = ENGINE.role(config, seat), ENGINE.word(config, seat)
+        row = rf"<td>{seat}</td>(?:(?!</tr>).)*<td>{role}</td><td[^>]*>{word}</td>"
+        assert re.search(row, watched, re.S)
+    assert 'data-status="playing"' in watched
+    for frame in frames:
+        assert not any(marker in frame for marker in staff_only)
