@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install install-ttra run test lint format worker bench
+.PHONY: install install-ttra chromium run test lint format worker bench
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,13 +19,20 @@ install-ttra: install
 	$(BIN)/pip install -q torch==2.13.0
 	$(BIN)/pip install -q -e '.[test,ttra]'
 
+# The browser tests drive Debian's Chromium. Install it where we can (root with apt-get); elsewhere
+# the browser tests are skipped with a reason.
+chromium:
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver; } || \
+	  echo "Chromium is not installed: the browser tests will be skipped"
+
 run: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py seed_demo
 	@echo "Open http://$(HOST):$(PORT)/ (staff pages: http://$(HOST):$(PORT)/dashboard/)"
 	$(BIN)/daphne -b $(HOST) -p $(PORT) studyapp.asgi:application
 
-test: install
+test: install chromium
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 lint: install
