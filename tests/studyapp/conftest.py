@@ -9,3 +9,20 @@ def in_process_tasks(settings) -> None:
     jobs and pipeline jobs run in-process (the worker path is exercised by
     benchmarks/worker_crash.py)."""
     settings.CELERY_TASK_ALWAYS_EAGER = True
+
+
+@pytest.fixture(scope="session", autouse=True)
+def close_thread_connections(django_db_setup, django_db_blocker):
+    """In-process table jobs and consumers use threads, and each thread keeps its own database
+    connection, as a server's would. Before the test database is dropped, end those sessions so
+    PostgreSQL can drop it."""
+    yield
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
