@@ -141,12 +141,14 @@ REFERENCE_LABEL = "perfect binary questioning, computed optimum"
 
 def reference_reward(
     games: pd.DataFrame | None = None, game: str = "twenty-questions"
-) -> tuple[float, str]:
+) -> tuple[float, str] | None:
     """The reference line of the human figure and its label: the expected reward of perfect
     binary questioning, the play the ``offline:infogain`` questioner aims at. It is computed
     rather than averaged over whatever infogain games a frame holds, so every page, report and
-    figure draws the same line; infogain's own games show as a model next to it. The arguments
-    (the frame and game of the figure) do not change the value."""
+    figure draws the same line; infogain's own games show as a model next to it. Only Twenty
+    Questions has such a line: None for any other game."""
+    if game != "twenty-questions":
+        return None
     return perfect_binary_reward(), REFERENCE_LABEL
 
 

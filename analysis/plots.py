@@ -59,9 +59,16 @@ def curves_figure(
     for ax, (title, lines) in zip(axes, panels.items(), strict=False):
         style = styles()
         for line in lines:
-            ax.plot(line.t, line.values, label=line.label, **_look(line, style))
+            if line.kind == "reference":  # a constant: across the whole axes, even for one round
+                ax.axhline(line.values[0], label=line.label, **_look(line, style))
+            else:
+                ax.plot(line.t, line.values, label=line.label, **_look(line, style))
         ax.set_title(title)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # rounds are whole numbers
+        rounds = {t for line in lines if line.kind != "reference" for t in line.t}
+        if len(rounds) == 1:  # a single round: keep the axis about it, not a sliver around it
+            only = next(iter(rounds))
+            ax.set_xlim(only - 1, only + 1)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.grid(True, color="#dddddd", linewidth=0.5)

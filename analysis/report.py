@@ -130,7 +130,7 @@ def human_figure(games: pd.DataFrame, game: str = "twenty-questions") -> Figure 
     rounds = int(curves["t"].max())
     best = best_model_curve(games, game)
     best = best[best["t"] <= rounds]
-    reference, source = metrics.reference_reward(games, game)
+    reference = metrics.reference_reward(games, game)
     panels = {}
     for group in ("steady", "variable"):
         members = groups.index[groups == group]
@@ -143,7 +143,9 @@ def human_figure(games: pd.DataFrame, game: str = "twenty-questions") -> Figure 
         if not best.empty:
             label = f"best model: {best['player'].iloc[0]}"
             lines.append(Line(label, best["t"], best["R"], kind="emphasis"))
-        lines.append(Line(f"reference: {source}", [1, rounds], [reference] * 2, kind="reference"))
+        if reference is not None:
+            value, source = reference
+            lines.append(Line(f"reference: {source}", [1, rounds], [value] * 2, kind="reference"))
         panels[f"{group.capitalize()} participants"] = lines
     return curves_figure(panels, columns=1)
 

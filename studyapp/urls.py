@@ -1,7 +1,11 @@
 from django.contrib import admin
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.generic import RedirectView
 
 urlpatterns = [
+    # Pages that do not link the icon themselves (the admin) still get it, without a 404.
+    path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
     path("admin/", admin.site.urls),
     path("", include("studyapp.participants.urls")),
     path("", include("studyapp.tables.urls")),

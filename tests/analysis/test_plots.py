@@ -10,3 +10,18 @@ def test_it_puts_only_whole_rounds_on_the_x_axis():
     ticks = fig.axes[0].get_xticks()
     assert len(ticks) >= 2
     assert all(float(t).is_integer() for t in ticks)
+
+
+def test_a_single_round_keeps_the_axis_about_it_and_the_reference_spans_the_plot():
+    lines = [
+        Line("P-a", [1], [0.5]),
+        Line("reference: perfect binary questioning", [1, 1], [0.32, 0.32], kind="reference"),
+    ]
+    fig = curves_figure({"Twenty Questions": lines})
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    assert ax.get_xlim() == (0.0, 2.0)
+    reference = [line for line in ax.get_lines() if line.get_label().startswith("reference")]
+    assert len(reference) == 1
+    # Drawn in axes coordinates from the left edge to the right edge, not as a zero-length segment.
+    assert list(reference[0].get_xdata()) == [0, 1]

@@ -145,3 +145,10 @@ def test_it_shows_a_dash_for_a_setting_a_model_never_ran(record):
     markdown = table_markdown(settings_table(games_frame(table_records(record))))
     rule = [line for line in markdown.splitlines() if "w/ Rule Policy" in line]
     assert rule == ["|  | w/ Rule Policy | 0.1000 | – |"]
+
+
+def test_only_twenty_questions_has_a_reference_line():
+    assert reference_reward(None, "undercover") is None
+    value, label = reference_reward(None, "twenty-questions")
+    assert round(value, 4) == 0.3210
+    assert "binary" in label

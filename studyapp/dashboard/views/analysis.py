@@ -70,7 +70,7 @@ def page(request: HttpRequest, slug: str | None = None) -> HttpResponse:
         ]
     context = {
         "title": title,
-        "games_count": len(games),
+        "games_count": games["table"].nunique() if len(games) else 0,  # a row per seat
         "participants": _participant_rows(games[games["player_kind"] == "human"]),
         "settings_table": mark_safe(report.table_html(metrics.settings_table(agents)))
         if len(agents)

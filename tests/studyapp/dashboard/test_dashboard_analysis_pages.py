@@ -1,5 +1,6 @@
 """The analysis pages: staff only, with the participants, curves, table and downloads."""
 
+import asyncio
 import io
 import zipfile
 
@@ -8,6 +9,12 @@ from analysis_db_helpers import events_found_at, finished_table, make_study
 from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
+
+from games import get_engine
+from games.agents import make_agent
+from games.runner import play_game
+from studyapp.tables.models import Seat, Table, Turn
 
 pytestmark = pytest.mark.django_db
 
@@ -107,3 +114,22 @@ def test_it_shows_the_settings_table_for_tables_outside_studies(staff):
     page = staff.get(reverse("dashboard:analysis_tables")).content.decode()
     assert "<th>w/ Cumulative Policy</th><td><strong>1.0000</strong></td>" in page
     assert "/analysis/tables/figure/cumulative/twenty-questions.png" in page
+
+
+def test_it_counts_games_not_seats(staff):
+    # An Undercover game has a row per player in the frame; the page counts it once.
+    engine = get_engine("undercover")
+    config = engine.new_config(seed=3, players=5)
+    agents = {
+        i: make_agent("offline:kb", game="undercover", role="player", seed=i) for i in range(5)
+    }
+    _, events = asyncio.run(play_game(engine, config, agents))
+    table = Table.objects.create(
+        game="undercover", config=config, status=Table.Status.FINISHED, finished_at=timezone.now()
+    )
+    for index in range(5):
+        Seat.objects.create(table=table, index=index, kind="agent", agent_spec="offline:kb")
+    for seq, event in enumerate(events):
+        Turn.objects.create(table=table, seq=seq, seat=event.get("seat"), event=event)
+    page = staff.get(reverse("dashboard:analysis_tables")).content.decode()
+    assert "1 finished game " in page or "1 finished game<" in page

@@ -37,3 +37,9 @@ def test_it_gives_every_page_an_svg_icon(client):
     assert '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">' in page
     path = finders.find("favicon.svg")
     assert path and "<svg" in Path(path).read_text(encoding="utf-8")
+
+
+def test_pages_without_the_icon_link_get_the_icon_at_the_old_address(client):
+    response = client.get("/favicon.ico")
+    assert response.status_code == 301
+    assert response["Location"] == "/static/favicon.svg"
