@@ -65,7 +65,8 @@ def table_records(tables: QuerySet[Table], experiment: str = AGENT_TABLES) -> li
                 continue
             who = _who(table, seat, rounds.get(table.pk), position)
             record = _record(table, seat.index, events, outcome, experiment, who)
-            record["usage"] = usages.get(table.pk)
+            # Experiment jobs store a game's usage on its table (their log has no per-turn figures).
+            record["usage"] = usages.get(table.pk) or table.options.get("usage")
             record["policy"] = seat.policy.text if seat.policy_id is not None else None
             records.append(record)
     return records

@@ -44,7 +44,12 @@ def store_games(job: Job, records: list[dict[str, Any]], spec: ExperimentSpec) -
                 config=record["config"],
                 seed=record["seed"],
                 status=Table.Status.FINISHED,
-                options={"job": job.pk, "record": key, "experiment": record.get("experiment")},
+                options={
+                    "job": job.pk,
+                    "record": key,
+                    "experiment": record.get("experiment"),
+                    "usage": record.get("usage"),  # the whole game's model calls
+                },
                 started_at=parse_datetime(record.get("started_at") or ""),
                 finished_at=parse_datetime(record.get("finished_at") or ""),
             )

@@ -12,10 +12,12 @@ from django.core.management import call_command
 from django.db import connection
 from django.utils import timezone
 
+from studyapp.dashboard.records import table_records
 from studyapp.pipelines.jobs import create_job, execute
 from studyapp.pipelines.models import Job, PolicyRecord
 from studyapp.pipelines.tasks import close_abandoned_jobs
 from studyapp.tables.models import Table
+from tests.fakes.game_responder import GameResponder
 from tests.studyapp.pipelines.synthetic import SyntheticJudge, make_cases
 
 JUDGE = "openai-compatible:synthetic-judge"
@@ -167,6 +169,22 @@ def test_an_experiment_job_stores_its_games_as_tables_and_feeds_a_policy_job(con
     )
     # Two reflections, then the policy itself.
     assert len(configured.requests) == 3
+
+
+@pytest.mark.django_db
+def test_an_experiment_jobs_tables_carry_the_usage_of_their_model_calls(configured):
+    configured.responder = GameResponder()
+    call_command(
+        "run_job", "experiment",
+        "--param", f"model={JUDGE}", "--param", "cases=1", "--param", "samples=1",
+        "--param", "cache=false", "--wait",
+    )  # fmt: skip
+    table = Table.objects.get(options__job=Job.objects.get(kind="experiment").pk)
+    (record,) = table_records(Table.objects.filter(pk=table.pk))
+    # Every character the server received in a message (the system text included).
+    sent = sum(len(m["content"]) for r in configured.requests for m in r.body["messages"])
+    assert record["usage"]["calls"] == len(configured.requests) > 0
+    assert record["usage"]["input_chars"] == sent
 
 
 @pytest.mark.django_db
