@@ -127,7 +127,9 @@ async def _count_attempt(request: Any) -> None:
         box[0] += 1
 
 
-def _chars(messages: list[dict[str, str]], system: str | None) -> int:
+def prompt_chars(messages: list[dict[str, str]], system: str | None) -> int:
+    """Characters sent in one call (system text plus every message): the cost measure of LWE and
+    of the usage columns, the same for every provider."""
     return len(system or "") + sum(len(m["content"]) for m in messages)
 
 
@@ -180,7 +182,7 @@ class SDKProvider:
         max_tokens: int = 1024,
         sample: int = 0,
     ) -> Completion:
-        input_chars = _chars(messages, system)
+        input_chars = prompt_chars(messages, system)
         request = {
             "model": self.spec,
             "system": system,
@@ -328,7 +330,9 @@ class OfflineProvider:
         sample: int = 0,
     ) -> Completion:
         text = f"<answer>{self.spec} is a rule-based agent and writes no text.</answer>"
-        return Completion(text=text, input_chars=_chars(messages, system), output_chars=len(text))
+        return Completion(
+            text=text, input_chars=prompt_chars(messages, system), output_chars=len(text)
+        )
 
 
 _PROVIDERS: dict[tuple[str, ProviderConfig, ResponseCache | None], Provider] = {}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from studyapp.pipelines.lwe.algorithm import LweOptions, initial_meta_prompt
 from studyapp.pipelines.lwe.data import PairCase
@@ -72,7 +73,8 @@ async def _each_case(
     return run
 
 
-async def run_vanilla(
+async def _run_fixed_prompt(
+    template: str,
     cases: list[PairCase],
     provider: Provider,
     *,
@@ -81,31 +83,23 @@ async def run_vanilla(
     concurrency: int = 8,
     temperature: float = 0.0,
 ) -> RunResult:
+    """One fixed judge prompt (``template``) for every case, judged in both orders."""
+
+    async def verdict(case: PairCase, ledger: Ledger, purpose: str) -> str | None:
+        prompt = render(template, case=case_block(case))
+        return (await judge(provider, ledger, prompt, purpose=purpose, temperature=temperature))[0]
+
+    return await _each_case(template, cases, both_orders(verdict), run, report, concurrency)
+
+
+async def run_vanilla(cases: list[PairCase], provider: Provider, **options: Any) -> RunResult:
     """One fixed prompt for every case; the cost unit the others are measured in."""
-
-    async def verdict(case: PairCase, ledger: Ledger, purpose: str) -> str | None:
-        prompt = render("vanilla", case=case_block(case))
-        return (await judge(provider, ledger, prompt, purpose=purpose, temperature=temperature))[0]
-
-    return await _each_case("vanilla", cases, both_orders(verdict), run, report, concurrency)
+    return await _run_fixed_prompt("vanilla", cases, provider, **options)
 
 
-async def run_cot(
-    cases: list[PairCase],
-    provider: Provider,
-    *,
-    run: RunResult | None = None,
-    report: Report = no_report,
-    concurrency: int = 8,
-    temperature: float = 0.0,
-) -> RunResult:
+async def run_cot(cases: list[PairCase], provider: Provider, **options: Any) -> RunResult:
     """The vanilla prompt with an explicit instruction to reason step by step first."""
-
-    async def verdict(case: PairCase, ledger: Ledger, purpose: str) -> str | None:
-        prompt = render("cot", case=case_block(case))
-        return (await judge(provider, ledger, prompt, purpose=purpose, temperature=temperature))[0]
-
-    return await _each_case("cot", cases, both_orders(verdict), run, report, concurrency)
+    return await _run_fixed_prompt("cot", cases, provider, **options)
 
 
 def majority(choices: list[str | None]) -> str | None:

@@ -11,7 +11,7 @@ import asyncio
 import threading
 import time
 
-from games.llm.providers import Completion
+from games.llm.providers import Completion, prompt_chars
 
 LOCAL_PREFIX = "local:"
 
@@ -97,12 +97,11 @@ class LocalProvider:
         text, input_tokens, output_tokens = await asyncio.to_thread(
             self._generate, messages, system, temperature, max_tokens, sample
         )
-        sent = len(system or "") + sum(len(m["content"]) for m in messages)
         return Completion(
             text=text,
             input_tokens=input_tokens,
             output_tokens=output_tokens,
-            input_chars=sent,
+            input_chars=prompt_chars(messages, system),
             output_chars=len(text),
             latency_s=time.perf_counter() - started,
             retries=0,
