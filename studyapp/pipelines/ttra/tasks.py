@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from studyapp.pipelines.ttra.answers import boxed_contents
 
@@ -139,24 +140,30 @@ def task_from_record(record: object, where: str, default_id: str) -> Task:
     return Task(str(record.get("id", default_id)), question.strip(), label, kind, options)
 
 
-def load_tasks(path: str | Path) -> list[Task]:
-    """Read a JSONL task file; a bad line raises `TaskFileError` naming ``file:line``."""
-    tasks: list[Task] = []
-    seen: set[str] = set()
+def _json_lines(path: str | Path) -> Iterator[tuple[int, str, Any]]:
+    """``(line number, "file:line", parsed JSON)`` for each non-blank line; a line that is not
+    JSON raises `TaskFileError` naming where it is."""
     with open(path, encoding="utf-8") as fh:
         for number, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
             where = f"{path}:{number}"
             try:
-                record = json.loads(line)
+                yield number, where, json.loads(line)
             except json.JSONDecodeError as err:
                 raise TaskFileError(f"{where}: not valid JSON ({err.msg})") from err
-            task = task_from_record(record, where, default_id=f"line-{number}")
-            if task.id in seen:
-                raise TaskFileError(f"{where}: duplicate id {task.id!r}")
-            seen.add(task.id)
-            tasks.append(task)
+
+
+def load_tasks(path: str | Path) -> list[Task]:
+    """Read a JSONL task file; a bad line raises `TaskFileError` naming ``file:line``."""
+    tasks: list[Task] = []
+    seen: set[str] = set()
+    for number, where, record in _json_lines(path):
+        task = task_from_record(record, where, default_id=f"line-{number}")
+        if task.id in seen:
+            raise TaskFileError(f"{where}: duplicate id {task.id!r}")
+        seen.add(task.id)
+        tasks.append(task)
     if not tasks:
         raise TaskFileError(f"{path}: no tasks")
     return tasks
@@ -232,23 +239,15 @@ def load_games(
 
         candidates = tuple(CANDIDATES)
     tasks = []
-    with open(path, encoding="utf-8") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{number}"
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise TaskFileError(f"{where}: not valid JSON ({err.msg})") from err
-            if not isinstance(record, dict):
-                raise TaskFileError(f"{where}: expected a JSON object")
-            record.setdefault("id", f"line-{number}")
-            tasks.append(
-                twenty_questions_task(
-                    record, where=where, candidates=candidates, list_candidates=list_candidates
-                )
+    for number, where, record in _json_lines(path):
+        if not isinstance(record, dict):
+            raise TaskFileError(f"{where}: expected a JSON object")
+        record.setdefault("id", f"line-{number}")
+        tasks.append(
+            twenty_questions_task(
+                record, where=where, candidates=candidates, list_candidates=list_candidates
             )
+        )
     if not tasks:
         raise TaskFileError(f"{path}: no games")
     return tasks
