@@ -62,7 +62,15 @@ def duration_text(minutes: int) -> str:
 class Study(models.Model):
     """What staff set up in the admin: the game, how many cumulative rounds, the consent text, pay."""
 
-    GAME_CHOICES = [("twenty-questions", "Twenty Questions")]
+    GAME_CHOICES = [
+        ("twenty-questions", "Twenty Questions"),
+        ("undercover", "Who is Undercover"),
+    ]
+    DROPOUT_CHOICES = [
+        ("replace", "replace the person by the study's agent"),
+        ("skip", "skip the person's turns"),
+        ("end", "end the table"),
+    ]
 
     # Admin help text is HTML, so no angle brackets here: "<slug>" would vanish as a tag.
     slug = models.SlugField(
@@ -75,7 +83,56 @@ class Study(models.Model):
         max_length=200, default="offline:kb", help_text="Model spec of the answering seat."
     )
     seed = models.IntegerField(
-        default=0, help_text="Round k uses seed + k, so every participant meets the same words."
+        default=0,
+        help_text="Round k of every participant plays case k-1 of a model experiment with this "
+        "seed (games.cases), so people and models meet the same words.",
+    )
+    design = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The table design: seats (each a person or an agent with spec, setting and "
+        "policy), Undercover players and lobby wait_seconds, replacement agent spec. Empty: "
+        "a person asks and the oracle spec answers. See docs/studies.md.",
+    )
+    shown_policy = models.TextField(
+        blank=True,
+        help_text="A strategy text shown to people before and during the rounds (a condition "
+        "can override it). Empty: none.",
+    )
+    turn_deadline_seconds = models.PositiveIntegerField(
+        default=120, help_text="How long a person may take for one turn."
+    )
+    dropout = models.CharField(
+        max_length=16,
+        choices=DROPOUT_CHOICES,
+        default="replace",
+        help_text="What happens to a table when a person misses a turn deadline or leaves.",
+    )
+    idle_limit_seconds = models.PositiveIntegerField(
+        default=600,
+        help_text="A person idle this long inside a round is marked as dropped out.",
+    )
+    checks = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='Comprehension checks: a list of {"question", "options", "answer"}. Empty: none.',
+    )
+    check_attempts = models.PositiveIntegerField(
+        default=2, help_text="Attempts at the comprehension checks before the failed-checks path."
+    )
+    assignment_seed = models.IntegerField(
+        default=0, help_text="Seed of the blocked randomisation of arrivals to conditions."
+    )
+    version = models.PositiveIntegerField(
+        default=1, help_text="Raised by `manage.py study apply --new-version`."
+    )
+    previous = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The study this one is a new version of.",
     )
     estimated_minutes = models.PositiveIntegerField(
         null=True,
@@ -112,6 +169,17 @@ class Study(models.Model):
     )
     code_screened = models.CharField(
         max_length=64, blank=True, help_text="For people who decline consent."
+    )
+    code_failed_checks = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="For people who fail the comprehension checks (recruiters usually ask them to "
+        "return the study instead; leave empty for that).",
+    )
+    code_lobby_timeout = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="For people whose lobby timed out before a table formed; paid for their time.",
     )
     active = models.BooleanField(default=True, help_text="Inactive studies accept nobody new.")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -154,6 +222,28 @@ class Study(models.Model):
         }
 
 
+class Condition(models.Model):
+    """One arm of a study: a name, a quota and overrides of the study's design, oracle spec or
+    the policy shown to people (keys ``design``, ``oracle_spec``, ``shown_policy``)."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="conditions")
+    name = models.SlugField(max_length=64)
+    quota = models.PositiveIntegerField(
+        default=0, help_text="How many people this condition takes (0 = no limit)."
+    )
+    overrides = models.JSONField(default=dict, blank=True)
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["study", "position", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "name"], name="unique_condition_name")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study.slug}/{self.name}"
+
+
 class Invite(models.Model):
     """A single-use personal link. The token is the only secret; it is never derived from an id."""
 
@@ -184,10 +274,21 @@ class Participant(models.Model):
         SCREENED = "screened", "Screened out"
         DECLINED = "declined"
         WITHDRAWN = "withdrawn"
+        FAILED_CHECKS = "failed_checks", "Failed the checks"
+        LOBBY_TIMEOUT = "lobby_timeout", "Lobby timed out"
+        FULL = "full", "Study full"
 
-    STARTED = (Status.CONSENTED, Status.PLAYING, Status.FINISHED, Status.DROPPED, Status.WITHDRAWN)
+    STARTED = (
+        Status.CONSENTED,
+        Status.PLAYING,
+        Status.FINISHED,
+        Status.DROPPED,
+        Status.WITHDRAWN,
+        Status.FAILED_CHECKS,
+        Status.LOBBY_TIMEOUT,
+    )
     ACTIVE = (Status.CONSENTED, Status.PLAYING)
-    PAYABLE = (Status.FINISHED, Status.DROPPED, Status.WITHDRAWN)
+    PAYABLE = (Status.FINISHED, Status.DROPPED, Status.WITHDRAWN, Status.LOBBY_TIMEOUT)
 
     study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="participants")
     public_id = models.CharField(max_length=32, unique=True, default=new_public_id, editable=False)
@@ -201,6 +302,20 @@ class Participant(models.Model):
     recruiter_pid = models.CharField(max_length=RECRUITER_ID_MAX_LENGTH, blank=True)
 
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.VISITED)
+    condition = models.CharField(
+        max_length=64, blank=True, help_text="The condition's name; empty in a one-arm study."
+    )
+    assignment = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="How the condition was drawn: block, position in the block, seed.",
+    )
+    is_pilot = models.BooleanField(
+        default=False,
+        help_text="A simulated participant (manage.py pilot): left out of exports and payments.",
+    )
+    check_attempts = models.PositiveIntegerField(default=0)
+    checks_passed = models.BooleanField(default=False)
     consent_version = models.CharField(max_length=32, blank=True)
     consented_at = models.DateTimeField(null=True, blank=True)
     practice_passed = models.BooleanField(default=False)
@@ -264,6 +379,10 @@ class Participant(models.Model):
             return study.code_dropped
         if self.status in (self.Status.DECLINED, self.Status.SCREENED):
             return study.code_screened
+        if self.status == self.Status.FAILED_CHECKS:
+            return study.code_failed_checks
+        if self.status == self.Status.LOBBY_TIMEOUT:
+            return study.code_lobby_timeout
         return ""
 
     @property
