@@ -7,6 +7,7 @@ the reading in one module means the three can never disagree about what a model 
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 
@@ -44,26 +45,61 @@ def boxed_contents(text: str) -> list[str]:
     return found
 
 
-def extract_answer(text: str) -> str:
-    """The model's final answer: the last ``\\boxed{}`` body, else the first non-empty line.
+_LAST_NUMBER = re.compile(r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+)?%?")
+_CHOICE = re.compile(r"^\(?([A-Ja-j])\)?(?:[.:)\s]|$)")
+_CHOICE_LEAD = re.compile(r"^(?:the\s+)?(?:answer|option|choice)(?:\s+is)?\s*[:\-]?\s*", re.I)
+_ANSWER_IS = re.compile(r"(?:answer|secret word)\s+(?:is|was)\s*:?\s*(.+?)\s*[.!]?\s*$", re.I)
 
-    The first-line fallback follows the paper's MathQA reading (appendix A.1): models that answer
-    directly, without reasoning, put the answer first. An empty or whitespace-only text gives "".
+
+def extract_answer(text: str, kind: str = "math") -> str:
+    """The model's final answer for a task of this kind; "" when it gave none.
+
+    The last ``\\boxed{}`` body wins for every kind (the prompts ask for one). Without a box:
+    ``math`` takes the last number in the text, so "... so the answer is 42" reads 42; ``choice``
+    takes the first line, as the paper does for MathQA (appendix A.1: models that answer directly
+    put the letter first); ``word`` takes what follows "the answer is" / "the secret word is".
 
     >>> extract_answer(r"Try \\boxed{3}. No wait, \\boxed{4}.")
     '4'
-    >>> extract_answer("B\\nbecause the rest are wrong")
+    >>> extract_answer("Reasoning: 6 times 7, so the answer is 42.")
+    '42'
+    >>> extract_answer("B\\nbecause the rest are wrong", "choice")
     'B'
+    >>> extract_answer("So the secret word is Apple.", "word")
+    'Apple'
     >>> extract_answer("   ")
     ''
     """
     boxed = boxed_contents(text)
     if boxed:
         return boxed[-1]
-    for line in text.splitlines():
-        if line.strip():
-            return line.strip()
-    return ""
+    if kind == "math":
+        numbers = _LAST_NUMBER.findall(text)
+        return numbers[-1] if numbers else ""
+    if kind == "choice":
+        for line in text.splitlines():
+            if line.strip():
+                return line.strip()
+        return ""
+    lines = [line for line in text.splitlines() if line.strip()]
+    match = _ANSWER_IS.search(lines[-1]) if lines else None
+    return match.group(1).strip() if match else ""
+
+
+def choice_letter(answer: str) -> str:
+    """The option letter an answer names: "(A)", "A", "a", "A. 42" and "Answer: A" all give "A".
+
+    "" when the answer names no single letter, so it never joins a letter's vote.
+
+    >>> [choice_letter(a) for a in ["(A)", "a", "B. 42", "Answer: c", "Apple"]]
+    ['A', 'A', 'B', 'C', '']
+    """
+    a = _CHOICE_LEAD.sub("", answer.strip().strip("$").strip())
+    match = _TEXT_WRAPPER.match(a)
+    if match:
+        a = match.group(1).strip()
+    match = _CHOICE.match(a)
+    return match.group(1).upper() if match else ""
 
 
 def normalize(answer: str) -> str:
@@ -89,34 +125,60 @@ def normalize(answer: str) -> str:
     return a
 
 
-def _math_equal(prediction: str, gold: str) -> bool:
-    """math-verify equivalence, with its SIGALRM timeouts only where signals work.
+def _timeout() -> int | None:
+    """math-verify's SIGALRM timeouts, only where signals work.
 
     math-verify guards parsing and comparison with ``signal.alarm``, which raises outside the main
     thread (a Celery worker thread, a web server thread). There we turn the timeouts off rather than
     fail; in the main thread they stay on.
     """
-    from math_verify import parse, verify
+    return 5 if threading.current_thread() is threading.main_thread() else None
 
-    timeout = 5 if threading.current_thread() is threading.main_thread() else None
-    gold_parsed = parse(f"${gold}$", parsing_timeout=timeout)
-    pred_parsed = parse(f"${prediction}$", parsing_timeout=timeout)
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(answer: str) -> tuple:
+    """math-verify's reading of one answer, cached: a vote compares each answer many times."""
+    from math_verify import parse
+
+    return tuple(parse(f"${answer}$", parsing_timeout=_timeout()))
+
+
+def _math_equal(prediction: str, gold: str) -> bool:
+    """math-verify equivalence of two extracted answers (gold first, as math-verify expects)."""
+    from math_verify import verify
+
+    gold_parsed, pred_parsed = _parsed(gold), _parsed(prediction)
     if not gold_parsed or not pred_parsed:
         return False
-    return verify(gold_parsed, pred_parsed, timeout_seconds=timeout)
+    return verify(list(gold_parsed), list(pred_parsed), timeout_seconds=_timeout())
+
+
+def same_answer(a: str, b: str, kind: str) -> bool:
+    """Whether two extracted answers mean the same for a task of this kind.
+
+    ``math``: equal spellings, else math-verify's ``verify`` (so ``0.5`` = ``\\frac{1}{2}`` = ``1/2``,
+    ``\\dfrac{3}{4}`` = ``\\frac{3}{4}``, and, as math-verify decides, ``50\\%`` = ``50`` and
+    ``5 cm`` = ``5``). ``choice``: the same option letter (``(A)`` = ``A`` = ``a``). ``word``: the same
+    normalized text. An empty answer equals nothing.
+
+    >>> same_answer("(A)", "a", "choice"), same_answer(r"\\text{Apple}", "apple", "word")
+    (True, True)
+    """
+    if not a.strip() or not b.strip():
+        return False
+    if kind == "choice":
+        letter = choice_letter(a)
+        return letter != "" and letter == choice_letter(b)
+    if normalize(a) == normalize(b):
+        return True
+    return kind == "math" and _math_equal(a, b)
 
 
 def is_correct(prediction: str, gold: str, kind: str) -> bool:
-    """Whether an extracted answer matches the label for a task of this kind.
+    """Whether an extracted answer matches the label for a task of this kind (see `same_answer`).
 
-    ``math`` uses math-verify (so ``\\frac{1}{2}`` equals ``0.5``); ``choice`` and ``word`` use exact
-    match of the normalized forms, as the paper does for multiple choice. An empty prediction is
+    ``math`` uses math-verify (appendix B); ``choice`` compares option letters and ``word`` the
+    normalized text, the paper's exact match for MathQA (appendix A.1). An empty prediction is
     never correct.
     """
-    if not prediction.strip():
-        return False
-    if normalize(prediction) == normalize(gold):
-        return True
-    if kind == "math":
-        return _math_equal(prediction, gold)
-    return False
+    return same_answer(prediction, gold, kind)

@@ -54,9 +54,21 @@ class TTRAOptions:
     ttrl_prompts_per_step: int = _opt(4, "Questions per step in stage 2 (the paper uses 4).")
     optimizer: str = _opt("adamw_torch", "Optimizer name as transformers knows it (AdamW).")
     lr_scheduler: str = _opt("cosine", "Learning-rate schedule after warm-up.")
-    warmup_ratio: float = _opt(0.1, "Share of each stage's steps spent on linear warm-up.")
+    warmup_ratio: float = _opt(
+        0.1, "Share of each stage's steps spent on linear warm-up (turned into a whole step count)."
+    )
     weight_decay: float = _opt(0.0, "AdamW weight decay.")
-    beta: float = _opt(0.0, "KL penalty towards the starting model (0 loads no reference model).")
+    beta: float = _opt(
+        0.001,
+        "KL coefficient towards the starting model, as TTRL's scripts set it (use_kl_loss with "
+        "kl_loss_coef 0.001, the k3 estimator); 0 turns the KL term off and loads no reference model.",
+    )
+    vote_ties: str = _opt(
+        "first",
+        "Stage 2 majority vote on a tie: first = the answer seen first wins (TTRL's counter); "
+        "none = no pseudo-label, the question's completions all score 0.",
+        ("first", "none"),
+    )
     gradient_accumulation_steps: int = _opt(1, "Micro-batches accumulated per optimizer step.")
     gradient_checkpointing: bool = _opt(True, "Recompute activations to save memory.")
     use_vllm: str = _opt(

@@ -16,7 +16,7 @@ from pathlib import Path
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from studyapp.pipelines.ttra.answers import extract_answer, is_correct, normalize
+from studyapp.pipelines.ttra.answers import extract_answer, is_correct
 from studyapp.pipelines.ttra.collapse import dominant_share
 from studyapp.pipelines.ttra.config import TTRAOptions
 from studyapp.pipelines.ttra.rewards import plurality
@@ -67,14 +67,16 @@ def sample(
     return out
 
 
-def score(tasks: list[Task], completions: list[list[str]]) -> dict:
-    """avg@k accuracy, majority-vote accuracy, and the collapse share of the majority answers."""
+def score(tasks: list[Task], completions: list[list[str]], ties: str = "first") -> dict:
+    """avg@k accuracy, majority-vote accuracy, and the collapse share of the majority answers.
+
+    The majority is the same vote by meaning as stage 2's reward (`rewards.vote`)."""
     per_question = []
     winners = []
     for task, samples in zip(tasks, completions, strict=True):
-        answers = [extract_answer(c) for c in samples]
+        answers = [extract_answer(c, task.kind) for c in samples]
         right = [is_correct(a, task.answer, task.kind) for a in answers]
-        winner = plurality([normalize(a) for a in answers])
+        winner = plurality(answers, task.kind, ties)
         winners.append(winner)
         per_question.append(
             {
@@ -107,7 +109,7 @@ def evaluate(
 ) -> dict:
     """Sample and score; the figure the paper reports is ``avg_at_k``."""
     started = time.perf_counter()
-    result = score(tasks, sample(model, tokenizer, tasks, options))
+    result = score(tasks, sample(model, tokenizer, tasks, options), options.vote_ties)
     result["seconds"] = time.perf_counter() - started
     return result
 

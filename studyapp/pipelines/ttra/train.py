@@ -82,9 +82,13 @@ def stage_dataset(
     rows = []
     for task in tasks:
         for variant in rotations(task) if stage == "one-shot" else [task]:
-            row = {"prompt": chat_prompt(variant, options, tokenizer), "task_id": variant.id}
+            row = {
+                "prompt": chat_prompt(variant, options, tokenizer),
+                "task_id": variant.id,
+                "kind": variant.kind,  # how to read and compare answers; not a label
+            }
             if stage == "one-shot":
-                row |= {"answer": variant.answer, "kind": variant.kind}
+                row["answer"] = variant.answer
             rows.append(row)
     return Dataset.from_list(rows)
 
@@ -97,6 +101,18 @@ def vllm_wanted(options: TTRAOptions) -> bool:
     return options.use_vllm == "auto" and available
 
 
+def warmup_steps(ratio: float, max_steps: int) -> int:
+    """Warm-up as a whole number of steps, as verl computes it (``int(ratio * total_steps)``).
+
+    transformers reads a float ``warmup_steps`` below 1 as a ratio only from version 5 on, and
+    deprecates ``warmup_ratio`` there; an integer means the same on every supported version.
+
+    >>> warmup_steps(0.1, 300), warmup_steps(0.1, 5)
+    (30, 0)
+    """
+    return int(ratio * max_steps)
+
+
 def grpo_config(options: TTRAOptions, stage: str, out_dir: Path) -> GRPOConfig:
     """Translate TTRA options into TRL's config for one stage."""
     one_shot = stage == "one-shot"
@@ -107,10 +123,11 @@ def grpo_config(options: TTRAOptions, stage: str, out_dir: Path) -> GRPOConfig:
         raise ValueError(f"{completions} completions per step do not split over {world} processes")
     use_vllm = vllm_wanted(options)
     on_gpu = torch.cuda.is_available()
+    max_steps = options.one_shot_steps if one_shot else options.ttrl_steps
     return GRPOConfig(
         output_dir=str(out_dir),
         learning_rate=options.one_shot_learning_rate if one_shot else options.ttrl_learning_rate,
-        max_steps=options.one_shot_steps if one_shot else options.ttrl_steps,
+        max_steps=max_steps,
         per_device_train_batch_size=completions // world,
         gradient_accumulation_steps=options.gradient_accumulation_steps,
         num_generations=options.num_generations,
@@ -118,7 +135,7 @@ def grpo_config(options: TTRAOptions, stage: str, out_dir: Path) -> GRPOConfig:
         temperature=options.temperature,
         optim=options.optimizer,
         lr_scheduler_type=options.lr_scheduler,
-        warmup_steps=options.warmup_ratio,
+        warmup_steps=warmup_steps(options.warmup_ratio, max_steps),
         weight_decay=options.weight_decay,
         beta=options.beta,
         gradient_checkpointing=options.gradient_checkpointing,
@@ -199,7 +216,10 @@ def run_stage(
         if monitor is None:
             monitor = CollapseMonitor(options.collapse_threshold, options.collapse_min_questions)
         reward = functools.partial(
-            majority_vote_reward, gather=gather, on_majorities=monitor.update
+            majority_vote_reward,
+            ties=options.vote_ties,
+            gather=gather,
+            on_majorities=monitor.update,
         )
     trainer = GRPOTrainer(
         model=model,

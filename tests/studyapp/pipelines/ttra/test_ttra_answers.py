@@ -6,26 +6,37 @@ from studyapp.pipelines.ttra.answers import boxed_contents, extract_answer, is_c
 
 
 @pytest.mark.parametrize(
-    ("text", "expected"),
+    ("text", "kind", "expected"),
     [
-        (r"so \boxed{42}", "42"),
-        (r"\boxed{1} then \boxed{2}", "2"),
-        (r"\boxed{\frac{1}{2}}", r"\frac{1}{2}"),
-        (r"\boxed {7}", "7"),
-        ("B\nbecause B is right", "B"),
-        ("\n\n  Apple  \nmore", "Apple"),
-        ("", ""),
-        ("   \n ", ""),
-        (r"\boxed{}", ""),
+        (r"so \boxed{42}", "math", "42"),
+        (r"\boxed{1} then \boxed{2}", "math", "2"),
+        (r"\boxed{\frac{1}{2}}", "math", r"\frac{1}{2}"),
+        (r"\boxed {7}", "math", "7"),
+        ("Reasoning: 6 times 7, so the answer is 42", "math", "42"),
+        ("12 apples, 3 eaten: 9\nso 9 left.", "math", "9"),
+        ("It costs 1,250.50 dollars", "math", "1,250.50"),
+        ("a half: 1/2", "math", "1/2"),
+        ("about 50% of them", "math", "50%"),
+        ("no number here", "math", ""),
+        ("B\nbecause B is right", "choice", "B"),
+        ("Let me think. 3 is wrong.\n(B)", "choice", "Let me think. 3 is wrong."),
+        (r"thinking \boxed{C}", "choice", "C"),
+        ("So the secret word is Apple.", "word", "Apple"),
+        ("Apple\nmore", "word", ""),
+        (r"\boxed{baseball bat}", "word", "baseball bat"),
+        ("", "math", ""),
+        ("   \n ", "choice", ""),
+        (r"\boxed{}", "math", ""),
     ],
 )
-def test_it_extracts_the_final_answer(text, expected):
-    assert extract_answer(text) == expected
+def test_it_extracts_the_final_answer_by_kind(text, kind, expected):
+    assert extract_answer(text, kind) == expected
 
 
 def test_an_unclosed_box_is_not_an_answer_box():
     assert boxed_contents(r"\boxed{3") == []
-    assert extract_answer(r"\boxed{3") == r"\boxed{3"
+    assert extract_answer(r"\boxed{3") == "3"
+    assert extract_answer(r"\boxed{B", "choice") == r"\boxed{B"
 
 
 @pytest.mark.parametrize(
@@ -45,6 +56,7 @@ def test_math_answers_are_compared_by_value():
 
 def test_choice_and_word_answers_need_an_exact_match():
     assert is_correct("b", "B", "choice")
+    assert is_correct("(B)", "B", "choice")
     assert not is_correct("0.5", r"\frac{1}{2}", "choice")
     assert is_correct("baseball bat", "Baseball bat", "word")
     assert not is_correct("baseball", "Baseball bat", "word")

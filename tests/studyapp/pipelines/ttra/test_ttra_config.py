@@ -1,5 +1,6 @@
 import argparse
 from dataclasses import fields
+from pathlib import Path
 
 import pytest
 
@@ -68,3 +69,23 @@ def test_the_command_needs_a_task_source_and_an_output(capsys):
         build_parser().parse_args(["--model", "m", "--out", "x"])
     args = build_parser().parse_args(["--model", "m", "--out", "x", "--from-games", "g.jsonl"])
     assert args.from_games == "g.jsonl"
+
+
+def test_the_kl_term_and_the_tie_rule_follow_ttrl():
+    options = parse("--model", "m")
+    assert options.beta == 0.001
+    assert options.vote_ties == "first"
+    assert parse("--model", "m", "--beta", "0", "--vote-ties", "none").vote_ties == "none"
+
+
+def test_warm_up_is_a_whole_number_of_steps_on_every_transformers():
+    pytest.importorskip("trl")
+    from studyapp.pipelines.ttra.config import TTRAOptions as Options
+    from studyapp.pipelines.ttra.train import grpo_config, warmup_steps
+
+    assert warmup_steps(0.1, 300) == 30
+    assert warmup_steps(0.1, 100) == 10
+    config = grpo_config(Options(model="m", num_generations=2), "ttrl", Path("/tmp/ttra-w"))
+    assert config.warmup_steps == 30
+    assert isinstance(config.warmup_steps, int)
+    assert config.beta == 0.001

@@ -13,10 +13,12 @@ def test_the_plurality_answer_wins():
     assert plurality(["4", "4", "5"]) == "4"
 
 
-def test_a_tie_has_no_winner_and_rewards_nobody():
-    assert plurality(["4", "4", "5", "5"]) is None
-    rewards = majority_vote_reward([r"\boxed{4}", "4", r"\boxed{5}", "5"], task_id=["q"] * 4)
-    assert rewards == [0.0, 0.0, 0.0, 0.0]
+def test_a_tie_goes_to_the_first_answer_seen_unless_asked_otherwise():
+    assert plurality(["4", "4", "5", "5"]) == "4"
+    assert plurality(["4", "4", "5", "5"], ties="none") is None
+    completions = [r"\boxed{4}", "4", r"\boxed{5}", "5"]
+    assert majority_vote_reward(completions, task_id=["q"] * 4) == [1.0, 1.0, 0.0, 0.0]
+    assert majority_vote_reward(completions, task_id=["q"] * 4, ties="none") == [0.0] * 4
 
 
 def test_empty_answers_neither_vote_nor_score():
@@ -95,6 +97,7 @@ def test_it_reports_the_winners_and_the_agreement():
         task_id=["a", "a", "b", "b"],
         on_majorities=seen.append,
         log_metric=lambda name, value: metrics.append((name, value)),
+        ties="none",
     )
     assert seen == [{"a": "x", "b": None}]
     assert metrics == [("majority_agreement", 0.5)]
