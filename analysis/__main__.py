@@ -1,6 +1,7 @@
 """``python -m analysis``: reports and frame exports from experiment files, without Django.
 
-python -m analysis report results.jsonl [more.jsonl ...] --out DIR
+python -m analysis report results.jsonl [more.jsonl ...] --out DIR [--allow-mixed]
+python -m analysis report EXPORT_DIR --out DIR   (a folder export_study wrote: its games frame)
 python -m analysis export results.jsonl --format csv|parquet --out DIR
 """
 
@@ -8,9 +9,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+
+import pandas as pd
 
 from analysis import frames
-from analysis.export import FORMATS, export_frames
+from analysis.export import FORMATS, export_frames, read_frames
 from analysis.report import write_report
 
 
@@ -20,21 +24,33 @@ def build_parser() -> argparse.ArgumentParser:
     report = commands.add_parser("report", help="Table 2 (md, html, csv) and the figures")
     export = commands.add_parser("export", help="games and turns frames with a README")
     for command in (report, export):
-        command.add_argument("results", nargs="+", help="experiment JSONL files")
+        command.add_argument(
+            "results", nargs="+", help="experiment JSONL files (report: or an export folder)"
+        )
         command.add_argument("--out", required=True, help="folder to write into")
-    export.add_argument("--format", choices=FORMATS, default="csv")
+    export.add_argument("--format", choices=(*FORMATS, "both"), default="csv")
+    report.add_argument(
+        "--allow-mixed",
+        action="store_true",
+        help="draw people and models together even when their oracle or rules version differ",
+    )
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command == "report" and all(Path(p, "datapackage.json").exists() for p in args.results):
+        games = pd.concat([read_frames(p)["games"] for p in args.results], ignore_index=True)
+        for path in write_report(games, args.out, allow_mixed=args.allow_mixed):
+            print(path)
+        return 0
     try:
         records = [record for path in args.results for record in frames.read_jsonl(path)]
     except (OSError, frames.RecordError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     if args.command == "report":
-        written = write_report(frames.games_frame(records), args.out)
+        written = write_report(frames.games_frame(records), args.out, args.allow_mixed)
     else:
         written = export_frames(
             {"games": frames.games_frame(records), "turns": frames.turns_frame(records)},

@@ -1,19 +1,130 @@
-"""Frames to files and back, losslessly, with a README a collaborator can read without our code.
+"""Frames to files and back, losslessly, described by a Frictionless ``datapackage.json``.
 
-Next to the data go ``schema.json`` (the dtype of every column, so a CSV reads back with the same
-types) and ``README.md`` (every column described). CSV writes missing values as ``\\N`` so an empty
-string and a missing value stay different; floats keep every digit.
+Every export is a data package (https://specs.frictionlessdata.io/data-package/): one resource per
+file, each with a Table Schema naming every column, its type (``string``, ``integer``, ``number``,
+``boolean``), its meaning and the missing-value marker, so a collaborator can read the files with
+any Frictionless tool, or none, without our code. ``README.md`` says the same for people.
+
+CSV writes a missing value as ``\\N`` so an empty string and a missing value stay different; floats
+keep every digit. Text cells pass the project's one CSV guard (:mod:`analysis.safe_csv`: a cell a
+spreadsheet would run as a formula gets a leading apostrophe), and :func:`read_frames` takes the
+apostrophe off again. Parquet files carry their own types.
+
+Frames can be written whole (:func:`export_frames`) or chunk by chunk (:class:`FrameWriter`), which
+is how ``export_study`` streams a study of any size without holding it in memory.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
+from analysis.safe_csv import restore_cell, safe_cell, safe_frame
+
 FORMATS = ("csv", "parquet")
 NA = "\\N"
+EOL = "\r\n"  # RFC 4180; it also makes the writer quote a field holding a lone carriage return
+# pandas dtype -> Frictionless Table Schema type
+FIELD_TYPES = {"Int64": "integer", "float64": "number", "boolean": "boolean", "string": "string"}
+
+
+def field_type(dtype: Any) -> str:
+    return FIELD_TYPES.get(str(dtype), "string")
+
+
+class FrameWriter:
+    """Appends chunks of one frame to ``<out>/<name>.<format>``; every chunk has the same columns
+    and dtypes. Use as a context manager or call :meth:`close`."""
+
+    def __init__(self, out: str | Path, name: str, format: str) -> None:
+        if format not in FORMATS:
+            raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
+        self.path = Path(out) / f"{name}.{format}"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.name, self.format = name, format
+        self.rows = 0
+        self.dtypes: dict[str, str] | None = None
+        self._handle: Any = None
+        self._parquet: Any = None
+
+    def write(self, frame: pd.DataFrame) -> None:
+        if self.dtypes is None:
+            self.dtypes = {c: str(t) for c, t in frame.dtypes.items()}
+        if self.format == "csv":
+            if self._handle is None:
+                self._handle = self.path.open("w", encoding="utf-8", newline="")
+                frame = safe_frame(frame)
+                frame.to_csv(self._handle, index=False, na_rep=NA, lineterminator=EOL)
+            else:
+                safe_frame(frame).to_csv(
+                    self._handle, index=False, header=False, na_rep=NA, lineterminator=EOL
+                )
+        else:
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            table = pa.Table.from_pandas(frame, preserve_index=False)
+            if self._parquet is None:
+                self._parquet = pq.ParquetWriter(self.path, table.schema)
+            self._parquet.write_table(table.cast(self._parquet.schema))
+        self.rows += len(frame)
+
+    def close(self, empty: pd.DataFrame | None = None) -> None:
+        """Finish the file; ``empty`` (a frame with the columns and no rows) is written first when
+        no chunk ever came, so an empty export still has its header."""
+        if self.dtypes is None and empty is not None:
+            self.write(empty)
+        if self._handle is not None:
+            self._handle.close()
+        if self._parquet is not None:
+            self._parquet.close()
+
+    def __enter__(self) -> FrameWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def resource(writer: FrameWriter, docs: dict[str, tuple[str, str]] | None = None) -> dict[str, Any]:
+    """The data package resource of a written file: path, format and Table Schema."""
+    docs = docs or {}
+    fields = []
+    for column, dtype in (writer.dtypes or {}).items():
+        field: dict[str, Any] = {"name": column, "type": field_type(dtype), "pandas:dtype": dtype}
+        if docs.get(column, ("", ""))[1]:
+            field["description"] = docs[column][1]
+        if field["type"] == "boolean":
+            field |= {"trueValues": ["True"], "falseValues": ["False"]}
+        fields.append(field)
+    described: dict[str, Any] = {
+        "name": writer.name.replace("_", "-"),
+        "path": writer.path.name,
+        "format": writer.format,
+        "profile": "tabular-data-resource",
+        "schema": {"fields": fields, "missingValues": [NA] if writer.format == "csv" else [""]},
+        "rows": writer.rows,
+    }
+    if writer.format == "csv":
+        described |= {"mediatype": "text/csv", "encoding": "utf-8"}
+    return described
+
+
+def write_datapackage(
+    out: str | Path, resources: list[dict[str, Any]], title: str, name: str = "export"
+) -> Path:
+    path = Path(out) / "datapackage.json"
+    package = {
+        "profile": "tabular-data-package",
+        "name": "".join(c if c.isalnum() or c in "-._" else "-" for c in name.lower()),
+        "title": title,
+        "resources": resources,
+    }
+    path.write_text(json.dumps(package, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
 
 
 def export_frames(
@@ -23,69 +134,78 @@ def export_frames(
     docs: dict[str, dict[str, tuple[str, str]]] | None = None,
     title: str = "Exported frames",
 ) -> list[Path]:
-    """Write each frame as ``<name>.csv`` or ``<name>.parquet`` plus ``schema.json`` and
-    ``README.md``. ``docs`` maps a frame name to its column docs (``{column: (dtype, text)}``)."""
-    if format not in FORMATS:
+    """Write each frame as ``<name>.csv`` or ``<name>.parquet`` plus ``datapackage.json`` and
+    ``README.md``. ``docs`` maps a frame name to its column docs (``{column: (dtype, text)}``).
+    ``format`` may also be ``both``: CSV and parquet side by side."""
+    formats = FORMATS if format == "both" else (format,)
+    if any(f not in FORMATS for f in formats):
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    written = []
+    docs = docs or {}
+    written, resources = [], []
     for name, frame in frames.items():
-        path = out / f"{name}.{format}"
-        if format == "csv":
-            frame.to_csv(path, index=False, na_rep=NA)
-        else:
-            frame.to_parquet(path, index=False)
-        written.append(path)
-    schema = {
-        "format": format,
-        "frames": {name: {c: str(t) for c, t in f.dtypes.items()} for name, f in frames.items()},
-    }
-    (out / "schema.json").write_text(json.dumps(schema, indent=2) + "\n", encoding="utf-8")
-    (out / "README.md").write_text(readme(frames, format, docs or {}, title), encoding="utf-8")
-    return [*written, out / "schema.json", out / "README.md"]
+        for fmt in formats:
+            with FrameWriter(out, name, fmt) as writer:
+                writer.write(frame)
+            written.append(writer.path)
+            resources.append(resource(writer, docs.get(name)))
+    written.append(write_datapackage(out, resources, title))
+    (out / "README.md").write_text(readme(resources, title), encoding="utf-8")
+    return [*written, out / "README.md"]
 
 
-def read_frames(folder: str | Path) -> dict[str, pd.DataFrame]:
-    """Read back what :func:`export_frames` wrote, with the same columns, dtypes and values."""
+def read_frames(folder: str | Path, format: str | None = None) -> dict[str, pd.DataFrame]:
+    """Read back what :func:`export_frames` wrote, with the same columns, dtypes and values. With
+    both formats present, ``format`` picks one (parquet by default)."""
     folder = Path(folder)
-    schema = json.loads((folder / "schema.json").read_text(encoding="utf-8"))
+    package = json.loads((folder / "datapackage.json").read_text(encoding="utf-8"))
+    present = {r["format"] for r in package["resources"]}
+    chosen = format or ("parquet" if "parquet" in present else "csv")
     frames = {}
-    for name, dtypes in schema["frames"].items():
-        path = folder / f"{name}.{schema['format']}"
-        if schema["format"] == "csv":
-            frame = pd.read_csv(
-                path,
-                dtype=dtypes,
-                na_values=[NA],
-                keep_default_na=False,
-            )
-        else:
-            frame = pd.read_parquet(path).astype(dtypes)
+    for item in package["resources"]:
+        if item["format"] != chosen:
+            continue
+        name = Path(item["path"]).stem
+        fields = item["schema"]["fields"]
+        dtypes = {f["name"]: f.get("pandas:dtype") or "string" for f in fields}
+        path = folder / item["path"]
+        if chosen == "parquet":
+            frames[name] = pd.read_parquet(path).astype(dtypes)
+            continue
+        raw = pd.read_csv(path, dtype=object, na_values=[NA], keep_default_na=False, header=0)
+        raw.columns = [restore_cell(c) for c in raw.columns]
+        frame = pd.DataFrame(index=raw.index)
+        for column, dtype in dtypes.items():
+            values = raw[column]
+            if dtype == "boolean":
+                frame[column] = values.map({"True": True, "False": False}).astype("boolean")
+            elif dtype == "Int64":
+                frame[column] = pd.to_numeric(values).astype("Int64")
+            elif dtype == "float64":
+                frame[column] = pd.to_numeric(values).astype("float64")
+            else:
+                frame[column] = values.map(restore_cell, na_action="ignore").astype(dtype)
         frames[name] = frame
     return frames
 
 
-def readme(
-    frames: dict[str, pd.DataFrame],
-    format: str,
-    docs: dict[str, dict[str, tuple[str, str]]],
-    title: str,
-) -> str:
-    """A Markdown page naming each file, its row count and every column with dtype and meaning."""
-    parts = [f"# {title}\n"]
-    if format == "csv":
-        parts.append(
-            f"CSV files with a header row; a missing value is written `{NA}` (an empty field is an "
-            "empty string). `schema.json` holds the dtype of every column.\n"
-        )
-    else:
-        parts.append("Parquet files; `schema.json` holds the pandas dtype of every column.\n")
-    for name, frame in frames.items():
-        described = docs.get(name, {})
-        parts.append(f"\n## {name}.{format} ({len(frame)} rows)\n\n")
+def readme(resources: list[dict[str, Any]], title: str) -> str:
+    """A Markdown page naming each file, its row count and every column with type and meaning."""
+    parts = [
+        f"# {title}\n\n",
+        "`datapackage.json` describes every file and column (Frictionless Table Schema). In CSV "
+        f"files a missing value is written `{NA}` (an empty field is an empty string), and a "
+        "text cell that a spreadsheet would run as a formula starts with an apostrophe.\n",
+    ]
+    for item in resources:
+        parts.append(f"\n## {item['path']} ({item['rows']} rows)\n\n")
         parts.append("| column | dtype | meaning |\n| --- | --- | --- |\n")
-        for column, dtype in frame.dtypes.items():
-            meaning = described.get(column, ("", ""))[1]
-            parts.append(f"| {column} | {dtype} | {meaning} |\n")
+        for field in item["schema"]["fields"]:
+            parts.append(
+                f"| {field['name']} | {field['pandas:dtype']} | {field.get('description', '')} |\n"
+            )
     return "".join(parts)
+
+
+__all__ = ["FORMATS", "NA", "FrameWriter", "export_frames", "read_frames", "safe_cell"]

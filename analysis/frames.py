@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,18 @@ GAME_COLUMNS: dict[str, tuple[str, str]] = {
     "sample": ("Int64", "repeat index i of the sequence"),
     "case": ("Int64", "test case index"),
     "seed": ("Int64", "seed the game's config was drawn from"),
+    "word": (
+        "string",
+        "the secret word (Twenty Questions) or the word pair 'normal / difference' (Undercover)",
+    ),
+    "condition": ("string", "the study condition of a participant's game; empty outside studies"),
+    "oracle": ("string", "model spec of the answering seat (Twenty Questions)"),
+    "rules_version": ("string", "version of the game's rules the game was played under"),
+    "pilot": ("boolean", "played by a pilot bot rather than a recruited person"),
+    "oracle_failed": (
+        "boolean",
+        "the answering seat failed during the game; such games are left out of every score",
+    ),
     "reward": (
         "float64",
         "NDCG@20 reward (Twenty Questions) or 1.0/0.0 for a win (Undercover) of the evaluated seat",
@@ -76,9 +89,21 @@ TURN_COLUMNS: dict[str, tuple[str, str]] = {
     "answer": ("string", "Yes, No or Invalid for an answer event"),
     "target": ("Int64", "voted seat; empty for an abstained vote"),
     "chars": ("Int64", "characters of text"),
+    "created_at": ("string", "ISO-8601 time the move was committed; empty in experiment files"),
+    "duration_s": (
+        "float64",
+        "seconds the mover took: from the previous move's commit (the view the mover was shown) "
+        "to this move's commit; from the game's start for the first move",
+    ),
+    "calls": ("Int64", "model calls made for this move; empty for humans and offline agents"),
+    "input_tokens": ("Int64", "tokens sent to the model for this move"),
+    "output_tokens": ("Int64", "tokens received from the model for this move"),
+    "latency_s": ("float64", "seconds spent waiting for the model for this move"),
+    "usage_error": ("string", "why the model call for this move failed, if it did"),
     "event": ("string", "the whole event as JSON"),
 }
 
+DEFAULT_RULES = "1"  # the rules version of a game whose config names none
 REQUIRED = ("game", "setting", "round", "sample", "reward")
 TWENTY_QUESTIONS_ROLES = ("questioner", "oracle")
 encode_event = json.JSONEncoder(ensure_ascii=False).encode
@@ -144,8 +169,13 @@ def turns_frame(records: Iterable[Record]) -> pd.DataFrame:
             "round": record["round"],
             "sample": record["sample"],
         }
+        times = record.get("turn_times") or []
+        usages = record.get("turn_usage") or []
+        previous = record.get("started_at")
         for seq, event in enumerate(record.get("events") or []):
             text = event.get("text")
+            at = times[seq] if seq < len(times) else None
+            usage = (usages[seq] if seq < len(usages) else None) or {}
             rows.append(
                 {
                     **keys,
@@ -156,10 +186,24 @@ def turns_frame(records: Iterable[Record]) -> pd.DataFrame:
                     "answer": event.get("answer"),
                     "target": event.get("target"),
                     "chars": len(text) if isinstance(text, str) else 0,
+                    "created_at": at,
+                    "duration_s": _seconds_between(previous, at),
+                    "calls": usage.get("calls"),
+                    "input_tokens": usage.get("input_tokens"),
+                    "output_tokens": usage.get("output_tokens"),
+                    "latency_s": usage.get("latency_s"),
+                    "usage_error": usage.get("error"),
                     "event": encode_event(event),
                 }
             )
+            previous = at
     return typed(pd.DataFrame(rows, columns=list(TURN_COLUMNS)), TURN_COLUMNS)
+
+
+def _seconds_between(start: str | None, end: str | None) -> float | None:
+    if not start or not end:
+        return None
+    return (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()
 
 
 def typed(frame: pd.DataFrame, columns: dict[str, tuple[str, str]]) -> pd.DataFrame:
@@ -184,6 +228,12 @@ def _game_row(record: Record, index: int) -> dict[str, Any]:
         "sample": record["sample"],
         "case": record.get("case"),
         "seed": record.get("seed"),
+        "word": word_of(record.get("config") or {}),
+        "condition": record.get("condition"),
+        "oracle": oracle_of(record),
+        "rules_version": str((record.get("config") or {}).get("rules_version") or DEFAULT_RULES),
+        "pilot": bool(record.get("pilot", False)),
+        "oracle_failed": oracle_failed(record),
         "reward": float(record["reward"]),
         "win": record.get("win"),
         "questions": record.get("questions", _questions(record, seat)),
@@ -195,6 +245,36 @@ def _game_row(record: Record, index: int) -> dict[str, Any]:
         "started_at": record.get("started_at"),
         "finished_at": record.get("finished_at"),
     }
+
+
+def word_of(config: dict[str, Any]) -> str | None:
+    """What a game was about: the Twenty Questions answer, or the Undercover pair."""
+    if "answer" in config:
+        return str(config["answer"])
+    if "normal_word" in config:
+        return f"{config['normal_word']} / {config.get('difference_word')}"
+    return None
+
+
+def oracle_of(record: Record) -> str | None:
+    """The answering seat's spec. Web tables state it; an experiment line does not, and the
+    experiment runner's rule applies: the model itself, or ``offline:kb`` for an offline model."""
+    if record["game"] != "twenty-questions":
+        return None
+    if record.get("oracle"):
+        return str(record["oracle"])
+    model = record.get("model")
+    if not model:
+        return None
+    return "offline:kb" if str(model).startswith("offline:") else str(model)
+
+
+def oracle_failed(record: Record) -> bool:
+    """Whether the record says the answering seat failed (the game is then not scored)."""
+    if record.get("oracle_failed"):
+        return True
+    outcome = record.get("outcome") or {}
+    return any(isinstance(v, dict) and v.get("oracle_failed") for v in outcome.values())
 
 
 def _table(record: Record, index: int) -> str:

@@ -194,6 +194,216 @@ def settings_table(games: pd.DataFrame, baseline: str = "none") -> pd.DataFrame:
                 improve = [improve_percent(v, b) for v, b in zip(values, base, strict=True)]
                 blocks.append(((game, setting, "improve"), pd.Series(improve, index=values.index)))
     index = pd.MultiIndex.from_tuples([key for key, _ in blocks], names=["game", "setting", "row"])
-    return pd.DataFrame(
+    table = pd.DataFrame(
         [values.to_numpy() for _, values in blocks], index=index, columns=means.columns
     )
+    # An offline agent plays the same whatever experience it is given: no Improve % for it.
+    offline = set(games.loc[games["player_kind"] == "offline", "player"])
+    improve = table.index.get_level_values("row") == "improve"
+    for column in table.columns:
+        if column in offline:
+            table.loc[improve, column] = math.nan
+    return table
+
+
+# Two-sided 95% quantiles of Student's t for 1..30 degrees of freedom (no scipy needed).
+T95 = (
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+)  # fmt: skip
+Z95 = 1.959964
+
+
+def t95(df: float) -> float:
+    """The 0.975 quantile of Student's t with ``df`` degrees of freedom; NaN below 1. Beyond the
+    table, the Cornish-Fisher expansion (error under 1e-4 from 30 on)."""
+    if pd.isna(df) or df < 1:
+        return math.nan
+    if df <= len(T95):
+        return T95[int(df) - 1]
+    z = Z95
+    return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+
+
+def half_width(sd: pd.Series, n: pd.Series) -> pd.Series:
+    """Half the width of the 95% t-interval of a mean: t(n-1) · sd / √n (NaN for n < 2)."""
+    quantile = n.map(lambda k: t95(k - 1)).astype("float64")
+    return quantile * sd / np.sqrt(n.astype("float64"))
+
+
+def scored(games: pd.DataFrame) -> pd.DataFrame:
+    """The games that count: those whose answering seat did not fail."""
+    if "oracle_failed" not in games:
+        return games
+    return games[~games["oracle_failed"].fillna(False).astype(bool)]
+
+
+def model_curves(games: pd.DataFrame, base: str = "none") -> pd.DataFrame:
+    """R(t) (equations 1-2) of every non-human player and setting, with a 95% band across samples.
+
+    Each setting other than ``base`` is paired with ``base`` for the pooled first round; ``base``
+    itself is paired with ``cumulative`` when that ran, else with the first other setting. Columns:
+    game, player, setting, t, r, R, samples (games in round t), n (samples), low, high.
+    """
+    agents = games[games["player_kind"] != "human"]
+    out = []
+    for _, rows in agents.groupby(["game", "player"], observed=True, sort=True):
+        present = list(dict.fromkeys(rows["setting"]))
+        others = [s for s in present if s != base]
+        others.sort(key=lambda s: (s != "cumulative", _setting_rank(s)))
+        if not others:
+            out.append(_curve_with_band(rows, base, base))
+        for index, exp in enumerate(others):
+            curve = _curve_with_band(rows, base, exp)
+            if index > 0:
+                curve = curve[curve["setting"] != base]
+            out.append(curve)
+    if not out:
+        return pd.DataFrame(
+            columns=["game", "player", "setting", "t", "r", "R", "samples", "n", "low", "high"]
+        )
+    return pd.concat(out, ignore_index=True)
+
+
+def _setting_rank(setting: str) -> int:
+    return SETTING_ORDER.index(setting) if setting in SETTING_ORDER else len(SETTING_ORDER)
+
+
+def _curve_with_band(rows: pd.DataFrame, base: str, exp: str) -> pd.DataFrame:
+    curve = cumulative_curves(rows, base=base, exp=exp)
+    per_sample = cumulative_curves(rows, base=base, exp=exp, by=("game", "player", "sample"))
+    spread = per_sample.groupby(["setting", "t"], observed=True)["R"].agg(sd="std", n="count")
+    curve = curve.join(spread, on=["setting", "t"])
+    half = half_width(curve["sd"], curve["n"])
+    curve["low"], curve["high"] = curve["R"] - half, curve["R"] + half
+    return curve.drop(columns="sd")
+
+
+def variance_groups_supported(summary: pd.DataFrame, minimum: int = 4, rounds: int = 3) -> bool:
+    """Whether a steady/variable split says something: at least ``minimum`` participants with
+    ``rounds`` or more rounds each, whose variances are not all the same."""
+    enough = summary[summary["rounds"] >= rounds]
+    return len(enough) >= minimum and enough["variance"].nunique() > 1
+
+
+def participant_summary(games: pd.DataFrame) -> pd.DataFrame:
+    """The human study's Table 4: per game and participant the condition, rounds, total, mean and
+    final cumulative reward R, the variance across rounds, and the steady/variable group when the
+    data supports a split (else empty)."""
+    humans = games[games["player_kind"] == "human"]
+    columns = ["game", "player", "condition", "rounds", "total", "mean", "R", "variance", "group"]
+    if humans.empty:
+        return pd.DataFrame(columns=columns)
+    per = humans.groupby(["game", "player"], observed=True)
+    table = per["reward"].agg(rounds="size", total="sum", mean="mean")
+    table["condition"] = per["condition"].first()
+    table["R"] = player_curves(humans).groupby(["game", "player"], observed=True)["R"].last()
+    groups = variance_groups(humans).set_index(["game", "player"])
+    table = table.join(groups).reset_index()
+    for _, block in table.groupby("game", observed=True):
+        if not variance_groups_supported(block):
+            table.loc[block.index, "group"] = ""
+    table["total"] = table["total"].astype("float64")
+    return table[columns]
+
+
+def human_mean_curve(games: pd.DataFrame) -> pd.DataFrame:
+    """Per game and round t: the participants' mean cumulative reward with a 95% t-interval over
+    the participants who played round t (columns game, t, R, n, low, high)."""
+    humans = games[games["player_kind"] == "human"]
+    if humans.empty:
+        return pd.DataFrame(columns=["game", "t", "R", "n", "low", "high"])
+    curves = player_curves(humans)
+    out = curves.groupby(["game", "t"], observed=True)["R"].agg(R="mean", sd="std", n="count")
+    out = out.reset_index()
+    half = half_width(out["sd"], out["n"])
+    out["low"], out["high"] = out["R"] - half, out["R"] + half
+    return out.drop(columns="sd")
+
+
+def setting_differences(games: pd.DataFrame, baseline: str = "none") -> pd.DataFrame:
+    """Per game, non-human player and setting other than ``baseline``: the difference of mean
+    reward against the baseline with its 95% interval (Welch's standard error, t with the smaller
+    group's degrees of freedom), ``within_noise`` when the interval holds 0, and ``reads_policy``:
+    False for an offline agent, which plays the same whatever experience it is given, so its
+    differences are not gains."""
+    agents = games[games["player_kind"] != "human"]
+    stats = agents.groupby(["game", "player", "setting"], observed=True)["reward"].agg(
+        mean="mean", var="var", n="count"
+    )
+    rows = []
+    for (game, player, setting), row in stats.iterrows():
+        if setting == baseline or (game, player, baseline) not in stats.index:
+            continue
+        base = stats.loc[(game, player, baseline)]
+        se = math.sqrt(row["var"] / row["n"] + base["var"] / base["n"])
+        half = t95(min(row["n"], base["n"]) - 1) * se
+        diff = row["mean"] - base["mean"]
+        kind = agents.loc[agents["player"] == player, "player_kind"].iloc[0]
+        rows.append(
+            {
+                "game": game,
+                "player": player,
+                "setting": setting,
+                "difference": diff,
+                "low": diff - half,
+                "high": diff + half,
+                "within_noise": not (abs(diff) > half),
+                "reads_policy": kind != "offline",
+            }
+        )
+    columns = ["game", "player", "setting", "difference", "low", "high", "within_noise"]
+    return pd.DataFrame(rows, columns=[*columns, "reads_policy"])
+
+
+def wilson(wins: pd.Series, n: pd.Series, z: float = Z95) -> tuple[pd.Series, pd.Series]:
+    """The Wilson score 95% interval of a win rate."""
+    n = n.astype("float64")
+    p = wins / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return centre - half, centre + half
+
+
+def role_win_rates(games: pd.DataFrame) -> pd.DataFrame:
+    """Undercover: win rate per role for people (every human together) and for each model and
+    setting, with Wilson 95% intervals. Columns game, who, setting, role, games, wins, win_rate,
+    low, high."""
+    played = games[games["win"].notna()].copy()
+    columns = ["game", "who", "setting", "role", "games", "wins", "win_rate", "low", "high"]
+    if played.empty:
+        return pd.DataFrame(columns=columns)
+    played["who"] = np.where(played["player_kind"] == "human", "people", played["player"])
+    played["setting"] = np.where(played["player_kind"] == "human", "", played["setting"])
+    played["won"] = played["win"].astype("float64")
+    out = (
+        played.groupby(["game", "who", "setting", "role"], observed=True)["won"]
+        .agg(games="size", wins="sum")
+        .reset_index()
+    )
+    out["win_rate"] = out["wins"] / out["games"]
+    out["low"], out["high"] = wilson(out["wins"], out["games"])
+    return out[columns]
+
+
+def comparability(games: pd.DataFrame) -> list[str]:
+    """Why the human and the model games of a frame cannot share a figure: per game, the oracle
+    specs and rules versions each side played under, when they differ. Empty when comparable."""
+    problems = []
+    for game, rows in games.groupby("game", observed=True, sort=True):
+        human = rows[rows["player_kind"] == "human"]
+        model = rows[rows["player_kind"] != "human"]
+        if human.empty or model.empty:
+            continue
+        for column, what in (("oracle", "oracle"), ("rules_version", "rules version")):
+            if column not in rows:
+                continue
+            ours = set(human[column].dropna().astype(str))
+            theirs = set(model[column].dropna().astype(str))
+            if ours and theirs and ours != theirs:
+                problems.append(
+                    f"{game}: the people's games were played with {what} "
+                    f"{', '.join(sorted(ours))} and the models' with {', '.join(sorted(theirs))}"
+                )
+    return problems

@@ -1,35 +1,55 @@
-"""Line charts of cumulative reward that stay readable when printed in black and white.
+"""Figures people publish: curves and bars that stay readable in black and white.
 
 Figures are built on ``matplotlib.figure.Figure`` with the Agg canvas rather than through pyplot,
-so they render the same in a web worker, a test and a notebook and never touch a display. Every
-line differs from its neighbours by line style and marker, not only by colour.
+so they render the same in a web worker, a test and a notebook and never touch a display.
+
+House style, by default: the y axis starts at 0 (or a stated range), never zoomed to the spread of
+the data, so noise does not look like learning; the legend sits outside the axes, below the
+panels, so it covers neither data nor labels; every line differs from its neighbours by line style
+and marker, not only by colour; intervals are grey bands (lines) or error bars (bars). Each figure
+is saved as PNG, SVG and PDF with the data drawn in it as a CSV beside it (:func:`save_figure`).
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
+from analysis.safe_csv import safe_frame
+
 LINE_STYLES = ("-", "--", "-.", (0, (1, 1)))
 MARKERS = ("o", "s", "^", "D", "v", "x", "P", "*")
 GREYS = ("#000000", "#555555", "#888888")
+HATCHES = ("", "//", "..", "xx", "\\\\", "++")
+FORMATS = ("png", "svg", "pdf")
 
 
 @dataclass
 class Line:
-    """One labelled series. ``kind`` is ``normal`` (next style in the cycle), ``emphasis`` (the
-    thick black line of the best model) or ``reference`` (a black dotted line, no markers)."""
+    """One labelled series. ``kind`` is ``normal`` (next style in the cycle), ``emphasis`` (a
+    thick black line: the participants' mean, or the best model), ``thin`` (a light grey line
+    without legend entry of its own: one participant) or ``reference`` (a black dotted line across
+    the axes). ``low``/``high`` draw a 95% band when given."""
 
     label: str
     t: Sequence[float]
     values: Sequence[float]
     kind: str = "normal"
+    low: Sequence[float] | None = None
+    high: Sequence[float] | None = None
+
+
+@dataclass
+class Panel:
+    title: str
+    lines: list[Line] = field(default_factory=list)
 
 
 def styles() -> Iterator[dict]:
@@ -48,33 +68,51 @@ def curves_figure(
     xlabel: str = "Round t",
     ylabel: str = "Cumulative average reward R(t)",
     columns: int = 3,
+    ylim: tuple[float, float] | None = None,
 ) -> Figure:
-    """One axes per panel (titled by its key), sharing the y axis, each with its own legend."""
+    """One axes per panel (titled by its key), sharing the y axis; one legend for the figure,
+    below the panels. The y axis runs from 0 (or ``ylim``) and the x axis from round 1."""
     count = max(len(panels), 1)
     ncols = min(columns, count)
     nrows = -(-count // ncols)
-    fig = Figure(figsize=(4.2 * ncols, 3.4 * nrows), layout="constrained")
+    fig = Figure(figsize=(4.6 * ncols, 3.4 * nrows + 1.0), layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(nrows, ncols, squeeze=False, sharey=True).ravel()
+    top = 0.0
+    handles: dict[str, object] = {}
     for ax, (title, lines) in zip(axes, panels.items(), strict=False):
         style = styles()
+        rounds = [t for line in lines if line.kind != "reference" for t in line.t]
+        last = max(rounds) if rounds else 1
         for line in lines:
+            look = _look(line, style)
             if line.kind == "reference":  # a constant: across the whole axes, even for one round
-                ax.axhline(line.values[0], label=line.label, **_look(line, style))
+                artist = ax.axhline(line.values[0], **look)
             else:
-                ax.plot(line.t, line.values, label=line.label, **_look(line, style))
+                (artist,) = ax.plot(line.t, line.values, **look)
+                if line.low is not None and line.high is not None:
+                    ax.fill_between(
+                        line.t, line.low, line.high, color=look.get("color", "black"),
+                        alpha=0.15, linewidth=0,
+                    )  # fmt: skip
+                    top = max(top, *[v for v in line.high if pd.notna(v)] or [0.0])
+            top = max(top, *[v for v in line.values if pd.notna(v)] or [0.0])
+            if line.kind != "thin" or line.label not in handles:
+                handles.setdefault(line.label, artist)
         ax.set_title(title)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # rounds are whole numbers
-        rounds = {t for line in lines if line.kind != "reference" for t in line.t}
-        if len(rounds) == 1:  # a single round: keep the axis about it, not a sliver around it
-            only = next(iter(rounds))
-            ax.set_xlim(only - 1, only + 1)
+        ax.set_xlim(0.5, last + 0.5)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.grid(True, color="#dddddd", linewidth=0.5)
-        ax.legend(fontsize="small")
+    axes[0].set_ylim(*(ylim or (0.0, max(top * 1.08, 0.05))))
     for ax in axes[len(panels) :]:
         ax.set_visible(False)
+    if handles:
+        fig.legend(
+            list(handles.values()), list(handles), loc="outside lower center",
+            ncols=1 if ncols == 1 else min(3, len(handles)), fontsize="small", frameon=False,
+        )  # fmt: skip
     return fig
 
 
@@ -82,15 +120,61 @@ def _look(line: Line, style: Iterator[dict]) -> dict:
     every = max(1, len(line.t) // 10)
     if line.kind == "reference":
         return {"color": "black", "linestyle": ":", "linewidth": 1.5}
+    if line.kind == "thin":
+        return {"color": "#aaaaaa", "linewidth": 0.8, "linestyle": "-"}
     if line.kind == "emphasis":
         return {"color": "black", "linewidth": 2.5, "marker": "o", "markevery": every}
     return next(style) | {"linewidth": 1.2, "markersize": 4, "markevery": every}
 
 
-def save_figure(fig: Figure, stem: str | Path) -> list[Path]:
-    """Write ``stem.png`` and ``stem.svg``; return both paths."""
-    paths = [Path(stem).with_suffix(".png"), Path(stem).with_suffix(".svg")]
-    for path in paths:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=150)
+def bars_figure(
+    groups: dict[str, list[tuple[str, float, float, float]]],
+    ylabel: str = "Win rate",
+    title: str = "",
+) -> Figure:
+    """Grouped bars with 95% error bars: ``{group (x tick): [(series, value, low, high), ...]}``.
+    Series differ by hatch and grey; the y axis runs from 0 to 1."""
+    series = list(dict.fromkeys(name for bars in groups.values() for name, *_ in bars))
+    fig = Figure(figsize=(max(4.6, 1.2 * len(groups) * max(len(series), 1)), 4.2))
+    fig.set_layout_engine("constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    width = 0.8 / max(len(series), 1)
+    for i, name in enumerate(series):
+        xs, ys, errs = [], [], [[], []]
+        for x, bars in enumerate(groups.values()):
+            for label, value, low, high in bars:
+                if label == name:
+                    xs.append(x + (i - (len(series) - 1) / 2) * width)
+                    ys.append(value)
+                    errs[0].append(max(value - low, 0.0))
+                    errs[1].append(max(high - value, 0.0))
+        ax.bar(
+            xs, ys, width, label=name, color=GREYS[i % len(GREYS)] if i else "white",
+            edgecolor="black", hatch=HATCHES[i % len(HATCHES)], yerr=errs, capsize=3,
+        )  # fmt: skip
+    ax.set_xticks(range(len(groups)), list(groups))
+    ax.set_ylim(0, 1)
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    ax.grid(True, axis="y", color="#dddddd", linewidth=0.5)
+    fig.legend(loc="outside lower center", ncols=min(3, len(series)), frameon=False)
+    return fig
+
+
+def save_figure(fig: Figure, stem: str | Path, data: pd.DataFrame | None = None) -> list[Path]:
+    """Write ``stem.png``, ``stem.svg`` and ``stem.pdf``, and ``stem.csv`` with the data drawn
+    (formula-safe) when given; return the paths."""
+    stem = Path(stem)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for ext in FORMATS:
+        path = stem.with_name(f"{stem.name}.{ext}")
+        fig.savefig(path, dpi=200)
+        paths.append(path)
+    if data is not None:
+        path = stem.with_name(f"{stem.name}.csv")
+        safe_frame(data).to_csv(path, index=False)
+        paths.append(path)
     return paths

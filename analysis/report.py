@@ -14,7 +14,9 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from analysis import metrics
-from analysis.plots import Line, curves_figure, save_figure
+from analysis.plots import Line, bars_figure, curves_figure, save_figure
+from analysis.safe_csv import safe_frame
+from analysis.summary import Summary, summarize
 
 SETTING_LABELS = {
     "none": "w/o Policy",
@@ -40,42 +42,68 @@ def marks(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def cell_text(value: float, row: str) -> str:
+def cell_text(value: float, row: str, note: str = "") -> str:
     """Means with four decimals, Improve % with two. A missing mean (the player never ran that
-    setting) is a dash; a missing Improve % (a zero or missing baseline) is NA, as in the paper."""
+    setting) is a dash; a missing Improve % (a zero or missing baseline) is NA, as in the paper.
+    ``note`` follows an Improve %: ``within noise`` (its 95% interval holds 0) or ``reads no
+    policy`` (an offline agent, whose differences are not gains)."""
     if pd.isna(value):
-        return "NA" if row == "improve" else "–"
-    return f"{value:.2f}" if row == "improve" else f"{value:.4f}"
+        text = "NA" if row == "improve" else "–"
+    else:
+        text = f"{value:.2f}" if row == "improve" else f"{value:.4f}"
+    return f"{text} ({note})" if note else text
 
 
-def _rows(table: pd.DataFrame) -> list[tuple[str, str, str, list[tuple[str, str]]]]:
+def notes(differences: pd.DataFrame | None) -> dict[tuple[str, str, str], str]:
+    """(game, setting, player) -> the note of its Improve % cell."""
+    out: dict[tuple[str, str, str], str] = {}
+    if differences is None:
+        return out
+    for row in differences.itertuples(index=False):
+        if not row.reads_policy:
+            out[(row.game, row.setting, row.player)] = "reads no policy"
+        elif row.within_noise:
+            out[(row.game, row.setting, row.player)] = "within noise"
+    return out
+
+
+def _rows(
+    table: pd.DataFrame, differences: pd.DataFrame | None = None
+) -> list[tuple[str, str, str, list[tuple[str, str]]]]:
     """(game label or "", row label, row kind, [(text, mark)]) per row; the game once per block."""
     flags = marks(table)
+    noted = notes(differences)
     rows, previous = [], None
     for key, values in table.iterrows():
         game, setting, row = key
         label = "Improve (%)" if row == "improve" else SETTING_LABELS.get(setting, setting)
-        cells = [(cell_text(v, row), flags.loc[key, c]) for c, v in values.items()]
+        cells = [
+            (
+                cell_text(v, row, noted.get((game, setting, c), "") if row == "improve" else ""),
+                flags.loc[key, c],
+            )
+            for c, v in values.items()
+        ]
         rows.append((GAME_LABELS.get(game, game) if game != previous else "", label, row, cells))
         previous = game
     return rows
 
 
-def table_markdown(table: pd.DataFrame) -> str:
+def table_markdown(table: pd.DataFrame, differences: pd.DataFrame | None = None) -> str:
     """Table 2 as a Markdown table; best ``**bold**``, second ``<u>underlined</u>``."""
     wrap = {"best": "**{}**", "second": "<u>{}</u>", "": "{}"}
     rows = [["Game", "Setting", *table.columns], ["---", "---", *("---:" for _ in table.columns)]]
-    for game, label, _, cells in _rows(table):
+    for game, label, _, cells in _rows(table, differences):
         rows.append([game, label, *(wrap[mark].format(text) for text, mark in cells)])
     return "".join("| " + " | ".join(row) + " |\n" for row in rows)
 
 
-def table_html(table: pd.DataFrame) -> str:
+def table_html(table: pd.DataFrame, differences: pd.DataFrame | None = None) -> str:
     """Table 2 as an HTML table; best in ``<strong>``, second in ``<u>``."""
     wrap = {"best": "<strong>{}</strong>", "second": "<u>{}</u>", "": "{}"}
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in table.columns)
     body = []
-    for game, label, row, cells in _rows(table):
+    for game, label, row, cells in _rows(table, differences):
         tds = "".join(f"<td>{wrap[mark].format(html.escape(text))}</td>" for text, mark in cells)
         body.append(
             f'<tr class="{row}"><th>{html.escape(game)}</th><th>{html.escape(label)}</th>{tds}</tr>'
@@ -87,90 +115,192 @@ def table_html(table: pd.DataFrame) -> str:
     )
 
 
+def _model_label(player: str, setting: str) -> str:
+    return f"{player}, {SETTING_LABELS.get(setting, setting)}"
+
+
+def _band(rows: pd.DataFrame) -> dict:
+    if "low" not in rows or rows["low"].isna().all():
+        return {}
+    return {"low": rows["low"].tolist(), "high": rows["high"].tolist()}
+
+
+def _data(lines: list[tuple[str, Line]]) -> pd.DataFrame:
+    """The numbers drawn: one row per panel, series and point."""
+    rows = []
+    for panel, line in lines:
+        lows = line.low if line.low is not None else [None] * len(line.t)
+        highs = line.high if line.high is not None else [None] * len(line.t)
+        for t, value, low, high in zip(line.t, line.values, lows, highs, strict=True):
+            rows.append(
+                {"panel": panel, "series": line.label, "kind": line.kind, "t": t,
+                 "value": value, "low": low, "high": high}
+            )  # fmt: skip
+    return pd.DataFrame(rows, columns=["panel", "series", "kind", "t", "value", "low", "high"])
+
+
+def model_lines(summary: Summary, game: str, settings: list[str] | None = None) -> list[Line]:
+    curves = summary.curves[summary.curves["game"] == game]
+    if settings is not None:
+        curves = curves[curves["setting"].isin(settings)]
+    return [
+        Line(_model_label(player, setting), rows["t"].tolist(), rows["R"].tolist(), **_band(rows))
+        for (player, setting), rows in curves.groupby(["player", "setting"], sort=True)
+    ]
+
+
+def study_figure(
+    summary: Summary, game: str = "twenty-questions"
+) -> tuple[Figure, pd.DataFrame] | None:
+    """The human study's figure (the paper's fig. 4): each participant's R(t) (thin grey), the
+    participants' mean with its 95% band, the model curves of every model and setting with their
+    bands, and the perfect-binary-questioning line. Split into steady and variable panels only
+    when the per-participant table has groups (enough people and rounds). Models are left out,
+    with the reason in ``summary.problems``, when their games are not comparable with the
+    people's. None without any curve."""
+    people = summary.participants[summary.participants["game"] == game]
+    curves = summary.human_curves[summary.human_curves["game"] == game]
+    models = model_lines(summary, game) if summary.comparable or people.empty else []
+    if people.empty and not models:
+        return None
+    groups = {"": list(people["player"])}
+    if len(people) and (people["group"] != "").all():
+        groups = {
+            "Steady participants": list(people.loc[people["group"] == "steady", "player"]),
+            "Variable participants": list(people.loc[people["group"] == "variable", "player"]),
+        }
+    elif len(people):
+        groups = {"Participants": list(people["player"])}
+    else:
+        groups = {"Models": []}
+    mean = summary.human_mean[summary.human_mean["game"] == game]
+    panels: dict[str, list[Line]] = {}
+    drawn: list[tuple[str, Line]] = []
+    for title, members in groups.items():
+        lines = [
+            Line("one participant", rows["t"].tolist(), rows["R"].tolist(), kind="thin")
+            for _, rows in curves[curves["player"].isin(members)].groupby("player", sort=True)
+        ]
+        if members:
+            if len(groups) > 1:
+                chosen = curves[curves["player"].isin(members)]
+                part = chosen.groupby("t")["R"].mean().reset_index()
+                lines.append(
+                    Line(
+                        "participants' mean",
+                        part["t"].tolist(),
+                        part["R"].tolist(),
+                        kind="emphasis",
+                    )
+                )
+            else:
+                lines.append(
+                    Line("participants' mean (95% interval)", mean["t"].tolist(), mean["R"].tolist(),
+                         kind="emphasis", **_band(mean))
+                )  # fmt: skip
+        lines += models
+        if summary.reference is not None and game == "twenty-questions":
+            label = f"reference: {metrics.REFERENCE_LABEL}"
+            lines.append(Line(label, [1], [summary.reference], kind="reference"))
+        panels[title] = lines
+        drawn += [(title, line) for line in lines]
+    figure = curves_figure(panels, columns=1)
+    return figure, _data(drawn)
+
+
 def cumulative_figure(
-    games: pd.DataFrame,
-    game: str = "twenty-questions",
-    base: str = "none",
-    exp: str = "cumulative",
-) -> Figure | None:
-    """Figure 3: per model, R(t) with experience against its baseline; None without such games."""
-    agents = games[(games["game"] == game) & (games["player_kind"] != "human")]
-    curves = metrics.cumulative_curves(agents, base=base, exp=exp)
+    summary: Summary, game: str = "twenty-questions", base: str = "none", exp: str = "cumulative"
+) -> tuple[Figure, pd.DataFrame] | None:
+    """Figure 3: per model, R(t) with experience against its baseline, with bands across
+    samples; None without a with-experience curve."""
+    curves = summary.curves[(summary.curves["game"] == game)]
     if not (curves["setting"] == exp).any():
         return None
-    panels = {}
+    panels, drawn = {}, []
     for player, rows in curves.groupby("player", sort=True):
-        panels[player] = [
-            Line(SETTING_LABELS.get(setting, setting), part["t"], part["R"])
+        lines = [
+            Line(SETTING_LABELS.get(setting, setting), part["t"].tolist(), part["R"].tolist(), **_band(part))
             for setting in (exp, base)
             if len(part := rows[rows["setting"] == setting])
-        ]
-    return curves_figure(panels)
+        ]  # fmt: skip
+        panels[player] = lines
+        drawn += [(player, line) for line in lines]
+    return curves_figure(panels), _data(drawn)
 
 
-def best_model_curve(games: pd.DataFrame, game: str, exp: str = "cumulative") -> pd.DataFrame:
-    """The with-experience curve of the model that ends highest; empty when no model has one."""
-    models = games[(games["game"] == game) & (games["player_kind"] == "model")]
-    curves = metrics.cumulative_curves(models, exp=exp)
-    curves = curves[curves["setting"] == exp]
-    if curves.empty:
-        return curves
-    final = curves.groupby("player")["R"].last()
-    return curves[curves["player"] == final.idxmax()]
-
-
-def human_figure(games: pd.DataFrame, game: str = "twenty-questions") -> Figure | None:
-    """Figure 4: each participant's curve, split into the steady and the variable half, with the
-    best model and the reference line; None when there are no human games."""
-    humans = games[(games["game"] == game) & (games["player_kind"] == "human")]
-    if humans.empty:
+def roles_figure(summary: Summary, game: str = "undercover") -> tuple[Figure, pd.DataFrame] | None:
+    """Undercover: win rate by role, people next to each model and setting, with Wilson 95%
+    error bars; None without games that have winners."""
+    rates = summary.win_rates[summary.win_rates["game"] == game]
+    if rates.empty:
         return None
-    curves = metrics.player_curves(humans)
-    groups = metrics.variance_groups(humans).set_index("player")["group"]
-    rounds = int(curves["t"].max())
-    best = best_model_curve(games, game)
-    best = best[best["t"] <= rounds]
-    reference = metrics.reference_reward(games, game)
-    panels = {}
-    for group in ("steady", "variable"):
-        members = groups.index[groups == group]
-        lines = [
-            Line(player, rows["t"], rows["R"])
-            for player, rows in curves[curves["player"].isin(members)].groupby("player")
-        ]
-        if not lines:
+    rates = rates.assign(series=[
+        who if not setting else _model_label(who, setting)
+        for who, setting in zip(rates["who"], rates["setting"], strict=True)
+    ])  # fmt: skip
+    groups: dict[str, list[tuple[str, float, float, float]]] = {}
+    for row in rates.itertuples(index=False):
+        groups.setdefault(row.role, []).append((row.series, row.win_rate, row.low, row.high))
+    title = GAME_LABELS.get(game, game)
+    return bars_figure(groups, title=title), rates.drop(columns="series")
+
+
+def figures(summary: Summary) -> dict[str, tuple[Figure, pd.DataFrame]]:
+    """Every figure the data supports, by file stem."""
+    out = {}
+    games = sorted(
+        set(summary.curves["game"])
+        | set(summary.participants["game"])
+        | set(summary.win_rates["game"])
+    )
+    for game in games:
+        if game == "undercover":
+            made = roles_figure(summary, game)
+            if made is not None:
+                out[f"roles-{game}"] = made
             continue
-        if not best.empty:
-            label = f"best model: {best['player'].iloc[0]}"
-            lines.append(Line(label, best["t"], best["R"], kind="emphasis"))
-        if reference is not None:
-            value, source = reference
-            lines.append(Line(f"reference: {source}", [1, rounds], [value] * 2, kind="reference"))
-        panels[f"{group.capitalize()} participants"] = lines
-    return curves_figure(panels, columns=1)
+        made = study_figure(summary, game)
+        if made is not None:
+            out[f"study-{game}"] = made
+        made = cumulative_figure(summary, game)
+        if made is not None:
+            out[f"cumulative-{game}"] = made
+    return out
 
 
-def write_report(games: pd.DataFrame, out: str | Path) -> list[Path]:
-    """Write Table 2 (``table.md``, ``table.html``, ``table.csv``), the curve data
-    (``curves.csv``), win rates when games have winners (``win_rates.csv``) and the figures (PNG
-    and SVG) that the data supports; return the paths."""
+def write_tables(summary: Summary, out: str | Path) -> list[Path]:
+    """Table 2 (``table.md``, ``table.html``, ``table.csv``) and every other table of the summary
+    as formula-safe CSV (``curves``, ``differences``, ``participants``, ``human_curves``,
+    ``human_mean``, ``win_rates``), plus ``notes.md`` when the people and the models cannot share a
+    figure."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    table = metrics.settings_table(games)
-    written = [out / "table.md", out / "table.html", out / "table.csv", out / "curves.csv"]
-    written[0].write_text(table_markdown(table), encoding="utf-8")
-    written[1].write_text(table_html(table), encoding="utf-8")
-    table.to_csv(written[2])
-    agents = games[games["player_kind"] != "human"]
-    metrics.cumulative_curves(agents).to_csv(written[3], index=False)
-    if games["win"].notna().any():
-        written.append(out / "win_rates.csv")
-        metrics.win_rates(games).to_csv(written[-1], index=False)
-    for game in sorted(games["game"].unique()):
-        figure = cumulative_figure(games, game)
-        if figure is not None:
-            written += save_figure(figure, out / f"cumulative-{game}")
-        figure = human_figure(games, game)
-        if figure is not None:
-            written += save_figure(figure, out / f"humans-{game}")
+    written = [out / "table.md", out / "table.html"]
+    written[0].write_text(table_markdown(summary.table, summary.differences), encoding="utf-8")
+    written[1].write_text(table_html(summary.table, summary.differences), encoding="utf-8")
+    for name, frame in summary.frames().items():
+        path = out / f"{name}.csv"
+        safe_frame(frame).to_csv(path, index=False)
+        written.append(path)
+    if summary.problems:
+        lines = ["# Not drawn together\n\n"]
+        lines += [f"- {problem}\n" for problem in summary.problems]
+        lines.append(
+            "\nThe people's and the models' games differ as above, so the figures show the people "
+            "only. Pass --allow-mixed to draw them together anyway.\n"
+            if not summary.mixed
+            else "\nDrawn together anyway, as asked (--allow-mixed).\n"
+        )
+        written.append(out / "notes.md")
+        written[-1].write_text("".join(lines), encoding="utf-8")
+    return written
+
+
+def write_report(games: pd.DataFrame, out: str | Path, allow_mixed: bool = False) -> list[Path]:
+    """Summarise the games (:func:`analysis.summary.summarize`) and write its tables and every
+    figure it supports (PNG, SVG, PDF, and the figure's data as CSV); return the paths."""
+    summary = summarize(games, allow_mixed=allow_mixed)
+    written = write_tables(summary, out)
+    for stem, (figure, data) in figures(summary).items():
+        written += save_figure(figure, Path(out) / stem, data)
     return written

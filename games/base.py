@@ -27,6 +27,17 @@ class IllegalMove(ValueError):
         self.reason = reason
 
 
+class NoMove(Exception):
+    """An agent that cannot produce a move at all: its model failed after the SDK's retries, or
+    its reply held no usable answer after one corrective follow-up. ``reason`` says why and
+    ``reply`` keeps the model's last text, so the move made in its place is always explained."""
+
+    def __init__(self, reason: str, reply: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.reply = reply
+
+
 class Engine(ABC, Generic[S]):
     """Rules of one game. Instances hold no game state, so one instance serves every table.
 
@@ -78,6 +89,12 @@ class Engine(ABC, Generic[S]):
     def fallback(self, state: S, seat: int) -> Event:
         """The legal do-nothing move for ``seat`` (an Invalid question, a passed clue, an abstained
         vote), used when a player cannot produce a usable move or misses a deadline."""
+
+    def failed(self, state: S, seat: int, reason: str) -> Event:
+        """The move made for an agent whose model could not move at all (``reason`` says why).
+        The fallback by default; a game may instead withdraw the turn, so no player pays for a
+        failure that is not theirs (Twenty Questions voids the pending question)."""
+        return self.fallback(state, seat)
 
     @abstractmethod
     def state_to_json(self, state: S) -> dict[str, Any]: ...

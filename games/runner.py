@@ -6,30 +6,62 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from games.base import Agent, Config, Engine, Event, IllegalMove
+from games.base import Agent, Config, Engine, Event, IllegalMove, NoMove
 
 OnEvent = Callable[[Event, Any], Awaitable[None] | None]
 
 
-async def next_event(
-    engine: Engine, state: Any, seat: int, agent: Agent, retries: int = 2
-) -> Event:
+# A seat that fails this many times in a row ends a game (see play_game).
+MAX_FAILURES = 3
+# How much of a model's reply a failure record keeps.
+REPLY_CHARS = 500
+
+
+@dataclass
+class Move:
+    """A seat's move and, when it is not the player's own (a fallback or a void), why not:
+    ``error`` is the provider's error, the parser's or the engine's reason; ``reply`` the start of
+    the model's last text, if it sent one."""
+
+    event: Event
+    error: str | None = None
+    reply: str | None = None
+
+
+async def choose(engine: Engine, state: Any, seat: int, agent: Agent, retries: int = 2) -> Move:
     """Ask ``agent`` for a legal move. A rejected move is shown back to the agent with the engine's
-    reason (``observation["rejected"]``); after ``retries`` more tries the seat's fallback is used,
-    so one confused player never stalls a table."""
+    reason (``observation["rejected"]``); after ``retries`` more tries, or when the agent cannot
+    move at all (:class:`NoMove`), the engine's :meth:`~Engine.failed` move is made in its place
+    and the move says why, so one confused player never stalls a table and no stand-in move goes
+    unexplained."""
     observation = engine.observe(state, seat)
+    reason = ""
     for _ in range(retries + 1):
-        action = await agent.act(observation)
+        try:
+            action = await agent.act(observation)
+        except NoMove as err:
+            reply = err.reply[:REPLY_CHARS] if err.reply else None
+            return Move(engine.failed(state, seat, err.reason), err.reason, reply)
         event = {**action, "seat": seat}
         try:
             engine.apply(state, event)
         except IllegalMove as err:
             observation = {**observation, "rejected": {"action": action, "reason": err.reason}}
+            reason = err.reason
             continue
-        return event
-    return engine.fallback(state, seat)
+        return Move(event)
+    error = f"{retries + 1} moves refused, the last because: {reason}"
+    return Move(engine.failed(state, seat, error), error, str(action)[:REPLY_CHARS])
+
+
+async def next_event(
+    engine: Engine, state: Any, seat: int, agent: Agent, retries: int = 2
+) -> Event:
+    """The event of :func:`choose`, for callers that need no explanation."""
+    return (await choose(engine, state, seat, agent, retries)).event
 
 
 async def play_game(
@@ -39,27 +71,55 @@ async def play_game(
     *,
     retries: int = 2,
     on_event: OnEvent | None = None,
+    failures: list[dict[str, Any]] | None = None,
+    max_failures: int = MAX_FAILURES,
 ) -> tuple[Any, list[Event]]:
-    """Run a game from its config to the end; return the final state and the event log."""
+    """Run a game from its config to the end; return the final state and the event log.
+
+    Every move an agent did not make itself is appended to ``failures`` (when given) as
+    ``{"index": position in the log, "seat", "error", "reply"}``. A seat that fails
+    ``max_failures`` times in a row ends the game with an ``abort``: a withdrawn turn (a void)
+    does not move the game on, so a dead model must not keep it going for ever."""
     state = engine.initial(config)
     events: list[Event] = []
+    streak: dict[int, int] = {}
     while not engine.is_over(state):
         seats = engine.to_move(state)
         # Simultaneous moves (votes) are asked concurrently, each against the same visible state.
-        proposed = await asyncio.gather(
-            *(next_event(engine, state, seat, agents[seat], retries) for seat in seats)
+        moves = await asyncio.gather(
+            *(choose(engine, state, seat, agents[seat], retries) for seat in seats)
         )
-        for event in proposed:
+        for move in moves:
+            event = move.event
             try:
                 state = engine.apply(state, event)
-            except IllegalMove:
-                event = engine.fallback(state, event["seat"])
+            except IllegalMove as err:
+                move = Move(engine.fallback(state, event["seat"]), err.reason, None)
+                event = move.event
                 state = engine.apply(state, event)
-            events.append(event)
-            if on_event is not None:
-                result = on_event(event, state)
-                if asyncio.iscoroutine(result):
-                    await result
+            seat = event["seat"]
+            streak[seat] = streak.get(seat, 0) + 1 if move.error else 0
+            if move.error and failures is not None:
+                failures.append(
+                    {"index": len(events), "seat": seat, "error": move.error, "reply": move.reply}
+                )
+            await _record(events, event, state, on_event)
+            if streak[seat] >= max_failures and not engine.is_over(state):
+                event = {
+                    "type": "abort",
+                    "reason": f"seat {seat} failed {streak[seat]} times in a row: {move.error}",
+                    "failed_seat": seat,
+                }
+                state = engine.apply(state, event)
+                await _record(events, event, state, on_event)
             if engine.is_over(state):
                 break
     return state, events
+
+
+async def _record(events: list[Event], event: Event, state: Any, on_event: OnEvent | None) -> None:
+    events.append(event)
+    if on_event is not None:
+        result = on_event(event, state)
+        if asyncio.iscoroutine(result):
+            await result

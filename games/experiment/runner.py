@@ -203,28 +203,32 @@ class Runner:
 
     async def play(
         self, spec: ExperimentSpec, seed: int, sample: int, policy: str | None, setting: str
-    ) -> tuple[Config, list[dict[str, Any]], dict[int, dict[str, Any]], int, Usage, str, str]:
-        """One game; returns config, events, outcome, evaluated seat, usage and times."""
+    ) -> tuple[Config, list[dict[str, Any]], dict[int, dict[str, Any]], int, Usage, str, str, list]:
+        """One game; returns config, events, outcome, evaluated seat, usage, times and the moves
+        agents did not make themselves, each with its reason (see ``play_game``)."""
         config = self.new_config(spec, seed)
         evaluated = self.evaluated_seat(spec, seed, config)
         agents = self.seat_agents(spec, config, seed, evaluated, sample, policy, setting)
         async with self._games:
             started = _now()
-            state, events = await play_game(get_engine(spec.game), config, agents)
+            failures: list[dict[str, Any]] = []
+            state, events = await play_game(
+                get_engine(spec.game), config, agents, failures=failures
+            )
             finished = _now()
         usage = Usage()
         for agent in agents.values():
             if isinstance(agent, LLMAgent):
                 usage.merge(agent.usage)
         outcome = get_engine(spec.game).outcome(state)
-        return config, events, outcome, evaluated, usage, started, finished
+        return config, events, outcome, evaluated, usage, started, finished, failures
 
     async def test_game(
         self, spec: ExperimentSpec, sample: int, round_: int, policy: str | None, extra: Usage
     ) -> dict[str, Any]:
         """Play round ``round_`` of a track and append its record to the output."""
         seed = case_seed(spec.seed, round_)
-        config, events, outcome, evaluated, usage, started, finished = await self.play(
+        config, events, outcome, evaluated, usage, started, finished, failures = await self.play(
             spec, seed, sample, policy, spec.setting
         )
         usage.merge(extra)
@@ -246,6 +250,7 @@ class Runner:
             "win": mine["win"] if spec.game == "undercover" else None,
             "questions": mine.get("questions"),
             "usage": usage.as_dict(),
+            **failure_marks(spec.game, events, failures),
             "policy": policy,
             "started_at": started,
             "finished_at": finished,
@@ -272,7 +277,7 @@ class Runner:
 
         async def one(index: int) -> Experience:
             seed = warmup_seed(spec.seed, sample, index)
-            config, events, outcome, evaluated, game_usage, _, _ = await self.play(
+            config, events, outcome, evaluated, game_usage, _, _, _ = await self.play(
                 spec, seed, sample, None, "none"
             )
             usage.merge(game_usage)
@@ -385,6 +390,22 @@ class Runner:
             self._bar = None
         keys = {(s.game, s.model, s.setting) for s in specs}
         return [rec for key, rec in sorted(self.done.items()) if key[:3] in keys]
+
+
+def failure_marks(game: str, events: list[dict[str, Any]], failures: list) -> dict[str, Any]:
+    """What a record says about failed model calls, so the analysis can leave out games that
+    measure an outage rather than the evaluated model: ``voids`` (Twenty Questions questions the
+    oracle could not answer, not counted), ``oracle_failed`` (the oracle failed so often that the
+    game was ended; its reward is not the questioner's doing) and ``failures`` (every move an agent
+    did not make itself, with the reason)."""
+    oracle_failed = game == "twenty-questions" and any(
+        event["type"] == "abort" and event.get("failed_seat") == 1 for event in events
+    )
+    return {
+        "voids": sum(event["type"] == "void" for event in events),
+        "oracle_failed": oracle_failed,
+        "failures": failures,
+    }
 
 
 def _now() -> str:

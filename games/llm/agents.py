@@ -2,8 +2,9 @@
 
 An agent renders the observation into a prompt, asks its provider, and takes the last
 ``<answer></answer>``. A reply with no usable answer gets one corrective follow-up in the same
-conversation; if that fails too, or the provider gives up after its retries, the agent makes the
-seat's do-nothing move (an Invalid question, a passed clue, an abstained vote) so the game goes on.
+conversation; if that fails too, or the provider gives up after its retries, the agent raises
+:class:`~games.base.NoMove` with the reason and the reply, and the runner makes the engine's
+stand-in move (``Engine.failed``: a do-nothing move, or a withdrawn turn) with that explanation.
 """
 
 from __future__ import annotations
@@ -12,22 +13,14 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from games.base import Event, Observation
+from games.base import Event, NoMove, Observation
 from games.experience.context import check_setting, player_system
 from games.llm import prompts, render
 from games.llm.cache import ResponseCache
 from games.llm.parse import parse_answer
 from games.llm.providers import Provider, ProviderConfig, ProviderError, get_provider
 from games.llm.usage import Usage
-from games.twenty_questions.engine import NO_QUESTION
 
-# The engines' do-nothing moves, without the seat (the driver adds it).
-FALLBACKS: dict[str, Event] = {
-    "question": {"type": "question", "text": NO_QUESTION},
-    "answer": {"type": "answer", "answer": "Invalid"},
-    "clue": {"type": "clue", "text": None},
-    "vote": {"type": "vote", "target": None},
-}
 ROLES = {"twenty-questions": ("questioner", "oracle"), "undercover": ("player", "speaker", "voter")}
 
 _QUOTES = "\"'`\u201c\u201d\u2018\u2019"
@@ -124,14 +117,12 @@ class LLMAgent:
             reply = await self.ask(
                 observation, valid_reply, "The reply must be exactly Yes, No or Invalid."
             )
-            return {"type": "answer", "answer": reply} if reply else dict(FALLBACKS["answer"])
+            return {"type": "answer", "answer": reply}
         if self.game == "twenty-questions":
             question = await self.ask(
                 observation, valid_question, "Put one yes/no question inside the tags."
             )
-            return (
-                {"type": "question", "text": question} if question else dict(FALLBACKS["question"])
-            )
+            return {"type": "question", "text": question}
         if observation["phase"] == "vote":
             targets = (
                 observation["legal_actions"][0]["targets"] if observation["legal_actions"] else []
@@ -149,7 +140,7 @@ class LLMAgent:
 
     async def ask(self, observation: Observation, validate: Callable[[str], Any], hint: str) -> Any:
         """Ask for a move; one corrective follow-up if the reply has no usable answer.
-        Returns the validated value, or None when the seat should make its do-nothing move."""
+        Returns the validated value; raises NoMove when the model gave none or its call failed."""
         system = self.system_prompt(observation)
         messages = [{"role": "user", "content": self.turn_prompt(observation)}]
         for attempt in range(2):
@@ -163,7 +154,7 @@ class LLMAgent:
                 )
             except ProviderError as err:
                 self.usage.add_failure(err)
-                return None
+                raise NoMove(f"the model call failed: {err}") from err
             self.usage.add(completion)
             answer = parse_answer(completion.text)
             value = validate(answer) if answer is not None else None
@@ -175,7 +166,14 @@ class LLMAgent:
                     {"role": "assistant", "content": completion.text},
                     {"role": "user", "content": prompts.render("corrective", hint=hint)},
                 ]
-        return None
+        found = (
+            "no answer inside <answer> tags"
+            if answer is None
+            else f"the answer {answer[:80]!r} is not usable"
+        )
+        raise NoMove(
+            f"no usable reply after a corrective follow-up: {found}. {hint}", completion.text
+        )
 
 
 def make_llm_agent(

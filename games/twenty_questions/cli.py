@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 from games.agents import make_agent
 from games.base import IllegalMove
-from games.runner import play_game
+from games.runner import next_event, play_game
 from games.twenty_questions import CANDIDATES, ndcg_reward
 from games.twenty_questions.engine import ENGINE, ORACLE, QUESTIONER
 
@@ -132,11 +132,11 @@ def play(
             out.write(f"Not accepted: {err.reason}\n")
             continue
         if ENGINE.to_move(state) == [ORACLE]:
-            action = asyncio.run(oracle.act(ENGINE.observe(state, ORACLE)))
-            try:
-                state = ENGINE.apply(state, {**action, "seat": ORACLE})
-            except IllegalMove:
-                state = ENGINE.apply(state, ENGINE.fallback(state, ORACLE))
+            event = asyncio.run(next_event(ENGINE, state, ORACLE, oracle))
+            state = ENGINE.apply(state, event)
+            if event["type"] == "void":
+                out.write(f"The oracle could not answer ({event['reason']}); not counted.\n")
+                continue
         out.write(f"{state.turns[-1].answer}\n")
     result = ENGINE.outcome(state)[QUESTIONER]
     if result["found"]:

@@ -173,6 +173,11 @@ class State:
     turns: tuple[Turn, ...] = ()
     found_at: int | None = None
     aborted: str | None = None
+    # Questions withdrawn because the oracle could not answer (``void``): in all, in a row since
+    # the oracle last answered, and whether the questioner's last question was one of them.
+    voids: int = 0
+    void_streak: int = 0
+    voided: bool = False
 
     @property
     def pending(self) -> bool:
@@ -239,6 +244,8 @@ class TwentyQuestionsEngine(Engine[State]):
             return self._question(state, event)
         if kind == "answer":
             return self._answer(state, event)
+        if kind == "void":
+            return self._void(state, event)
         raise IllegalMove(f"unknown event type {kind!r}; expected 'question' or 'answer'")
 
     def _question(self, state: State, event: Event) -> State:
@@ -255,6 +262,7 @@ class TwentyQuestionsEngine(Engine[State]):
                 f"the question is {len(text)} characters long; the limit is {MAX_QUESTION_CHARS}"
             )
         k = len(state.turns) + 1
+        state = replace(state, voided=False)
         if text == NO_QUESTION:
             return replace(state, turns=(*state.turns, Turn(text, "Invalid", "engine")))
         named = named_candidates(text)
@@ -275,7 +283,24 @@ class TwentyQuestionsEngine(Engine[State]):
         if answer not in ANSWERS:
             raise IllegalMove(f"the answer must be one of Yes, No, Invalid; got {answer!r}")
         last = replace(state.turns[-1], answer=answer, by="oracle")
-        return replace(state, turns=(*state.turns[:-1], last))
+        return replace(state, turns=(*state.turns[:-1], last), void_streak=0, voided=False)
+
+    def _void(self, state: State, event: Event) -> State:
+        """The oracle could not answer (its model failed): the pending question is withdrawn,
+        not counted, and the questioner asks again."""
+        if event.get("seat") != ORACLE:
+            raise IllegalMove("only the oracle (seat 1) can withdraw a question it cannot answer")
+        if not state.pending:
+            raise IllegalMove("there is no question waiting for an answer")
+        if not isinstance(event.get("reason"), str):
+            raise IllegalMove("a void needs the reason the oracle could not answer")
+        return replace(
+            state,
+            turns=state.turns[:-1],
+            voids=state.voids + 1,
+            void_streak=state.void_streak + 1,
+            voided=True,
+        )
 
     def legal_actions(self, state: State, seat: int) -> list[dict[str, Any]]:
         if seat not in self.to_move(state):
@@ -303,6 +328,7 @@ class TwentyQuestionsEngine(Engine[State]):
             "history": history,
             "your_turn": seat in self.to_move(state),
             "over": state.over,
+            "voided": state.voided,
         }
         if seat == ORACLE:
             observation["answer"] = state.answer
@@ -323,6 +349,7 @@ class TwentyQuestionsEngine(Engine[State]):
             "found": state.found_at is not None,
             "questions": len(state.turns),
             "aborted": state.aborted is not None,
+            "voids": state.voids,
         }
         return {QUESTIONER: dict(result), ORACLE: dict(result)}
 
@@ -330,6 +357,12 @@ class TwentyQuestionsEngine(Engine[State]):
         if seat == QUESTIONER:
             return {"type": "question", "seat": QUESTIONER, "text": NO_QUESTION}
         return {"type": "answer", "seat": ORACLE, "answer": "Invalid"}
+
+    def failed(self, state: State, seat: int, reason: str) -> Event:
+        """An oracle whose model failed withdraws the question, so it costs the questioner nothing."""
+        if seat == ORACLE and state.pending and not state.over:
+            return {"type": "void", "seat": ORACLE, "reason": reason}
+        return self.fallback(state, seat)
 
     def state_to_json(self, state: State) -> dict[str, Any]:
         return {
@@ -341,6 +374,9 @@ class TwentyQuestionsEngine(Engine[State]):
             ],
             "found_at": state.found_at,
             "aborted": state.aborted,
+            "voids": state.voids,
+            "void_streak": state.void_streak,
+            "voided": state.voided,
         }
 
     def state_from_json(self, data: dict[str, Any]) -> State:
@@ -350,6 +386,9 @@ class TwentyQuestionsEngine(Engine[State]):
             turns=tuple(Turn(**turn) for turn in data["turns"]),
             found_at=data["found_at"],
             aborted=data["aborted"],
+            voids=data.get("voids", 0),
+            void_streak=data.get("void_streak", 0),
+            voided=data.get("voided", False),
         )
 
 

@@ -3,9 +3,10 @@
 import pytest
 
 from games import get_engine
+from games.base import NoMove
 from games.llm.agents import make_llm_agent
 from games.llm.providers import Completion, ProviderConfig
-from games.runner import play_game
+from games.runner import choose, play_game
 from games.twenty_questions.engine import NO_QUESTION
 from tests.fakes.game_responder import GameResponder
 
@@ -38,12 +39,16 @@ def oracle_view():
     return TQ.observe(state, 1)
 
 
-def vote_view():
+def vote_state():
     state = UC.initial(UC.new_config(0))
     for clue in range(15):
         seat = UC.to_move(state)[0]
         state = UC.apply(state, {"type": "clue", "seat": seat, "text": f"clue number {clue}"})
-    return UC.observe(state, 0)
+    return state
+
+
+def vote_view():
+    return UC.observe(vote_state(), 0)
 
 
 async def test_the_questioner_asks_the_question_in_its_answer_tag(llm_server):
@@ -70,12 +75,21 @@ async def test_a_reply_without_a_tag_gets_one_corrective_follow_up(llm_server):
     assert seat.usage.calls == 2
 
 
-async def test_two_unusable_replies_become_an_invalid_question(llm_server):
+async def test_two_unusable_replies_give_no_move_with_the_reason_and_the_reply(llm_server):
     llm_server.responder = lambda body: "I am not sure what to ask."
     seat = agent(llm_server)
-    action = await seat.act(TQ.observe(questioner_view(), 0))
-    assert action == {"type": "question", "text": NO_QUESTION}
+    with pytest.raises(NoMove) as failure:
+        await seat.act(TQ.observe(questioner_view(), 0))
+    assert "no answer inside <answer> tags" in failure.value.reason
+    assert failure.value.reply == "I am not sure what to ask."
     assert len(llm_server.requests) == 2 and seat.usage.calls == 2
+
+
+async def test_the_runner_plays_an_explained_invalid_question_for_them(llm_server):
+    llm_server.responder = lambda body: "I am not sure what to ask."
+    move = await choose(TQ, questioner_view(), 0, agent(llm_server))
+    assert move.event == {"type": "question", "seat": 0, "text": NO_QUESTION}
+    assert "corrective" in move.error and move.reply == "I am not sure what to ask."
 
 
 @pytest.mark.parametrize(
@@ -94,11 +108,14 @@ async def test_the_oracle_reads_yes_no_or_invalid_from_its_answer(llm_server, re
     assert 'The secret word is "Apple"' in user and "Is it a fruit?" in user
 
 
-async def test_an_oracle_that_never_says_yes_or_no_answers_invalid(llm_server):
+async def test_an_oracle_that_never_says_yes_or_no_voids_the_question(llm_server):
     llm_server.responder = lambda body: "<answer>Maybe</answer>"
     seat = agent(llm_server, role="oracle", anthropic=True)
-    assert await seat.act(oracle_view()) == {"type": "answer", "answer": "Invalid"}
-    assert len(llm_server.requests) == 2
+    state = TQ.apply(questioner_view(), {"type": "question", "seat": 0, "text": "Is it a fruit?"})
+    move = await choose(TQ, state, 1, seat)
+    assert move.event["type"] == "void" and "'Maybe' is not usable" in move.event["reason"]
+    assert move.reply == "<answer>Maybe</answer>" and len(llm_server.requests) == 2
+    assert TQ.apply(state, move.event).turns == ()  # the question is not counted
 
 
 async def test_the_voter_votes_for_the_seat_in_its_answer(llm_server):
@@ -109,10 +126,13 @@ async def test_the_voter_votes_for_the_seat_in_its_answer(llm_server):
     assert "It is time to vote" in user and "player 4: clue number 4" in user
 
 
-async def test_a_vote_for_oneself_or_no_one_becomes_an_abstention(llm_server):
+async def test_a_vote_for_oneself_or_no_one_becomes_an_explained_abstention(llm_server):
     llm_server.responder = lambda body: "<answer>0</answer>"  # the voter is seat 0
     seat = agent(llm_server, game="undercover", role="player")
-    assert await seat.act(vote_view()) == {"type": "vote", "target": None}
+    state = UC.state_from_json(UC.state_to_json(vote_state()))
+    move = await choose(UC, state, 0, seat)
+    assert move.event == {"type": "vote", "seat": 0, "target": None}
+    assert "'0' is not usable" in move.error and move.reply == "<answer>0</answer>"
     assert "[1, 2, 3, 4]" in llm_server.requests[-1].body["messages"][-1]["content"]
 
 
@@ -128,17 +148,20 @@ async def test_the_speaker_gives_the_sentence_in_its_answer(llm_server):
     )
 
 
-async def test_a_speaker_without_a_usable_clue_passes(llm_server):
+async def test_a_speaker_without_a_usable_clue_passes_and_says_why(llm_server):
     llm_server.responder = lambda body: "<answer></answer>"
     seat = agent(llm_server, game="undercover", role="player")
-    observation = UC.observe(UC.initial(UC.new_config(0)), 0)
-    assert await seat.act(observation) == {"type": "clue", "text": None}
+    move = await choose(UC, UC.initial(UC.new_config(0)), 0, seat)
+    assert move.event == {"type": "clue", "seat": 0, "text": None}
+    assert "no answer inside" in move.error and move.reply == "<answer></answer>"
 
 
-async def test_a_call_that_fails_after_the_sdk_retries_becomes_the_fallback(llm_server):
+async def test_a_call_that_fails_after_the_sdk_retries_gives_no_move(llm_server):
     llm_server.server_error_share = 1.0
     seat = agent(llm_server, role="oracle")
-    assert await seat.act(oracle_view()) == {"type": "answer", "answer": "Invalid"}
+    with pytest.raises(NoMove) as failure:
+        await seat.act(oracle_view())
+    assert failure.value.reason.startswith("the model call failed") and "500" in str(failure.value)
     assert seat.usage.calls == 1 and seat.usage.retries == 6
 
 

@@ -74,6 +74,7 @@ def test_a_game_not_found_in_20_questions_pays_nothing():
         "found": False,
         "questions": 20,
         "aborted": False,
+        "voids": 0,
     }
 
 
