@@ -7,7 +7,6 @@ sheet. The payment sheet is the one export that carries recruiter IDs: paying pe
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterable
 
 from django import forms
@@ -18,6 +17,7 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 
+from analysis import safe_csv
 from studyapp.participants import flow
 from studyapp.participants.models import Invite, Participant, Round, Study
 
@@ -43,29 +43,15 @@ PAYMENT_COLUMNS = [
     "invite_token",
 ]
 
-# A text cell starting with one of these runs as a formula when the CSV is opened in a spreadsheet
-# (OWASP, "CSV Injection"); tab and carriage return are there because some spreadsheets skip them.
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-
-
-def spreadsheet_safe(value: object) -> object:
-    """Quote away a text cell a spreadsheet would run as a formula; leave everything else as is.
-
-    >>> [spreadsheet_safe(v) for v in ["=1+1", "-cmd", "", "p1", 3]]
-    ["'=1+1", "'-cmd", '', 'p1', 3]
-    """
-    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
-        return "'" + value
-    return value
-
 
 def csv_response(filename: str, header: list[str], rows: Iterable[list[object]]) -> HttpResponse:
+    """A CSV download; every cell passes the project's CSV guard (recruiter IDs are typed by
+    participants, so any cell may be a spreadsheet formula)."""
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    writer = csv.writer(response)
-    writer.writerow(header)
-    for row in rows:
-        writer.writerow([spreadsheet_safe(v) for v in row])
+    sheet = safe_csv.writer(response)
+    sheet.writerow(header)
+    sheet.writerows(rows)
     return response
 
 
