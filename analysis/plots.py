@@ -87,9 +87,9 @@ def curves_figure(
         for line in lines:
             look = _look(line, style)
             if line.kind == "reference":  # a constant: across the whole axes, even for one round
-                artist = ax.axhline(line.values[0], **look)
+                artist = ax.axhline(line.values[0], label=line.label, **look)
             else:
-                (artist,) = ax.plot(line.t, line.values, **look)
+                (artist,) = ax.plot(line.t, line.values, label=line.label, **look)
                 if line.low is not None and line.high is not None:
                     ax.fill_between(
                         line.t, line.low, line.high, color=look.get("color", "black"),

@@ -120,11 +120,12 @@ def test_the_cli_writes_the_table_and_figures(tmp_path, curves_from):
     path = write_jsonl(tmp_path / "results.jsonl", records)
     assert main(["report", str(path), "--out", str(tmp_path / "out")]) == 0
     names = {p.name for p in (tmp_path / "out").iterdir()}
-    expected = {"table.md", "table.html", "table.csv", "curves.csv"}
+    expected = {"table.md", "table.html", "table.csv", "curves.csv", "differences.csv"}
+    expected |= {"participants.csv", "human_curves.csv", "human_mean.csv", "win_rates.csv"}
     expected |= {
         f"{kind}-twenty-questions.{ext}"
-        for kind in ("cumulative", "humans")
-        for ext in ("png", "svg")
+        for kind in ("cumulative", "study")
+        for ext in ("png", "svg", "pdf", "csv")
     }
     assert names == expected
     assert (
@@ -149,7 +150,7 @@ def test_it_totals_turns_questions_and_characters_per_game(record):
 def test_the_report_of_human_games_only_has_an_empty_table_and_their_figure(tmp_path, record):
     records = [record(player="P-1", player_kind="human", round=t) for t in range(3)]
     names = {p.name for p in write_report(games_frame(records), tmp_path)}
-    assert "humans-twenty-questions.png" in names and "cumulative-twenty-questions.png" not in names
+    assert "study-twenty-questions.png" in names and "cumulative-twenty-questions.png" not in names
     assert (tmp_path / "table.md").read_text() == "| Game | Setting |\n| --- | --- |\n"
 
 
@@ -157,4 +158,7 @@ def test_the_report_writes_win_rates_for_undercover(tmp_path, record):
     records = [record(game="undercover", role="normal", win=w, reward=float(w)) for w in (1, 0)]
     write_report(games_frame(records), tmp_path)
     rates = pd.read_csv(tmp_path / "win_rates.csv")
-    assert rates[rates["role"] == "all"]["win_rate"].tolist() == [0.5]
+    normal = rates[rates["role"] == "normal"]
+    assert normal["win_rate"].tolist() == [0.5] and normal["games"].tolist() == [2]
+    assert 0 < normal["low"].iloc[0] < 0.5 < normal["high"].iloc[0] < 1  # Wilson interval
+    assert "roles-undercover.png" in {p.name for p in tmp_path.iterdir()}

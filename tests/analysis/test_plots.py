@@ -20,7 +20,8 @@ def test_a_single_round_keeps_the_axis_about_it_and_the_reference_spans_the_plot
     fig = curves_figure({"Twenty Questions": lines})
     fig.canvas.draw()
     ax = fig.axes[0]
-    assert ax.get_xlim() == (0.0, 2.0)
+    assert ax.get_xlim() == (0.5, 1.5)
+    assert ax.get_ylim()[0] == 0.0  # the y axis starts at 0
     reference = [line for line in ax.get_lines() if line.get_label().startswith("reference")]
     assert len(reference) == 1
     # Drawn in axes coordinates from the left edge to the right edge, not as a zero-length segment.
