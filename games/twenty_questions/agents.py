@@ -20,7 +20,7 @@ from typing import Any
 
 from games.base import Event, Observation
 from games.twenty_questions import CANDIDATES
-from games.twenty_questions.engine import MAX_QUESTION_CHARS, scan, tokens
+from games.twenty_questions.engine import MAX_QUESTION_CHARS, guess_text, scan, tokens
 from games.twenty_questions.knowledge import FEATURES
 
 ALL = frozenset(CANDIDATES)
@@ -119,7 +119,9 @@ def remaining(history: list[dict[str, Any]]) -> list[str]:
 
 
 def guess_question(word: str) -> str:
-    return f"Is it {word}?"
+    """A question the engine reads as a guess of ``word`` whatever the word ("Is it Orange?"
+    would ask about the colour)."""
+    return guess_text(word)
 
 
 def set_question(words: list[str]) -> str:

@@ -25,8 +25,8 @@ RULES = f"""Twenty Questions. I am thinking of one of these {len(CANDIDATES)} wo
 {textwrap.fill(", ".join(CANDIDATES), 100)}
 
 Ask up to 20 yes/no questions; I answer Yes, No or Invalid (questions about letters or spelling
-are Invalid). A question that names exactly one of the words is a guess: name the answer to win.
-The sooner you find it, the higher the reward: 1/log2(k+1) for a find at question k.
+are Invalid). To guess, ask whether it is one word ("Is it a violin?"); a wrong guess uses up a
+question. The sooner you find it, the higher the reward: 1/log2(k+1) for a find at question k.
 Type 'quit' to give up.
 """
 

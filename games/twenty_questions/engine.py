@@ -1,10 +1,16 @@
 """The rules of Twenty Questions as a pure fold over events, so any process can rebuild a game
 from its log.
 
-The engine itself resolves guesses: a question that names exactly one candidate word (whole words,
-case-insensitive, longest match first, common aliases and plurals included) is a guess. The right
-word ends the game; a wrong one is answered "No" by the engine, so a careless oracle cannot spoil
-the reward. Everything else waits for the oracle's Yes, No or Invalid.
+The engine itself resolves guesses. Under rules version 2 (:data:`RULES_VERSION`) a question is a
+guess when it asks whether the secret word is one candidate and nothing more ("Is it a dog?",
+"My guess is dog"; :mod:`games.twenty_questions.guesses` has the grammar), or when it is the
+explicit move ``{"type": "question", "seat": 0, "guess": word}``. Names are read as whole words,
+case-insensitive, longest match first, common aliases and plurals included. The right word ends
+the game; a wrong one counts as a question and is answered "No" by the engine, so a careless
+oracle cannot spoil the reward. Everything else, including questions that mention candidates in
+other roles ("Can you watch it?") or name two of them, waits for the oracle's Yes, No or Invalid.
+Configs without ``rules_version`` are version 1, under which any question naming exactly one
+candidate was a guess; their logs replay as they were played.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from typing import Any
 
 from games.base import Config, Engine, Event, IllegalMove, Observation
 from games.twenty_questions import CANDIDATES, MAX_QUESTIONS, ndcg_reward
+from games.twenty_questions.guesses import Mention, guess_in
 
 QUESTIONER, ORACLE = 0, 1
 ROLES = ("questioner", "oracle")
@@ -23,6 +30,12 @@ ANSWERS = ("Yes", "No", "Invalid")
 MAX_QUESTION_CHARS = 300
 # The questioner's fallback move: recorded as a question and answered Invalid by the engine.
 NO_QUESTION = "(no question)"
+# The version of these rules, written into every new config. "1": any question naming exactly one
+# candidate was a guess. "2": a question is a guess only when it asks whether the word is that
+# candidate (:mod:`games.twenty_questions.guesses`), and a guess can be made explicitly. A config
+# without a version is from before versions were kept: "1".
+RULES_VERSION = "2"
+RULES_VERSIONS = ("1", "2")
 
 # Other names people use for a candidate. Only names that point at one candidate belong here:
 # "aircraft" (a helicopter is one too) or "bat" (an animal) would turn honest questions into guesses.
@@ -126,33 +139,71 @@ for _key in PHRASES:
     _STARTS[_key[0]] = tuple(sorted({*_STARTS.get(_key[0], ()), len(_key)}, reverse=True))
 
 
-def scan(text: str) -> tuple[list[str], list[str]]:
-    """Split a text into the candidates it names (in order of first mention) and its other tokens.
-
-    Names are read longest first, so "baseball bat" is Baseball bat and not Baseball, and a name
-    never spans punctuation, so "baseball, bat" names only Baseball.
-    """
+def read(text: str) -> list[tuple[str | None, tuple[str, ...]]]:
+    """A text as a list of (candidate, its tokens) for each name and (None, (token,)) for every
+    other token. Names are read longest first, so "baseball bat" is Baseball bat and not
+    Baseball, and a name never spans punctuation, so "baseball, bat" names only Baseball."""
     words = tokens(text)
-    found: list[str] = []
-    rest: list[str] = []
+    items: list[tuple[str | None, tuple[str, ...]]] = []
     i, n = 0, len(words)
     while i < n:
         for length in _STARTS.get(words[i], ()):
-            word = PHRASES.get(tuple(words[i : i + length]))
+            key = tuple(words[i : i + length])
+            word = PHRASES.get(key)
             if word is not None:
-                if word not in found:
-                    found.append(word)
+                items.append((word, key))
                 i += length
                 break
         else:
-            rest.append(words[i])
+            items.append((None, (words[i],)))
             i += 1
+    return items
+
+
+def scan(text: str) -> tuple[list[str], list[str]]:
+    """Split a text into the candidates it names (in order of first mention) and its other tokens."""
+    found: list[str] = []
+    rest: list[str] = []
+    for word, key in read(text):
+        if word is None:
+            rest.append(key[0])
+        elif word not in found:
+            found.append(word)
     return found, rest
 
 
 def named_candidates(text: str) -> list[str]:
     """The candidates a text names, in order of first mention."""
     return scan(text)[0]
+
+
+def guess_of(text: str) -> str | None:
+    """The candidate ``text`` guesses under the current rules: it asks whether the secret word is
+    that one candidate and nothing more (:mod:`games.twenty_questions.guesses`); else None."""
+    words: list[str | Mention] = []
+    for word, key in read(text):
+        if word is not None:
+            words.append(Mention(word, exact=key == tuple(tokens(word.lower()))))
+        elif key[0][0].isalnum():
+            words.append(key[0])
+    return guess_in(words)
+
+
+def guess_text(word: str) -> str:
+    """The question that stands for a guess of ``word``: an explicit guess is recorded as this,
+    and it is a guess under every rules version."""
+    return f"Is the word {word}?"
+
+
+def guess_word(text: Any) -> str | None:
+    """The candidate a text is the name of (any case, an alias or a plural), or None: what the
+    explicit guess move accepts."""
+    if not isinstance(text, str):
+        return None
+    items = [(word, key) for word, key in read(text) if word is not None or key[0][0].isalnum()]
+    if len(items) == 1 and items[0][0] is not None:
+        return items[0][0]
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +224,7 @@ class State:
     turns: tuple[Turn, ...] = ()
     found_at: int | None = None
     aborted: str | None = None
+    rules_version: str = RULES_VERSION
     # Questions withdrawn because the oracle could not answer (``void``): in all, in a row since
     # the oracle last answered, and whether the questioner's last question was one of them.
     voids: int = 0
@@ -190,23 +242,28 @@ class State:
         return len(self.turns) >= self.max_questions and not self.pending
 
 
-def _check_config(config: Config) -> tuple[str, int]:
+def _check_config(config: Config) -> tuple[str, int, str]:
     answer = config.get("answer")
     if answer not in CANDIDATES:
         raise ValueError(f"config answer {answer!r} is not one of the {len(CANDIDATES)} candidates")
     limit = config.get("max_questions", MAX_QUESTIONS)
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
         raise ValueError(f"max_questions must be a positive integer, got {limit!r}")
-    return answer, limit
+    version = config.get("rules_version", "1")
+    if version not in RULES_VERSIONS:
+        raise ValueError(f"unknown rules_version {version!r}; known: {', '.join(RULES_VERSIONS)}")
+    return answer, limit, version
 
 
 class TwentyQuestionsEngine(Engine[State]):
     name = "twenty-questions"
 
     def new_config(self, seed: int, **options: Any) -> Config:
-        """``answer`` (a candidate, any case) may be given; otherwise the seed picks one."""
+        """``answer`` (a candidate, any case) may be given; otherwise the seed picks one.
+        ``rules_version`` defaults to the current :data:`RULES_VERSION`."""
         answer = options.pop("answer", None)
         max_questions = options.pop("max_questions", MAX_QUESTIONS)
+        rules_version = options.pop("rules_version", RULES_VERSION)
         if options:
             raise ValueError(f"unknown twenty-questions options: {', '.join(sorted(options))}")
         if answer is None:
@@ -214,13 +271,13 @@ class TwentyQuestionsEngine(Engine[State]):
         else:
             spelled = {word.lower(): word for word in CANDIDATES}
             answer = spelled.get(str(answer).strip().lower(), answer)
-        config = {"answer": answer, "max_questions": max_questions}
+        config = {"answer": answer, "max_questions": max_questions, "rules_version": rules_version}
         _check_config(config)
         return config
 
     def initial(self, config: Config) -> State:
-        answer, limit = _check_config(config)
-        return State(answer=answer, max_questions=limit)
+        answer, limit, version = _check_config(config)
+        return State(answer=answer, max_questions=limit, rules_version=version)
 
     def seats(self, config: Config) -> list[str]:
         return list(ROLES)
@@ -253,6 +310,8 @@ class TwentyQuestionsEngine(Engine[State]):
             raise IllegalMove("only the questioner (seat 0) asks questions")
         if state.pending:
             raise IllegalMove("it is the oracle's turn to answer the last question")
+        if event.get("guess") is not None:
+            return self._explicit_guess(state, event)
         text = event.get("text")
         if not isinstance(text, str) or not text.strip():
             raise IllegalMove("the question is empty; ask a yes/no question")
@@ -261,17 +320,38 @@ class TwentyQuestionsEngine(Engine[State]):
             raise IllegalMove(
                 f"the question is {len(text)} characters long; the limit is {MAX_QUESTION_CHARS}"
             )
-        k = len(state.turns) + 1
         state = replace(state, voided=False)
         if text == NO_QUESTION:
             return replace(state, turns=(*state.turns, Turn(text, "Invalid", "engine")))
-        named = named_candidates(text)
-        if len(named) != 1:
+        if state.rules_version == "1":
+            named = named_candidates(text)
+            guess = named[0] if len(named) == 1 else None
+        else:
+            guess = guess_of(text)
+        if guess is None:
             return replace(state, turns=(*state.turns, Turn(text)))
-        guess = named[0]
+        return self._resolve(state, text, guess)
+
+    def _explicit_guess(self, state: State, event: Event) -> State:
+        """``{"type": "question", "seat": 0, "guess": word}``: a guess whatever the phrasing,
+        recorded as the question :func:`guess_text` gives."""
+        if state.rules_version == "1":
+            raise IllegalMove("explicit guesses came with rules version 2; ask a question")
+        if str(event.get("text") or "").strip():
+            raise IllegalMove("send either a question's text or a guess, not both")
+        word = guess_word(event["guess"])
+        if word is None:
+            raise IllegalMove(
+                f"{str(event['guess']).strip()[:60]!r} is not one of the {len(CANDIDATES)} "
+                "candidate words; pick a word from the list"
+            )
+        return self._resolve(replace(state, voided=False), guess_text(word), word)
+
+    def _resolve(self, state: State, text: str, guess: str) -> State:
+        """A guess is answered by the engine: the right word ends the game, any other gets No."""
         if guess == state.answer:
             turn = Turn(text, "Yes", "engine", guess)
-            return replace(state, turns=(*state.turns, turn), found_at=k)
+            return replace(state, turns=(*state.turns, turn), found_at=len(state.turns) + 1)
         return replace(state, turns=(*state.turns, Turn(text, "No", "engine", guess)))
 
     def _answer(self, state: State, event: Event) -> State:
@@ -374,6 +454,7 @@ class TwentyQuestionsEngine(Engine[State]):
             ],
             "found_at": state.found_at,
             "aborted": state.aborted,
+            "rules_version": state.rules_version,
             "voids": state.voids,
             "void_streak": state.void_streak,
             "voided": state.voided,
@@ -386,6 +467,7 @@ class TwentyQuestionsEngine(Engine[State]):
             turns=tuple(Turn(**turn) for turn in data["turns"]),
             found_at=data["found_at"],
             aborted=data["aborted"],
+            rules_version=data.get("rules_version", "1"),
             voids=data.get("voids", 0),
             void_streak=data.get("void_streak", 0),
             voided=data.get("voided", False),
