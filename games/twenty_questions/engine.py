@@ -195,6 +195,15 @@ def guess_text(word: str) -> str:
     return f"Is the word {word}?"
 
 
+def question_text(event: Event) -> str:
+    """What a ``question`` event asked, as transcripts show it: its text, or for an explicit
+    guess the question that stands for it."""
+    if event.get("guess") is not None:
+        word = guess_word(event["guess"])
+        return guess_text(word or str(event["guess"]))
+    return str(event.get("text") or "")
+
+
 def guess_word(text: Any) -> str | None:
     """The candidate a text is the name of (any case, an alias or a plural), or None: what the
     explicit guess move accepts."""

@@ -16,6 +16,8 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
+from games.twenty_questions.engine import question_text
+
 LABELS = ("A", "B")
 REQUIRED = ("prompt", "response_a", "response_b", "label")
 
@@ -143,7 +145,7 @@ def transcript(events: Iterable[Mapping[str, Any]]) -> str:
         kind = event.get("type")
         if kind == "question":
             asked += 1
-            lines.append(f"Q{asked}: {event.get('text', '')}")
+            lines.append(f"Q{asked}: {question_text(event)}")
         elif kind == "answer":
             lines.append(f"A{asked}: {event.get('answer', '')}")
         elif kind == "abort":

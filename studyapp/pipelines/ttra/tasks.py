@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from games.twenty_questions.engine import question_text
 from studyapp.pipelines.ttra.answers import boxed_contents
 
 KINDS = ("math", "choice", "word")
@@ -195,7 +196,7 @@ def twenty_questions_task(
     pairs: list[list[str]] = []
     for event in events:
         if event.get("type") == "question":
-            pairs.append([str(event.get("text", "")), ""])
+            pairs.append([question_text(event), ""])
         elif event.get("type") == "answer" and pairs:
             pairs[-1][1] = str(event.get("answer", ""))
     if pairs and _names_word(pairs[-1][0], answer):
