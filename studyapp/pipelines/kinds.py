@@ -45,7 +45,12 @@ KINDS: dict[str, Kind] = {
     "selective-lwe": Kind(
         "studyapp.pipelines.runners.lwe.run",
         "Selective LWE: order-swap check on every case, LWE only on the inconsistent ones.",
-        {**LWE_DEFAULTS, "batch_size": 4, "summary_threshold": 10_000},
+        {
+            **LWE_DEFAULTS,
+            "batch_size": 4,
+            "summary_threshold": 10_000,
+            "inconsistent_swap": "lwe",
+        },
     ),
     "vanilla": Kind(
         "studyapp.pipelines.runners.lwe.run", "Baseline: one fixed judge prompt.", LWE_DEFAULTS
@@ -62,6 +67,12 @@ KINDS: dict[str, Kind] = {
         "studyapp.pipelines.runners.lwe.run",
         "Baseline: a tailored prompt per case from the fixed initial meta-prompt.",
         LWE_DEFAULTS,
+    ),
+    "dynamic-cheatsheet": Kind(
+        "studyapp.pipelines.runners.lwe.run",
+        "Baseline: Dynamic Cheatsheet (DC-RS), a cheatsheet rewritten before every case from the "
+        "most similar cases judged so far.",
+        {**LWE_DEFAULTS, "word_cap": 2000},
     ),
     "policy": Kind(
         "studyapp.pipelines.runners.policy.run",

@@ -25,7 +25,7 @@ from studyapp.pipelines.lwe.judging import (
     tagged,
     template,
 )
-from studyapp.pipelines.lwe.llm import PROBE, Ledger, Provider, ask
+from studyapp.pipelines.lwe.llm import METHOD, PROBE, Ledger, Provider, ask
 
 
 @dataclass(frozen=True)
@@ -36,10 +36,58 @@ class LweOptions:
     # (a refusal, a truncated answer) and discarded rather than wiping what was learned.
     min_keep_ratio: float = 0.25
     temperature: float = 0.0
+    # Selective LWE, swapped verdict of an inconsistent case: "lwe" judges the swapped pair with
+    # LWE (its own sample-specific prompt), as algorithm 2 returns LWE's results for those cases;
+    # "vanilla" keeps the vanilla pass's swapped verdict, as the authors' released code does.
+    inconsistent_swap: str = "lwe"
+
+    def __post_init__(self) -> None:
+        if self.inconsistent_swap not in SWAP_SOURCES:
+            raise ValueError(f"inconsistent_swap must be one of {SWAP_SOURCES}")
+
+
+SWAP_SOURCES = ("lwe", "vanilla")
 
 
 def initial_meta_prompt() -> str:
     return template("meta_prompt").template.strip()
+
+
+async def build_evaluation_prompt(
+    provider: Provider,
+    ledger: Ledger,
+    meta_prompt: str,
+    case: PairCase,
+    temperature: float,
+    purpose: str = METHOD,
+) -> str:
+    """BuildEvalPrompt(M, x): instructions for this pair, in the order it is shown."""
+    reply = await ask(
+        provider,
+        ledger,
+        "build",
+        render("build_eval", meta_prompt=meta_prompt, case=case_block(case)),
+        temperature=temperature,
+        purpose=purpose,
+    )
+    return tagged(reply, "evaluation_prompt") or reply.strip()
+
+
+async def judge_with_specific_prompt(
+    provider: Provider,
+    ledger: Ledger,
+    meta_prompt: str,
+    case: PairCase,
+    temperature: float,
+    purpose: str = METHOD,
+) -> tuple[str, str | None, str]:
+    """Write the pair's own evaluation prompt, then judge with it: (prompt, verdict, reply)."""
+    evaluation_prompt = await build_evaluation_prompt(
+        provider, ledger, meta_prompt, case, temperature, purpose
+    )
+    prompt = render("judge_specific", evaluation_prompt=evaluation_prompt, case=case_block(case))
+    verdict, text = await judge(provider, ledger, prompt, temperature=temperature, purpose=purpose)
+    return evaluation_prompt, verdict, text
 
 
 class MetaPrompt:
@@ -61,17 +109,25 @@ class MetaPrompt:
         # Shared with the run's record, so a run stopped midway still shows every change so far.
         self.history: list[dict[str, Any]] = history if history is not None else []
 
-    async def _ask(self, step: str, prompt: str) -> str:
+    async def _ask(self, step: str, prompt: str, purpose: str = METHOD) -> str:
         return await ask(
-            self.provider, self.ledger, step, prompt, temperature=self.options.temperature
+            self.provider,
+            self.ledger,
+            step,
+            prompt,
+            temperature=self.options.temperature,
+            purpose=purpose,
         )
 
-    async def evaluation_prompt(self, case: PairCase) -> str:
-        """BuildEvalPrompt: sample-specific instructions written from the current meta-prompt."""
-        reply = await self._ask(
-            "build", render("build_eval", meta_prompt=self.text, case=case_block(case))
+    async def evaluation_prompt(self, case: PairCase, purpose: str = METHOD) -> str:
+        """BuildEvalPrompt: sample-specific instructions written from the current meta-prompt.
+
+        The instructions are written for the pair as shown, so the swapped-order probe asks for
+        its own (purpose "probe"), as the authors' code does for the swapped pair.
+        """
+        return await build_evaluation_prompt(
+            self.provider, self.ledger, self.text, case, self.options.temperature, purpose
         )
-        return tagged(reply, "evaluation_prompt") or reply.strip()
 
     async def reflect(self, case: PairCase, evaluation_prompt: str, judgment: str) -> str:
         """Feedback: the judge's own critique of how the meta-prompt served this case."""
@@ -167,27 +223,29 @@ async def lwe_pass(
     *,
     progress_from: float = 0.0,
     progress_to: float = 1.0,
+    swapped_from: dict[str, CaseResult] | None = None,
 ) -> None:
     """Algorithm 1 over ``cases`` in order, writing verdicts into ``run`` as they are reached.
 
     Only the as-given order feeds the feedback (appendix A); the swapped-order verdict is a probe
-    for the consistency figures and is not part of the method's cost.
+    for the consistency figures and is not part of the method's cost. The probe writes its own
+    evaluation prompt for the swapped pair from the same meta-prompt. With ``swapped_from`` a
+    case's swapped verdict is taken from there instead and no probe is made.
     """
     provider, ledger = meta.provider, meta.ledger
+    temperature = meta.options.temperature
     for t, case in enumerate(cases, start=1):
-        evaluation_prompt = await meta.evaluation_prompt(case)
-        forward = render(
-            "judge_specific", evaluation_prompt=evaluation_prompt, case=case_block(case)
-        )
-        swapped = render(
-            "judge_specific", evaluation_prompt=evaluation_prompt, case=case_block(case.swapped())
-        )
-        temperature = meta.options.temperature
-        (first, text), (second, _) = await asyncio.gather(
-            judge(provider, ledger, forward, temperature=temperature),
-            judge(provider, ledger, swapped, temperature=temperature, purpose=PROBE),
-        )
-        run.results[case.id] = CaseResult(case.id, case.label, first, flip(second), path="lwe")
+        forward = judge_with_specific_prompt(provider, ledger, meta.text, case, temperature)
+        if swapped_from is not None and case.id in swapped_from:
+            evaluation_prompt, first, text = await forward
+            second = swapped_from[case.id].second
+        else:
+            probe = judge_with_specific_prompt(
+                provider, ledger, meta.text, case.swapped(), temperature, PROBE
+            )
+            (evaluation_prompt, first, text), (_, swapped, _) = await asyncio.gather(forward, probe)
+            second = flip(swapped)
+        run.results[case.id] = CaseResult(case.id, case.label, first, second, path="lwe")
         feedback = await meta.reflect(case, evaluation_prompt, text)
         meta.remember(case, evaluation_prompt, text, feedback)
         if len(meta.buffer) >= meta.options.batch_size or t == len(cases):
@@ -238,7 +296,10 @@ async def run_selective_lwe(
 ) -> RunResult:
     """Algorithm 2: vanilla verdicts in both orders for every case; LWE on the inconsistent ones.
 
-    Both vanilla passes are part of the method here (they are how it selects), so they count in
+    A consistent case keeps its vanilla verdicts. An inconsistent case's result is LWE's (line 13:
+    S' from LWE), its swapped verdict included; ``options.inconsistent_swap = "vanilla"`` keeps the
+    vanilla swapped verdict instead, as the authors' code does (docs/pipelines.md). Both vanilla
+    passes are part of the method here (they are how it selects), so they count in
     its cost. A case with an unreadable verdict counts as inconsistent: it has no decision to keep.
     """
     options = options or LweOptions()
@@ -264,7 +325,16 @@ async def run_selective_lwe(
     run.history.append({"step": "select", "inconsistent": [case.id for case in inconsistent]})
     meta = MetaPrompt(provider, run.ledger, options, meta_prompt, run.history)
     run.meta_prompt = meta.text
+    vanilla = dict(run.results) if options.inconsistent_swap == "vanilla" else None
     if inconsistent:
-        await lwe_pass(inconsistent, meta, run, report, progress_from=0.5, progress_to=1.0)
+        await lwe_pass(
+            inconsistent,
+            meta,
+            run,
+            report,
+            progress_from=0.5,
+            progress_to=1.0,
+            swapped_from=vanilla,
+        )
     await report(1.0, f"{len(inconsistent)} of {len(cases)} cases went through LWE")
     return run

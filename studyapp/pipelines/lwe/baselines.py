@@ -1,18 +1,26 @@
-"""The paper's baselines (§4.1): Vanilla, Chain-of-Thought, Majority Voting and Sample-Specific
-Prompt. Each judges every case in both orders; the as-given order is the method's answer and its
-cost, the swapped order is a probe for consistency.
+"""Every baseline of the paper's table 1 (§4.1), in one place: Vanilla, Chain-of-Thought, Majority
+Voting, Sample-Specific Prompt and Dynamic Cheatsheet (DC-RS). Each judges every case in both
+orders; the as-given order is the method's answer and its cost, the swapped order is a probe for
+consistency.
 
-Cases are independent here, so they run concurrently (bounded; the provider adds its own limit).
+Cases are independent for all but Dynamic Cheatsheet, so they run concurrently (bounded; the
+provider adds its own limit); Dynamic Cheatsheet learns in sequence, like LWE.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
+import re
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from studyapp.pipelines.lwe.algorithm import LweOptions, initial_meta_prompt
+from studyapp.pipelines.lwe.algorithm import (
+    LweOptions,
+    initial_meta_prompt,
+    judge_with_specific_prompt,
+)
 from studyapp.pipelines.lwe.data import PairCase
 from studyapp.pipelines.lwe.judging import (
     CaseResult,
@@ -150,39 +158,153 @@ async def run_sample_specific(
 ) -> RunResult:
     """A tailored evaluation prompt per case from a fixed meta-prompt: LWE without the learning.
 
-    The evaluation prompt is written once per case, from the as-given order, and reused for the
-    swapped probe, exactly as LWE does.
+    Each order gets its own evaluation prompt, written for the pair as shown (the swapped one as a
+    probe), exactly as LWE does (algorithm 4 of the paper).
     """
     options = options or LweOptions()
     meta = meta_prompt or initial_meta_prompt()
 
     async def verdicts(case: PairCase, ledger: Ledger) -> tuple[str | None, str | None]:
-        reply = await ask(
-            provider,
-            ledger,
-            "build",
-            render("build_eval", meta_prompt=meta, case=case_block(case)),
-            temperature=options.temperature,
-        )
-        evaluation_prompt = tagged(reply, "evaluation_prompt") or reply.strip()
         replies = await asyncio.gather(
             *(
-                judge(
-                    provider,
-                    ledger,
-                    render(
-                        "judge_specific",
-                        evaluation_prompt=evaluation_prompt,
-                        case=case_block(shown),
-                    ),
-                    purpose=purpose,
-                    temperature=options.temperature,
+                judge_with_specific_prompt(
+                    provider, ledger, meta, shown, options.temperature, purpose
                 )
                 for shown, purpose in ((case, METHOD), (case.swapped(), PROBE))
             )
         )
-        return replies[0][0], replies[1][0]
+        return replies[0][1], replies[1][1]
 
     run = await _each_case("sample-specific", cases, verdicts, run, report, concurrency)
     run.meta_prompt = meta
     return run
+
+
+DC_RETRIEVED = 3  # k: earlier judged cases shown to the curator (Dynamic Cheatsheet's default)
+DC_WORD_CAP = 2000  # the cheatsheet's length limit asked of the curator, about DC's own
+_WORDS = re.compile(r"\w+")
+
+
+def _bag(case: PairCase) -> Counter[str]:
+    return Counter(
+        w.lower() for w in _WORDS.findall(f"{case.prompt} {case.response_a} {case.response_b}")
+    )
+
+
+def similarity(a: Counter[str], b: Counter[str]) -> float:
+    """Cosine similarity of two word-count vectors (0 when either is empty).
+
+    >>> round(similarity(Counter("a b".split()), Counter("a c".split())), 2)
+    0.5
+    """
+    dot = sum(count * b[word] for word, count in a.items())
+    norm = math.sqrt(sum(v * v for v in a.values())) * math.sqrt(sum(v * v for v in b.values()))
+    return dot / norm if norm else 0.0
+
+
+def most_similar(
+    case: PairCase, judged: list[tuple[PairCase, str]], k: int
+) -> list[tuple[PairCase, str]]:
+    """The ``k`` earlier judged cases closest to ``case`` (ties: the earlier one first)."""
+    bag = _bag(case)
+    ranked = sorted(
+        enumerate(judged), key=lambda item: (-similarity(bag, _bag(item[1][0])), item[0])
+    )
+    return [pair for _, pair in ranked[:k]]
+
+
+async def run_dynamic_cheatsheet(
+    cases: list[PairCase],
+    provider: Provider,
+    *,
+    run: RunResult | None = None,
+    report: Report = no_report,
+    options: LweOptions | None = None,
+    retrieved: int = DC_RETRIEVED,
+    word_cap: int = DC_WORD_CAP,
+) -> RunResult:
+    """Dynamic Cheatsheet with retrieval and synthesis (DC-RS, Suzgun et al. 2025), as a judge.
+
+    For each case in order: retrieve the ``retrieved`` most similar cases judged so far (with the
+    verdict text given then), let the curator rewrite the cheatsheet from them and the new case,
+    then judge the case with the new cheatsheet; the swapped order is judged with the same
+    cheatsheet as a probe. The cheatsheet is updated on every case, unconditionally, which is what
+    makes DC the costly baseline of table 1. Retrieval here is lexical (word-count cosine) so it
+    needs no embedding model; DC itself retrieves by embedding similarity.
+    """
+    options = options or LweOptions()
+    run = run or RunResult("dynamic-cheatsheet", [case.id for case in cases])
+    cheatsheet = render("dc_initial")
+    judged: list[tuple[PairCase, str]] = []
+    temperature = options.temperature
+    for t, case in enumerate(cases, start=1):
+        examples = most_similar(case, judged, retrieved)
+        shown = "\n\n".join(
+            render(
+                "dc_example",
+                number=number,
+                prompt=earlier.prompt,
+                response_a=earlier.response_a,
+                response_b=earlier.response_b,
+                judgment=judgment,
+            )
+            for number, (earlier, judgment) in enumerate(examples, start=1)
+        )
+        reply = await ask(
+            provider,
+            run.ledger,
+            "curate",
+            render(
+                "dc_curate",
+                cheatsheet=cheatsheet,
+                examples=shown or "(none yet)",
+                prompt=case.prompt,
+                response_a=case.response_a,
+                response_b=case.response_b,
+                word_cap=word_cap,
+            ),
+            temperature=temperature,
+        )
+        proposed = tagged(reply, "cheatsheet")
+        kept = not proposed
+        if proposed:
+            cheatsheet = proposed
+        run.history.append(
+            {
+                "step": "curate",
+                "after_case": t - 1,
+                "case": case.id,
+                "retrieved": [earlier.id for earlier, _ in examples],
+                "kept_previous": kept,
+                "length_after": len(cheatsheet),
+            }
+        )
+        (first, text), (second, _) = await asyncio.gather(
+            *(
+                judge(
+                    provider,
+                    run.ledger,
+                    render("dc_judge", cheatsheet=cheatsheet, case=case_block(shown_case)),
+                    purpose=purpose,
+                    temperature=temperature,
+                )
+                for shown_case, purpose in ((case, METHOD), (case.swapped(), PROBE))
+            )
+        )
+        run.results[case.id] = CaseResult(
+            case.id, case.label, first, flip(second), path="dynamic-cheatsheet"
+        )
+        judged.append((case, text))
+        run.meta_prompt = cheatsheet
+        await report(t / len(cases), f"Dynamic Cheatsheet case {t}/{len(cases)} ({case.id})")
+    return run
+
+
+BASELINES: dict[str, Callable[..., Awaitable[RunResult]]] = {
+    "vanilla": run_vanilla,
+    "cot": run_cot,
+    "majority": run_majority,
+    "sample-specific": run_sample_specific,
+    "dynamic-cheatsheet": run_dynamic_cheatsheet,
+}
+SEQUENTIAL_BASELINES = {"dynamic-cheatsheet"}

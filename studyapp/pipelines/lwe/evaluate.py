@@ -11,12 +11,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from studyapp.pipelines.lwe.algorithm import LweOptions, run_lwe, run_selective_lwe
-from studyapp.pipelines.lwe.baselines import (
-    run_cot,
-    run_majority,
-    run_sample_specific,
-    run_vanilla,
-)
+from studyapp.pipelines.lwe.baselines import BASELINES, SEQUENTIAL_BASELINES, run_vanilla
 from studyapp.pipelines.lwe.data import PairCase
 from studyapp.pipelines.lwe.judging import Report, RunResult, no_report
 from studyapp.pipelines.lwe.llm import Provider
@@ -25,14 +20,11 @@ from studyapp.pipelines.lwe.metrics import cumulative_accuracy, mean_std, relati
 Method = Callable[..., Awaitable[RunResult]]
 
 METHODS: dict[str, Method] = {
-    "vanilla": run_vanilla,
-    "cot": run_cot,
-    "majority": run_majority,
-    "sample-specific": run_sample_specific,
+    **BASELINES,
     "lwe": run_lwe,
     "selective-lwe": run_selective_lwe,
 }
-SEQUENTIAL = {"lwe", "selective-lwe"}
+SEQUENTIAL = {"lwe", "selective-lwe", *SEQUENTIAL_BASELINES}
 FIGURES = ("accuracy", "consistency", "pair_accuracy", "relative_cost")
 
 
@@ -75,6 +67,7 @@ async def evaluate(
     report: Report = no_report,
     runs: list[RunResult] | None = None,
     vanilla_chars: int | None = None,
+    word_cap: int | None = None,
 ) -> dict[str, Any]:
     """Run ``method`` over ``orders`` random orders (one pass for order-free baselines).
 
@@ -109,6 +102,8 @@ async def evaluate(
         run = RunResult(method, [case.id for case in order])
         runs.append(run)
         extra = {"options": options} if method in SEQUENTIAL | {"sample-specific"} else {}
+        if method == "dynamic-cheatsheet" and word_cap is not None:
+            extra["word_cap"] = word_cap
         await METHODS[method](order, provider, run=run, report=scaled(step), **extra)
         if method == "vanilla":
             vanilla_chars = run.ledger.method_chars

@@ -11,6 +11,7 @@ from asgiref.sync import async_to_sync, sync_to_async
 from games.llm.providers import closing
 from studyapp.agents import provider_for
 from studyapp.pipelines.lwe.algorithm import LweOptions
+from studyapp.pipelines.lwe.baselines import DC_WORD_CAP
 from studyapp.pipelines.lwe.data import PairCase, load_jsonl, twenty_questions_pairs
 from studyapp.pipelines.lwe.evaluate import evaluate, run_summary
 from studyapp.pipelines.lwe.judging import RunResult
@@ -45,6 +46,7 @@ def options_from(parameters: dict[str, Any]) -> LweOptions:
         batch_size=int(parameters.get("batch_size", 4)),
         summary_threshold=int(parameters.get("summary_threshold", 10_000)),
         temperature=float(parameters.get("temperature", 0.0)),
+        inconsistent_swap=str(parameters.get("inconsistent_swap", "lwe")),
     )
 
 
@@ -81,6 +83,7 @@ def run(job: Job) -> dict[str, Any]:
                 options=options_from(parameters),
                 report=sync_to_async(job.set_progress),
                 runs=runs,
+                word_cap=int(parameters.get("word_cap", DC_WORD_CAP)),
             )
         )
     except BaseException:

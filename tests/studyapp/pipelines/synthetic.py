@@ -39,6 +39,7 @@ def sent_chars(body: dict[str, Any]) -> int:
 
 def task_of(text: str) -> str:
     for heading, task in (
+        ("# Updating the cheatsheet", "curate"),
         ("# Condensing the meta-prompt", "summarise"),
         ("# Revising the meta-prompt", "refine"),
         ("# Reflecting on a judgment", "feedback"),
@@ -65,6 +66,8 @@ class SyntheticJudge:
 
     biased: set[int] = field(default_factory=set)
     wrong: set[int] = field(default_factory=set)
+    # Biased only under the fixed vanilla prompt; a sample-specific prompt fixes the bias.
+    biased_only_vanilla: bool = False
     refine: Callable[[int], str] = lambda n: (
         f"<meta_prompt>Meta-prompt version {n}. "
         + ("Check every claim against the question. " * 20)
@@ -86,7 +89,10 @@ class SyntheticJudge:
         if task == "judge":
             number, good = judged_case(text)
             poor = "B" if good == "A" else "A"
-            verdict = "A" if number in self.biased else poor if number in self.wrong else good
+            biased = number in self.biased and not (
+                self.biased_only_vanilla and "Instructions for case-" in text
+            )
+            verdict = "A" if biased else poor if number in self.wrong else good
             reply = f"Weighing both answers to case-{number}.\n[[{verdict}]]"
         elif task == "build":
             number = int(CASE_ID.search(text).group(1))
@@ -96,6 +102,8 @@ class SyntheticJudge:
             reply = f"- Feedback after case-{number}: look harder at facts."
         elif task == "refine":
             reply = self.refine(count)
+        elif task == "curate":
+            reply = f"<cheatsheet>Cheatsheet version {count}: check facts first.</cheatsheet>"
         else:
             reply = self.summarise(count)
         with self.lock:
