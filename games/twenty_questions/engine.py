@@ -350,9 +350,10 @@ class TwentyQuestionsEngine(Engine[State]):
             raise IllegalMove("send either a question's text or a guess, not both")
         word = guess_word(event["guess"])
         if word is None:
+            shown = str(event["guess"]).strip()[:60]
             raise IllegalMove(
-                f"{str(event['guess']).strip()[:60]!r} is not one of the {len(CANDIDATES)} "
-                "candidate words; pick a word from the list"
+                f'"{shown}" is not one of the {len(CANDIDATES)} candidate words; '
+                "pick a word from the list"
             )
         return self._resolve(replace(state, voided=False), guess_text(word), word)
 

@@ -46,3 +46,25 @@
     }
   });
 })();
+
+/* The Guess control: its input may only hold one of the candidate words of its datalist (any
+   case). Anything else is marked invalid with a message saying so, and the browser does not send
+   the form; the server refuses such a guess too, with the same reason, for clients without this
+   script. */
+(function () {
+  function check(input) {
+    var list = document.getElementById(input.getAttribute('list'));
+    var typed = input.value.trim().toLowerCase();
+    var known = !typed || Array.prototype.some.call(list ? list.options : [], function (option) {
+      return option.value.toLowerCase() === typed;
+    });
+    input.setCustomValidity(known ? '' : '"' + input.value.trim() + '" is not one of the '
+      + (list ? list.options.length : '') + ' candidate words; pick a word from the list.');
+  }
+
+  document.addEventListener('input', function (event) {
+    if (event.target.matches && event.target.matches('.guess-form input[list]')) {
+      check(event.target);
+    }
+  });
+})();

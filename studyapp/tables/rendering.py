@@ -35,6 +35,13 @@ def word_list(words: tuple[str, ...]) -> SafeString:
     return escape(", ".join(words))
 
 
+@cache
+def word_options(words: tuple[str, ...]) -> SafeString:
+    """The candidate words as ``<option>`` elements of the Guess control's datalist, built once
+    per process for the same reason as :func:`word_list`."""
+    return SafeString("".join(f'<option value="{escape(word)}">' for word in words))
+
+
 def board_context(snap: TableState, seat: int | None, error: str | None = None) -> dict[str, Any]:
     table = snap.table
     viewer = None if seat is None else snap.seat(seat)
@@ -74,6 +81,7 @@ def board_context(snap: TableState, seat: int | None, error: str | None = None) 
         context["obs"] = snap.engine.observe(snap.state, seat)
         if "candidates" in context["obs"]:
             context["candidate_list"] = word_list(tuple(context["obs"]["candidates"]))
+            context["candidate_options"] = word_options(tuple(context["obs"]["candidates"]))
         context["your_turn"] = (
             context["playing"]
             and not context["replaced"]

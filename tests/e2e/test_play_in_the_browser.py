@@ -62,7 +62,7 @@ def test_a_person_plays_twenty_questions_to_the_end(page) -> None:
             break
         left = half if ask(page, set_question(half)) == "Yes" else left[len(left) // 2 :]
     for word in left:
-        ask(page, f"Is it {word}?")
+        ask(page, f"Is the word {word}?")  # "Is it Orange?" would ask about the colour
         if page.locator("#result").count():
             break
     result = page.locator("#result")

@@ -209,7 +209,7 @@ def test_a_wrong_explicit_guess_is_answered_no_and_counted():
 @pytest.mark.parametrize(
     ("event", "reason"),
     [
-        (explicit("Unicorn"), "'Unicorn' is not one of the 157 candidate words"),
+        (explicit("Unicorn"), '"Unicorn" is not one of the 157 candidate words'),
         (explicit("a big dog"), "not one of the 157"),
         (explicit("cat or dog"), "not one of the 157"),
         (explicit(""), "not one of the 157"),
