@@ -15,94 +15,22 @@ Both questioners read the meaning of earlier questions with the oracle's own par
 from __future__ import annotations
 
 import random
-import re
 from typing import Any
 
 from games.base import Event, Observation
-from games.twenty_questions import CANDIDATES
-from games.twenty_questions.engine import MAX_QUESTION_CHARS, guess_text, scan, tokens
+from games.twenty_questions import CANDIDATES, knowledge
+from games.twenty_questions.engine import MAX_QUESTION_CHARS, guess_text
 from games.twenty_questions.knowledge import FEATURES
-
-ALL = frozenset(CANDIDATES)
-
-_LETTERS = re.compile(
-    r"\b(letters?|spell\w*|spelt|alphabet\w*|syllables?|vowels?|consonants?|rhymes?|initials?"
-    r"|(starts?|begins?|ends?|starting|beginning|ending) with|characters? long)\b"
-    r"|['\"][a-z]['\"]"
-)
-# Words that may surround a list of names without changing its meaning.
-_FILLER = frozenset(
-    tokens(
-        "is it a an the one of these those following either or and any maybe perhaps could be "
-        "among in this list set group word words answer candidate candidates option options "
-        "choices something thing does belong to , : ; . ? ! / ( )"
-    )
-)
-
-
-def _keyword_table() -> dict[tuple[str, ...], list[tuple[str, bool]]]:
-    """Token sequence -> the features it asks about, with False where it means the opposite."""
-    table: dict[tuple[str, ...], list[tuple[str, bool]]] = {}
-    for feature in FEATURES.values():
-        for phrase in feature.keywords:
-            table.setdefault(tuple(tokens(phrase)), []).append((feature.name, True))
-        for phrase in feature.opposites:
-            table.setdefault(tuple(tokens(phrase)), []).append((feature.name, False))
-    return table
-
-
-_KEYWORDS = _keyword_table()
-_LONGEST_KEYWORD = max(len(key) for key in _KEYWORDS)
-
-
-def _features_asked(words: list[str]) -> list[tuple[str, bool]]:
-    """The (feature, polarity) pairs a question mentions, reading the longest phrase first."""
-    asked: list[tuple[str, bool]] = []
-    i, n = 0, len(words)
-    while i < n:
-        for length in range(min(_LONGEST_KEYWORD, n - i), 0, -1):
-            hits = _KEYWORDS.get(tuple(words[i : i + length]))
-            if hits is not None:
-                asked.extend(hit for hit in hits if hit not in asked)
-                i += length
-                break
-        else:
-            i += 1
-    # "smaller than a breadbox": the size word sets the direction, the object only names the
-    # feature, so a feature mentioned both ways is asked about in reverse.
-    reversed_ = {name for name, polarity in asked if not polarity}
-    return [(name, polarity) for name, polarity in asked if not (polarity and name in reversed_)]
 
 
 def yes_set(question: str) -> frozenset[str] | None:
-    """The candidates for which the answer to ``question`` is Yes; None when it is Invalid.
-
-    A question that only names candidates asks whether the answer is one of them. Otherwise the
-    features it mentions decide: all of them must hold, or any of them if the question says "or".
-    """
-    lowered = question.lower()
-    if _LETTERS.search(lowered):
-        return None
-    named, rest = scan(question)
-    if named and all(word in _FILLER for word in rest):
-        return frozenset(named)
-    asked = _features_asked(rest)
-    if not asked:
-        return None
-    sets = [
-        FEATURES[name].words if polarity else ALL - FEATURES[name].words for name, polarity in asked
-    ]
-    if "or" in rest:
-        return frozenset().union(*sets)
-    return frozenset.intersection(*sets)
+    """The candidates for which the answer to ``question`` is Yes; None when it is Invalid."""
+    return knowledge.yes_set(question)
 
 
 def answer_question(question: str, answer: str) -> str:
     """The offline oracle's reply: "Yes", "No" or "Invalid"."""
-    holders = yes_set(question)
-    if holders is None:
-        return "Invalid"
-    return "Yes" if answer in holders else "No"
+    return knowledge.answer(question, answer)
 
 
 def remaining(history: list[dict[str, Any]]) -> list[str]:

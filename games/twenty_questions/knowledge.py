@@ -1,67 +1,664 @@
-"""What the offline agents know about the 157 words: a category and a yes/no value for every
-feature, read from ``knowledge.json`` so the facts can be reviewed and corrected without code.
+"""What the offline agents know about the 157 words, and how the offline oracle reads a question.
 
-Each feature also carries the question the offline questioner asks about it and the words and
-phrases (``keywords``, and ``opposites`` that mean the reverse, such as "small" for "bigger than a
-breadbox") by which the offline oracle recognises a question about it.
+The facts live in ``knowledge.json`` so they can be reviewed and corrected without code:
+
+- ``classes``: kinds of things with the facts they share ("fruit": is sweet, has seeds, you eat
+  it...); a class may build on other classes.
+- ``words``: for every candidate its classes, its own facts, the facts of its classes that do not
+  hold for it (``-has:leg``), and its typical size (longest side in cm) and weight (kg).
+- ``synonyms`` and ``phrases``: other words and phrasings people use for a fact.
+- ``references``: size and weight of everyday things people compare with ("a breadbox").
+- ``known``: things no candidate is or has ("feathers", "a reptile"), so they are answered No.
+- ``features``: the yes/no questions the offline questioner asks.
+
+A fact is a relation and a concept: ``is`` (kind, colour, property), ``has`` (parts), ``made``
+(material), ``at`` (where it is found, or worn), ``use`` (what people do with it) and ``act`` (what
+it does itself). Concepts are lemmas joined by ``_`` ("sleep_on" is written "sleep_on").
+
+Reading a question (:func:`read`) turns it into a test on a word, or None when the question is
+not a yes/no question about meaning (letters, spelling, "what colour is it?", nonsense). The test
+is the same for every word, so the questioner's idea of what a question means (:func:`yes_set`)
+always matches the oracle's answer.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from games.twenty_questions import CANDIDATES
+from games.twenty_questions.engine import ALIASES as _ALIASES
+from games.twenty_questions.engine import scan
 
 PATH = Path(__file__).with_name("knowledge.json")
+RELATIONS = ("is", "has", "made", "at", "use", "act")
+
+# Word forms the suffix rules below cannot undo.
+IRREGULAR = {
+    "leaves": "leaf", "knives": "knife", "shelves": "shelf", "wolves": "wolf", "halves": "half",
+    "loaves": "loaf", "lives": "live", "teeth": "tooth", "feet": "foot", "geese": "goose",
+    "mice": "mouse", "men": "man", "women": "woman", "children": "child", "people": "people",
+    "ate": "eat", "eaten": "eat", "worn": "wear", "wore": "wear", "ridden": "ride", "rode": "ride",
+    "flew": "fly", "flown": "fly", "flies": "fly", "driven": "drive", "drove": "drive",
+    "made": "make", "built": "build", "held": "hold", "kept": "keep", "found": "find",
+    "grown": "grow", "grew": "grow", "thrown": "throw", "threw": "throw", "drawn": "draw",
+    "written": "write", "wrote": "write", "seen": "see", "saw": "saw", "sold": "sell",
+    "bought": "buy", "brought": "bring", "caught": "catch", "taught": "teach", "hung": "hang",
+    "sat": "sit", "slept": "sleep", "swum": "swim", "swam": "swim", "dug": "dig", "cut": "cut",
+    "hit": "hit", "put": "put", "lay": "lie", "lain": "lie", "lying": "lie", "dying": "die",
+    "tying": "tie", "fries": "fry", "has": "have", "had": "have", "is": "be", "are": "be",
+    "was": "be", "were": "be", "been": "be", "being": "be", "am": "be", "does": "do", "did": "do",
+    "done": "do", "goes": "go", "went": "go", "gone": "go", "its": "it", "bus": "bus",
+    "glass": "glass", "gas": "gas", "grass": "grass", "dress": "dress", "brass": "brass",
+    "canvas": "canvas", "cactus": "cactus", "cacti": "cactus", "pants": "pants", "peas": "peas",
+    "scissors": "scissors", "pliers": "pliers", "this": "this", "us": "us", "yes": "yes",
+    "always": "always", "sometimes": "sometimes", "glasses": "glasses", "clothes": "clothes",
+    "series": "series", "species": "species", "news": "news", "bigger": "big", "biggest": "big",
+    "better": "good", "best": "best", "mattress": "mattress", "headphones": "headphone",
+    "less": "less", "asparagus": "asparagus", "octopus": "octopus", "boots": "boot",
+    "gloves": "glove", "socks": "sock", "shoes": "shoe", "goes_with": "go_with",
+}  # fmt: skip
+IT = "<it>"  # the thing being asked about ("it", "they", "this thing")
+_PRONOUNS = {"it", "its", "they", "them", "this", "itself", "themselves", "thing"}
+_SUBJECTS = {
+    "you", "i", "we", "people", "person", "someone", "somebody", "anyone", "anybody", "one",
+    "human", "humans", "user", "users", "u", "ya",
+}  # fmt: skip
+_PURPOSE = {"use", "for", "to", "help", "let", "allow", "able"}
+_SKIP = {
+    "a", "an", "the", "your", "my", "his", "her", "their", "our", "some", "any", "very", "really",
+    "usually", "typically", "generally", "normally", "commonly", "often", "mostly", "mainly",
+    "primarily", "always", "sometimes", "ever", "also", "even", "still", "just",
+    "actually", "possibly", "probably", "maybe", "perhaps", "kind", "type", "sort", "form",
+    "sorta", "kinda", "quite", "pretty", "fairly", "rather", "somewhat", "of", "be", "do", "can",
+    "could", "would", "will", "should", "might", "may", "must", "shall", "get", "got", "have",
+    "that", "which", "who", "something", "anything", "object", "item", "thing", "stuff", "one",
+    "you", "i", "we", "people", "person", "someone", "somebody", "anyone", "anybody", "u",
+    "so", "ok", "okay", "well", "hmm", "hm", "um", "uh", "please", "question", "next", "then",
+    "and", "or", "either", "neither", "nor", "if", "whether", "like", "considered", "call",
+    "called", "describe", "described", "say", "said", "as", "particular",
+    "specific", "certain", "both", "all", "every", "each", "other", "another", "else", "too",
+    "lot", "lots", "much", "many", "more", "most", "less", "least", "frequently",
+    "regularly", "daily", "typical", "usual", "normal", "common", "general",
+    "there", "here", "when", "while", "where", "before", "after", "during", "about",
+    "keep", "kept", "find", "found", "locate", "located", "see", "seen", "spot", "situated",
+}  # fmt: skip
+# "a piece of furniture", "a kind of fruit": the first word only introduces the second
+_OF_WORDS = {"piece", "kind", "type", "sort", "form", "member", "example", "variety", "bit", "item"}
+_HAS_FRAME = {"have", "contain", "include", "with", "feature", "possess", "come"}
+_MADE_FRAME = {"make", "build", "construct", "consist", "compose", "craft", "manufacture"}
+_AT_FRAME = {
+    "in", "on", "at", "near", "inside", "around", "under", "into", "onto", "by", "beside",
+    "next", "among", "within", "across", "from", "beneath", "below", "above", "over", "outside",
+}  # fmt: skip
+_PREP_NORMAL = {"off": "from", "into": "in", "onto": "on"}
+_NEGATIONS = {"not", "never", "no", "non"}
+_NUMBERS = {"one", "two", "three", "four", "five", "six", "eight", "many", "several"}
+_LETTERS = re.compile(
+    r"\b(letters?|spell\w*|spelt|alphabet\w*|syllables?|vowels?|consonants?|rhymes?|initials?"
+    r"|anagram|plural|singular|capital(ized|ised)?|pronounc\w*"
+    r"|(starts?|begins?|ends?|starting|beginning|ending|finish\w*) with( an?)?( [a-z])?\b"
+    r"|characters? long|(long|short) (word|name)|(word|name) (is )?(long|short)|words? long"
+    r"|first (letter|word)|last (letter|word)|how long is the word)\b"
+    r"|['\"][a-z]['\"]|\b[a-z]\?$"
+)
+_NOT_YES_NO = re.compile(
+    r"^\s*(what|what's|whats|which|where|why|how|who|whom|whose|when|name|tell me|describe)\b"
+)
+# Words that may surround a list of candidate names without changing its meaning.
+_FILLER = {
+    "is", "it", "a", "an", "the", "one", "of", "these", "those", "following", "either", "or",
+    "and", "any", "maybe", "perhaps", "could", "be", "among", "in", "this", "list", "set",
+    "group", "word", "words", "answer", "candidate", "candidates", "option", "options",
+    "choices", "something", "thing", "does", "belong", "to", "are", "they", "them", "my",
+    "guess", "i", "think", "s", "two", "three", "few", ",", ":", ";", ".", "?", "!",
+    "/", "(", ")", "-", "possibly", "probably",
+}  # fmt: skip
+_COMPARISON = re.compile(
+    r"\b(?:(more|less|bigger|larger|smaller|heavier|lighter|taller|shorter|longer|wider|tinier"
+    r"|greater|higher|huger|thinner)\s*(?:(big|large|small|heavy|light|tall|long|wide|huge)\s*)?"
+    r"(?:in size\s*|in weight\s*|overall\s*)?than|(?:about |around |roughly |approximately )?"
+    r"(?:the )?(same size as|as big as|as large as|the size of|as heavy as|size of))"
+    r"\s+(?:an?\s+|the\s+|your\s+|my\s+|typical\s+|average\s+|normal\s+|regular\s+|standard\s+)*"
+    r"([a-z][a-z \-]*?)(?=\s*(?:[?.,!;]|\bor\b|\band\b|\bbut\b|$))"
+)
+
+
+def _load_json(path: Path) -> dict:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if list(data["words"]) != list(CANDIDATES):
+        raise ValueError(
+            f"{path.name}: the words must be the {len(CANDIDATES)} candidates in order"
+        )
+    return data
+
+
+def _undouble(stem: str) -> list[str]:
+    if len(stem) > 2 and stem[-1] == stem[-2] and stem[-1] not in "lsz":
+        return [stem[:-1]]
+    return []
+
+
+def _forms(word: str) -> list[str]:
+    """Possible lemmas of a word form, most likely first."""
+    if word in IRREGULAR:
+        return [IRREGULAR[word]]
+    forms = [word]
+    if word.endswith("ies") and len(word) > 4:
+        forms += [word[:-3] + "y", word[:-1]]
+    if word.endswith("es") and len(word) > 3:
+        if word[:-2].endswith(("s", "x", "z", "ch", "sh", "o")):
+            forms += [word[:-2], word[:-1]]
+        else:
+            forms += [word[:-1], word[:-2]]
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 2:
+        forms.append(word[:-1])
+    if word.endswith("ing") and len(word) > 4:
+        stem = word[:-3]
+        forms += [*_undouble(stem), stem, stem + "e"]
+    if word.endswith("ied") and len(word) > 4:
+        forms.append(word[:-3] + "y")
+    if word.endswith("ed") and len(word) > 3:
+        stem = word[:-2]
+        forms += [*_undouble(stem), stem, word[:-1]]
+    if word.endswith("er") and len(word) > 4:
+        forms += [*_undouble(word[:-2]), word[:-2], word[:-1]]
+    if word.endswith("est") and len(word) > 5:
+        forms += [*_undouble(word[:-3]), word[:-3]]
+    if word.endswith("ly") and len(word) > 4:
+        forms.append(word[:-2])
+    if word.endswith("y") and len(word) > 4:
+        forms.append(word[:-1])
+    if word.endswith("en") and len(word) > 4:
+        forms.append(word[:-2])
+    return forms
+
+
+class Lexicon:
+    """Lemmas known to the knowledge base, and a lemmatiser that prefers them."""
+
+    def __init__(self, whole: set[str], parts: set[str]) -> None:
+        self.whole = whole
+        self.parts = parts
+
+    @lru_cache(maxsize=8192)  # noqa: B019 - one lexicon per process
+    def lemma(self, word: str) -> str:
+        forms = _forms(word)
+        for known in (self.whole, self.parts):
+            for form in forms:
+                if form in known:
+                    return form
+        if word.endswith("s") and len(forms) > 1 and not word.endswith(("ss", "us", "is")):
+            return forms[-1] if forms[-1] == word[:-1] else forms[1]
+        return word
+
+
+def _split_tokens(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+|[?,.;:!/()]", text.lower().replace("-", " "))
 
 
 @dataclass(frozen=True)
 class Feature:
     name: str
     question: str
-    keywords: tuple[str, ...]
-    opposites: tuple[str, ...]
-    words: frozenset[str]  # the candidates for which the feature holds
+    words: frozenset[str]  # the candidates for which the answer is Yes
 
 
-def load(path: Path = PATH) -> tuple[dict[str, Feature], dict[str, str]]:
-    """Read and check the knowledge base; return ``(features by name, category by word)``.
+class KnowledgeBase:
+    def __init__(self, path: Path = PATH) -> None:
+        data = _load_json(path)
+        self.data = data
+        whole: set[str] = set(IRREGULAR.values())  # words that are a concept by themselves
+        parts: set[str] = set()  # words that are part of a longer concept
+        items = [
+            token.lstrip("-").split(":")[-1]
+            for text in [*data["classes"].values(), *data["words"].values()]
+            for token in text.replace("|", " ").split()
+            if "=" not in token and not token.endswith(":")
+        ]
+        items += [item for text in data["known"].values() for item in text.split()]
+        items += [value.lstrip("!") for value in data["synonyms"].values()]
+        items += [value.lstrip("!") for value in data["phrases"].values()]
+        items += list(data["synonyms"])
+        for item in items:
+            (whole if "_" not in item else parts).update(item.split("_"))
+        for key in data["phrases"]:
+            parts.update(_split_tokens(key))
+        self.lexicon = Lexicon(whole, parts)
+        self.classes = {name: self._parse(text) for name, text in data["classes"].items()}
+        self.facts: dict[str, frozenset[tuple[str, str]]] = {}
+        self.size: dict[str, float] = {}
+        self.weight: dict[str, float] = {}
+        for word, text in data["words"].items():
+            self.facts[word] = self._word_facts(word, text)
+        real = {pair for facts in self.facts.values() for pair in facts}
+        self.relations: dict[str, set[str]] = {}
+        for relation, concept in real:
+            self.relations.setdefault(concept, set()).add(relation)
+        used = set(self.relations)
+        for relation, items in data["known"].items():
+            for item in items.split():
+                concept = self.concept(item)
+                if concept not in used:  # a known concept is answered No, in its relation
+                    self.relations.setdefault(concept, set()).add(relation)
+        # token sequence (lemmas) -> the concepts it names, each with True where negated
+        self.phrases: dict[tuple[str, ...], tuple[tuple[str | None, str, bool], ...]] = {}
+        for concept in self.relations:
+            self.phrases.setdefault(tuple(concept.split("_")), ((None, concept, False),))
+        for key, value in [*data["synonyms"].items(), *data["phrases"].items()]:
+            meaning = tuple(_meaning(self, part) for part in value.split("+"))
+            for _, concept, _ in meaning:
+                if concept not in self.relations:
+                    raise ValueError(f"{path.name}: {key!r} means {concept!r}, which no fact uses")
+            lemmas = tuple(self.lemma(t) for t in _split_tokens(key))
+            self.phrases[lemmas] = meaning
+        self.longest = max(len(key) for key in self.phrases)
+        self.references = {
+            tuple(self.lemma(t) for t in _split_tokens(name)): (float(s), float(w))
+            for name, (s, w) in data["references"].items()
+        }
+        for word in CANDIDATES:
+            for name in [word, *_ALIASES.get(word, ())]:
+                key = tuple(self.lemma(t) for t in _split_tokens(name))
+                self.references[key] = (self.size[word], self.weight[word])
 
-    Every candidate must say yes or no to every feature, exactly once, so a feature added to the
-    file cannot silently default to "no" for the words nobody classified.
-    """
-    data = json.loads(path.read_text(encoding="utf-8"))
-    names = list(data["features"])
-    if list(data["words"]) != list(CANDIDATES):
-        raise ValueError(
-            f"{path.name}: the words must be the {len(CANDIDATES)} candidates in order"
+    def lemma(self, word: str) -> str:
+        return _PREP_NORMAL.get(word) or self.lexicon.lemma(word)
+
+    def concept(self, item: str) -> str:
+        return "_".join(self.lemma(part) for part in item.split("_"))
+
+    def _parse(self, text: str) -> dict[str, list]:
+        """``{"class": [...], "add": [(rel, concept)], "drop": [...], "size": x, "weight": y}``."""
+        out: dict[str, list] = {"class": [], "add": [], "drop": []}
+        relation = "is"
+        for token in text.replace("|", " ").split():
+            if token.endswith(":"):
+                relation = token[:-1]
+                if relation not in (*RELATIONS, "class"):
+                    raise ValueError(f"unknown relation {relation!r} in {text!r}")
+            elif "=" in token:
+                key, _, value = token.partition("=")
+                out[key] = [float(value)]
+            elif token.startswith("-"):
+                rel, _, item = token[1:].partition(":")
+                out["drop"].append((rel, self.concept(item)))
+            elif relation == "class":
+                out["class"].append(token)
+            else:
+                out["add"].append((relation, self.concept(token)))
+        return out
+
+    def _class_facts(self, name: str, seen: tuple[str, ...] = ()) -> set[tuple[str, str]]:
+        if name not in self.classes:
+            raise ValueError(f"unknown class {name!r}")
+        if name in seen:
+            raise ValueError(f"class {name!r} builds on itself")
+        spec = self.classes[name]
+        facts: set[tuple[str, str]] = set()
+        for parent in spec["class"]:
+            facts |= self._class_facts(parent, (*seen, name))
+        facts |= set(spec["add"])
+        facts -= set(spec["drop"])
+        return facts
+
+    def _word_facts(self, word: str, text: str) -> frozenset[tuple[str, str]]:
+        spec = self._parse(text)
+        if "size" not in spec or "weight" not in spec:
+            raise ValueError(f"{word} needs size= and weight=")
+        size, weight = spec["size"][0], spec["weight"][0]
+        self.size[word], self.weight[word] = size, weight
+        facts: set[tuple[str, str]] = set()
+        for name in spec["class"]:
+            facts |= self._class_facts(name)
+        facts |= set(spec["add"])
+        facts |= {("is", c) for c in _derived(size, weight) if ("is", c) not in spec["drop"]}
+        facts |= {("is", word.lower().replace(" ", "_"))}
+        if ("is", "alive") not in facts:
+            facts.add(("is", "not_alive"))
+        facts -= set(spec["drop"])
+        return frozenset(facts)
+
+    def holds(self, word: str, relation: str | None, concept: str) -> bool:
+        """Whether a concept holds for a word, read in the relation the question suggests
+        when the knowledge base uses the concept in that relation, in any relation otherwise."""
+        relations = self.relations.get(concept, set())
+        facts = self.facts[word]
+        if relation in relations:
+            return (relation, concept) in facts
+        return any((r, concept) in facts for r in relations)
+
+
+def _meaning(kb: KnowledgeBase, part: str) -> tuple[str | None, str, bool]:
+    """``"!edible"`` -> (None, "edible", True); ``"has.battery"`` -> ("has", "battery", False)."""
+    negated = part.startswith("!")
+    relation, _, item = part.lstrip("!").rpartition(".")
+    return relation or None, kb.concept(item), negated
+
+
+def _derived(size: float, weight: float) -> list[str]:
+    """Size words that follow from the typical size (cm) and weight (kg)."""
+    out = []
+    if size >= 60:
+        out += ["big"]
+    if size < 30:
+        out += ["small"]
+    if size <= 5:
+        out += ["tiny"]
+    if size >= 400:
+        out += ["huge"]
+    if weight >= 8:
+        out += ["heavy"]
+    if weight <= 1:
+        out += ["light"]
+    if size <= 45 and weight <= 2:
+        out += ["handheld"]
+    if size <= 16 and weight <= 0.5:
+        out += ["pocket_size"]
+    if size <= 45 and weight <= 10:
+        out += ["backpack_size"]
+    if size <= 150 and weight <= 300:
+        out += ["car_size"]
+    if size <= 250 and weight <= 500:
+        out += ["house_size"]
+    if weight <= 25 and size <= 250:
+        out += ["carry", "portable"]
+    return out
+
+
+KB = KnowledgeBase()
+CATEGORIES = {
+    word: next(iter(KB._parse(text)["class"]), "thing") for word, text in KB.data["words"].items()
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading a question
+
+
+Test = Callable[[str], bool]
+
+
+@dataclass(frozen=True)
+class Clause:
+    relation: str | None
+    concept: str
+    negated: bool
+
+
+def _comparison(match: re.Match) -> Test | None:
+    word, adjective, same, reference = match.groups()
+    lemmas = tuple(KB.lemma(t) for t in _split_tokens(reference))
+    found = None
+    for end in range(len(lemmas), 0, -1):
+        for start in range(0, end):
+            if lemmas[start:end] in KB.references:
+                found = KB.references[lemmas[start:end]]
+                break
+        if found:
+            break
+    if found is None:
+        return None
+    ref_size, ref_weight = found
+    if same:
+        by_weight = "heavy" in same
+        table, ref = (KB.weight, ref_weight) if by_weight else (KB.size, ref_size)
+        return lambda w: ref / 2 <= table[w] <= ref * 2
+    if word in ("more", "less"):
+        by_weight = adjective in ("heavy", "light")
+        bigger = (word == "more") != (adjective in ("small", "light"))
+    else:
+        by_weight = word in ("heavier", "lighter")
+        bigger = word not in ("smaller", "lighter", "shorter", "tinier", "thinner")
+    table, ref = (KB.weight, ref_weight) if by_weight else (KB.size, ref_size)
+    if bigger:
+        return lambda w: table[w] > ref
+    return lambda w: table[w] < ref
+
+
+def _normalise(question: str) -> tuple[str, bool]:
+    """Lower-case text with contractions spelt out; True when it opens with a negative
+    auxiliary ("Isn't it an animal?"), which asks for confirmation rather than negating."""
+    text = question.lower().replace("’", "'").replace("‘", "'").strip()
+    text = re.sub(
+        r"^[\W_]*((q(uestion)?\s*\d+|ok(ay)?|so|hmm+|alright|well|next|and)\b[\W_]*)+", "", text
+    )
+    leading = bool(
+        re.match(
+            r"^(isn't|aren't|doesn't|don't|can't|won't|wouldn't|couldn't|hasn't|haven't|wasn't"
+            r"|shouldn't|didn't|isnt|arent|doesnt|dont|cant|wont|wouldnt|couldnt)\b",
+            text,
         )
-    holders: dict[str, set[str]] = {name: set() for name in names}
-    for word, entry in data["words"].items():
-        yes, no = entry["yes"], entry["no"]
-        if sorted(yes + no) != sorted(names) or set(yes) & set(no):
-            raise ValueError(f"{path.name}: {word} must list every feature once, in yes or in no")
-        for name in yes:
-            holders[name].add(word)
-    features = {
-        name: Feature(
-            name=name,
-            question=spec["question"],
-            keywords=tuple(spec["keywords"]),
-            opposites=tuple(spec["opposites"]),
-            words=frozenset(holders[name]),
-        )
-        for name, spec in data["features"].items()
-    }
-    categories = {word: entry["category"] for word, entry in data["words"].items()}
-    return features, categories
+    )
+    text = re.sub(r"\bcan't\b|\bcannot\b|\bcant\b", "can not", text)
+    text = re.sub(r"\bwon't\b|\bwont\b", "will not", text)
+    text = re.sub(r"n't\b", " not", text)
+    text = re.sub(r"\b(isnt|doesnt|dont|arent|wouldnt|couldnt|hasnt|havent|didnt)\b",
+                  lambda m: m.group(1)[:-2] + " not", text)  # fmt: skip
+    text = re.sub(r"\b(it|that|this|there|what)'s\b", r"\1 is", text)
+    text = re.sub(r"\b(you|they|we|i)'(d|ll|re|ve)\b", r"\1", text)
+    text = re.sub(r"'s\b", "", text)
+    text = re.sub(r",?\s*or not\s*\??\s*$", "?", text)
+    if leading:
+        text = re.sub(r"\bnot\b", "", text, count=1)
+    return text, leading
 
 
-FEATURES, CATEGORIES = load()
+def _set_question(question: str) -> frozenset[str] | None:
+    named, rest = scan(question)
+    if named and all(word in _FILLER for word in rest):
+        return frozenset(named)
+    return None
+
+
+@lru_cache(maxsize=4096)
+def read(question: str) -> Test | None:
+    """The test a question asks of a word, or None when it is not a yes/no question about the
+    word's meaning."""
+    text, _ = _normalise(question)
+    if not text or _LETTERS.search(text) or _NOT_YES_NO.match(text):
+        return None
+    named = _set_question(text)
+    if named is not None:
+        if len(named) == 1:
+            # "Is it orange?", "Is it a rock?", "Is it a cat?": the word itself, or a thing
+            # the word names (a colour, a kind) that the answer is too
+            (name,) = named
+            concept = KB.concept(name.lower().replace(" ", "_"))
+            return lambda w: w == name or ("is", concept) in KB.facts[w]
+        return lambda w: w in named
+    tests: list[Test] = []
+    for match in list(_COMPARISON.finditer(text)):
+        test = _comparison(match)
+        if test is None:
+            return None
+        tests.append(test)
+        text = text.replace(match.group(0), " ")
+    clauses, disjunctive, negated = _clauses(text)
+    if not clauses and not tests:
+        return None
+
+    def clause_test(clause: Clause) -> Test:
+        return lambda w: KB.holds(w, clause.relation, clause.concept) != clause.negated
+
+    tests += [clause_test(c) for c in clauses]
+    if disjunctive:
+        return lambda w: any(t(w) for t in tests) != negated
+    return lambda w: all(t(w) for t in tests) != negated
+
+
+def _clauses(text: str) -> tuple[list[Clause], bool, bool]:
+    """The concepts a question asks about, whether it joins them with "or", and whether the
+    whole question is negated ("is it not alive?")."""
+    words = _split_tokens(text)
+    tokens: list[str] = []  # lemmas, with IT for the thing asked about
+    surface: list[str] = []
+    for word in words:
+        if word in _PRONOUNS:
+            tokens.append(IT)
+        else:
+            tokens.append(KB.lemma(word))
+        surface.append(word)
+    disjunctive = "or" in words
+    negated = False
+    clauses: list[Clause] = []
+    without = False
+    i, n = 0, len(tokens)
+    while i < n:
+        token = tokens[i]
+        if token in _NEGATIONS:
+            negated = not negated
+            i += 1
+            continue
+        if token == "without":
+            without = True
+            i += 1
+            continue
+        # the longest phrase starting here, skipping articles and the pronoun
+        best = None
+        j, seq, positions = i, [], []
+        while j < n and len(seq) < KB.longest:
+            if tokens[j] in ("a", "an", "the", "your", "my", "their", "some", IT, "you") and seq:
+                j += 1
+                continue
+            if tokens[j] in (",", "?", ".", "!", ";", ":"):
+                break
+            seq.append(tokens[j])
+            positions.append(j)
+            hit = KB.phrases.get(tuple(seq))
+            if hit is not None and not (
+                # "live in" (fish live in it) but not "live in the forest"
+                len(seq) > 1 and seq[-1] in _AT_FRAME | {"with"} and _next(tokens, j) != IT
+            ):
+                best = (hit, positions[-1])
+            j += 1
+        if best is not None and len(best[0]) == 1 and _is_verb(best[0][0][1]):
+            # "eat soup out of it", "write notes on it": the verb with the preposition
+            for k in range(best[1] + 1, min(best[1] + 4, n - 1)):
+                if tokens[k] in _AT_FRAME | {"with"} and _next(tokens, k) == IT:
+                    hit = KB.phrases.get((best[0][0][1], tokens[k]))
+                    if hit is not None:
+                        best = (hit, k)
+                    break
+                if tokens[k] in (",", "?", ".", IT):
+                    break
+        if tokens[i] in ("inside", "outside") and clauses and clauses[-1].relation == "is":
+            i += 1  # "red inside", "spiky on the outside"
+            continue
+        single = best is not None and best[1] == i
+        if (
+            best is None
+            or (single and tokens[i] in _SKIP)
+            or (single and tokens[i] in _OF_WORDS and i + 1 < n and tokens[i + 1] == "of")
+        ):
+            i += 1
+            continue
+        meaning, last = best
+        for fixed, concept, negated_word in meaning:
+            relation = fixed or _relation(tokens, surface, i, last, concept)
+            clauses.append(Clause(relation, concept, negated_word != without))
+        without = False
+        i = last + 1
+    return clauses, disjunctive, negated
+
+
+def _next(tokens: list[str], j: int) -> str | None:
+    """The next token after ``j`` that is not an article."""
+    for token in tokens[j + 1 :]:
+        if token not in ("a", "an", "the", "your", "my", "their", "some"):
+            return token
+    return None
+
+
+def _is_verb(concept: str) -> bool:
+    relations = KB.relations.get(concept, set())
+    return bool(relations & {"use", "act"})
+
+
+_BE = {"be", IT}
+_PARTICIPLE = re.compile(r".+(ed|en)$")
+_PARTICIPLES = {
+    "worn", "ridden", "eaten", "flown", "driven", "drawn", "written", "seen", "held", "kept",
+    "found", "made", "built", "sold", "bought", "thrown", "grown", "known", "played", "used",
+    "hung", "dug", "cut", "hit", "put", "sat", "slept", "swum", "caught", "taught",
+}  # fmt: skip
+
+
+def _relation(tokens: list[str], surface: list[str], start: int, end: int, concept: str) -> str:
+    """The relation a concept is asked about in, from the words around it."""
+    previous = [t for t in tokens[:start] if t not in ("a", "an", "the", "your", "my", "some")]
+    if previous and previous[-1] in _AT_FRAME and previous[-1] != "from":
+        return "at"
+    if _is_verb(concept) and not KB.relations[concept] <= {"is", "has", "made", "at"}:
+        # "can you eat it" / "do monkeys eat it": it is the object
+        for k in range(end + 1, min(end + 4, len(tokens))):
+            if tokens[k] == IT:
+                return "use"
+            if tokens[k] in (",", "?", "."):
+                break
+        word = surface[start]
+        if (word in _PARTICIPLES or _PARTICIPLE.match(word)) and start > 0:
+            before = [t for t in tokens[:start] if t not in _SKIP or t in _BE]
+            if before and before[-1] in _BE:
+                return "use"
+        for k in range(start - 1, -1, -1):
+            token, word = tokens[k], surface[k]
+            if token == IT:
+                return "act"
+            if word in _SUBJECTS or token in _PURPOSE:
+                return "use"
+        return "act"
+    for k in range(start - 1, max(start - 5, -1), -1):
+        token = tokens[k]
+        if token in _HAS_FRAME:
+            return "has"
+        if token in _MADE_FRAME:
+            return "made"
+        if token in _AT_FRAME:
+            return "at"
+        if token in ("be", IT) or _is_verb(token):
+            break
+    return "is"
+
+
+def yes_set(question: str) -> frozenset[str] | None:
+    """The candidates for which the answer to ``question`` is Yes; None when it is Invalid."""
+    test = read(question)
+    if test is None:
+        return None
+    return frozenset(word for word in CANDIDATES if test(word))
+
+
+def answer(question: str, word: str) -> str:
+    """The offline oracle's reply to ``question`` when the answer is ``word``."""
+    test = read(question)
+    if test is None:
+        return "Invalid"
+    return "Yes" if test(word) else "No"
+
+
+def _features() -> dict[str, Feature]:
+    features = {}
+    for name, question in KB.data["features"].items():
+        words = yes_set(question)
+        if words is None:
+            raise ValueError(f"the oracle cannot read its own feature question {question!r}")
+        features[name] = Feature(name=name, question=question, words=words)
+    return features
+
+
+FEATURES = _features()
 
 
 def has(word: str, feature: str) -> bool:
     """Whether ``feature`` holds for candidate ``word``."""
     return word in FEATURES[feature].words
+
+
+def load(path: Path = PATH) -> KnowledgeBase:
+    """Read and check a knowledge file (the module reads ``knowledge.json`` at import)."""
+    return KnowledgeBase(path)

@@ -8,14 +8,15 @@ import pytest
 
 from games.twenty_questions import CANDIDATES
 from games.twenty_questions.engine import named_candidates
-from games.twenty_questions.knowledge import CATEGORIES, FEATURES, PATH, has, load
+from games.twenty_questions.knowledge import CATEGORIES, FEATURES, KB, PATH, has, load
 
 
-def test_every_candidate_says_yes_or_no_to_every_feature():
+def test_every_candidate_has_facts_a_size_and_a_weight():
     data = json.loads(PATH.read_text())
     assert list(data["words"]) == list(CANDIDATES)
-    for word, entry in data["words"].items():
-        assert sorted(entry["yes"] + entry["no"]) == sorted(data["features"]), word
+    for word in CANDIDATES:
+        assert len(KB.facts[word]) >= 15, word
+        assert KB.size[word] > 0 and KB.weight[word] > 0, word
     assert 25 <= len(FEATURES) <= 45
 
 
@@ -24,13 +25,29 @@ def test_every_candidate_has_a_category():
     assert all(CATEGORIES.values())
 
 
-def test_it_refuses_a_file_where_a_word_misses_a_feature(tmp_path):
+def test_it_refuses_a_file_where_a_word_has_no_size(tmp_path):
     data = json.loads(PATH.read_text())
-    data["words"]["Apple"]["no"].remove("vehicle")
+    data["words"]["Apple"] = data["words"]["Apple"].replace("size=", "length=")
     broken = tmp_path / "knowledge.json"
     broken.write_text(json.dumps(data))
-    with pytest.raises(ValueError, match="Apple must list every feature"):
+    with pytest.raises(ValueError, match="Apple needs size= and weight="):
         load(broken)
+
+
+def test_it_refuses_a_word_of_an_unknown_class(tmp_path):
+    data = json.loads(PATH.read_text())
+    data["words"]["Apple"] = data["words"]["Apple"].replace("class: fruit", "class: fruits")
+    broken = tmp_path / "knowledge.json"
+    broken.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match="unknown class 'fruits'"):
+        load(broken)
+
+
+def test_a_word_can_drop_a_fact_of_its_class():
+    # Boots are clothing, but not soft; a banana is a fruit without seeds worth mentioning
+    assert ("is", "soft") in KB.facts["Shirt"]
+    assert ("is", "soft") not in KB.facts["Boots"]
+    assert ("has", "seed") not in KB.facts["Banana"]
 
 
 @pytest.mark.parametrize(
