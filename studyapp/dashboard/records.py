@@ -2,20 +2,29 @@
 
 The analysis package never sees Django; this module is the one place that turns tables, seats,
 turns and study rounds into plain records, so the dashboard, the ``export_study`` command and an
-experiment file all go through the same frames. A human is named only by the participant's public
-id (through :mod:`studyapp.participants.pseudonyms`), never by a recruiter ID, a user or a session
-key; a human seat outside any study gets a placeholder built from the table and seat.
+experiment file all go through the same frames (:mod:`analysis.frames`) and the same summary
+(:func:`analysis.summary.summarize`). A human is named only by the participant's public id
+(through :mod:`studyapp.participants.pseudonyms`), never by a recruiter ID, a user or a session key.
+
+Rounds and samples come from what the game was: a study round is round ``number - 1`` of its
+participant; a game of an experiment job carries its sample and round in the job's record key;
+any other game (a visitor at a table, a staff game) is round 1 of its own sample, grouped by
+experiment, model and setting, so games outside studies never become one curve per visitor game
+nor a sequence of "rounds" in the order they happened to be played.
+
+Records are built in chunks of tables (:func:`iter_records`), so a study of 100,000 games is read
+with bounded memory.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import fields
 from typing import Any
 
 import pandas as pd
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from analysis.frames import GAME_COLUMNS, TURN_COLUMNS, games_frame, turns_frame, typed
 from games import get_engine
@@ -26,98 +35,175 @@ from studyapp.participants.pseudonyms import public_record
 from studyapp.tables.models import Seat, Table, Turn
 
 AGENT_TABLES = "tables"  # the experiment name of tables played outside any study
+VISITORS = "visitors"  # the one player name of every human seat outside a study
+CHUNK = 2000  # tables per chunk
 # The counters of ``Turn.usage`` that add up over a game.
 USAGE_KEYS = tuple(field.name for field in fields(Usage))
 
 PARTICIPANT_COLUMNS: dict[str, tuple[str, str]] = {
     "player": ("string", "pseudonymous participant id (the player column of games and turns)"),
     "study": ("string", "study slug"),
-    "status": ("string", "consented, playing, finished, dropped, withdrawn, ..."),
+    "condition": ("string", "the condition the participant was assigned to; empty in one arm"),
+    "status": (
+        "string",
+        "completion state: consented, playing, finished, dropped, failed_checks, ...",
+    ),
     "consent_version": ("string", "version of the consent text agreed to"),
+    "consented_at": ("string", "ISO-8601 time of consent"),
+    "rounds": ("Int64", "rounds the study asks of each participant"),
     "rounds_finished": ("Int64", "rounds played to the end"),
     "total_reward": ("float64", "sum of round rewards"),
+    "pilot": ("boolean", "a pilot bot, not a recruited person"),
     "policy": ("string", "the participant's written advice to a newcomer, if asked"),
     "time_spent_s": ("float64", "seconds from consent to the end (or to the last page seen)"),
 }
 
 
+def _has_field(model: type, name: str) -> bool:
+    return any(f.name == name for f in model._meta.get_fields())
+
+
+def iter_records(
+    tables: QuerySet[Table], experiment: str = AGENT_TABLES, chunk: int = CHUNK
+) -> Iterator[list[dict[str, Any]]]:
+    """Lists of records, ``chunk`` tables at a time: one record per evaluated seat of every
+    finished game (the questioner in Twenty Questions, every seat in Undercover). Games that were
+    aborted or are still being played are left out: they have no reward to analyse."""
+    ids = list(tables.order_by("created_at", "pk").values_list("pk", flat=True))
+    visitors: dict[tuple, int] = defaultdict(int)  # next sample of a group outside studies
+    for start in range(0, len(ids), chunk):
+        part = ids[start : start + chunk]
+        yield _records(part, experiment, visitors)
+
+
 def table_records(tables: QuerySet[Table], experiment: str = AGENT_TABLES) -> list[dict[str, Any]]:
-    """One record per evaluated seat of every finished game among ``tables``: the questioner in
-    Twenty Questions, every seat in Undercover. Games that were aborted or are still being played
-    are left out: they have no reward to analyse."""
-    tables = list(tables.prefetch_related("seats__policy").order_by("created_at", "pk"))
-    logs, usages = _logs([table.pk for table in tables])
-    rounds = {
-        r.table_id: r
-        for r in Round.objects.filter(table_id__in=logs.keys()).select_related("participant")
-    }
-    position: dict[tuple, int] = defaultdict(int)  # next round of an agent's sequence
+    return [record for part in iter_records(tables, experiment) for record in part]
+
+
+def _records(ids: list[int], experiment: str, visitors: dict) -> list[dict[str, Any]]:
+    by_id = Table.objects.in_bulk(ids)
+    seats: dict[int, list[Seat]] = defaultdict(list)
+    for seat in Seat.objects.filter(table_id__in=ids).select_related("policy").order_by("index"):
+        seats[seat.table_id].append(seat)
+    logs = _logs(ids)
+    rounds: dict[int, dict[int, Round]] = defaultdict(dict)
+    has_seat = _has_field(Round, "seat")
+    for r in Round.objects.filter(table_id__in=ids).select_related("participant"):
+        rounds[r.table_id][getattr(r, "seat", 0) if has_seat else 0] = r
     records = []
-    for table in tables:
-        events = logs.get(table.pk, [])
+    for pk in ids:
+        table = by_id[pk]
+        events, times, usages = logs.get(pk, ([], [], []))
         engine = get_engine(table.game)
         state = engine.replay(table.config, events)
         if not engine.is_over(state) or any(e.get("type") == "abort" for e in events):
             continue
         outcome = engine.outcome(state)
-        for seat in table.seats.all():
+        table_seats = seats[pk]
+        oracle = next((s.agent_spec for s in table_seats if s.index == 1), None)
+        for seat in table_seats:
             if table.game == "twenty-questions" and seat.index != 0:
                 continue
-            who = _who(table, seat, rounds.get(table.pk), position)
+            round_ = rounds[pk].get(seat.index) or (rounds[pk].get(0) if not has_seat else None)
+            who = _who(table, seat, round_, visitors)
             record = _record(table, seat.index, events, outcome, experiment, who)
-            # Experiment jobs store a game's usage on its table (their log has no per-turn figures).
-            record["usage"] = usages.get(table.pk) or table.options.get("usage")
+            record["oracle"] = oracle if table.game == "twenty-questions" else None
+            record["turn_times"] = times
+            record["turn_usage"] = usages
+            record["usage"] = _game_usage(usages) or table.options.get("usage")
             record["policy"] = seat.policy.text if seat.policy_id is not None else None
             records.append(record)
     return records
 
 
-def _logs(
-    table_ids: list[int],
-) -> tuple[dict[int, list[dict[str, Any]]], dict[int, dict[str, float]]]:
-    """Every table's events, and what its agents' model calls cost over the whole game (the
-    experiment record's ``usage``: every seat's calls, as the experiment runner counts them).
-    A table whose turns recorded no usage (humans, offline agents) has no entry."""
-    logs: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    usages: dict[int, dict[str, float]] = {}
+def _logs(table_ids: list[int]) -> dict[int, tuple[list, list, list]]:
+    """Every table's events, the time each was committed and what its model call cost."""
+    logs: dict[int, tuple[list, list, list]] = {}
     turns = Turn.objects.filter(table_id__in=table_ids).order_by("table_id", "seq")
-    for table_id, event, usage in turns.values_list("table_id", "event", "usage").iterator():
-        logs[table_id].append(event)
-        if usage:
-            total = usages.setdefault(table_id, dict.fromkeys(USAGE_KEYS, 0))
-            for key in USAGE_KEYS:
-                total[key] += usage.get(key) or 0
-    for total in usages.values():
+    rows = turns.values_list("table_id", "event", "created_at", "usage")
+    for table_id, event, created_at, usage in rows.iterator(chunk_size=5000):
+        events, times, usages = logs.setdefault(table_id, ([], [], []))
+        events.append(event)
+        times.append(created_at.isoformat() if created_at else None)
+        usages.append(usage or None)
+    return logs
+
+
+def _game_usage(usages: list[dict | None]) -> dict[str, float] | None:
+    """What the agents' model calls of a game cost in all (the experiment record's ``usage``)."""
+    total: dict[str, float] | None = None
+    for usage in usages:
+        if not usage:
+            continue
+        total = total or dict.fromkeys(USAGE_KEYS, 0)
+        for key in USAGE_KEYS:
+            value = usage.get(key) or 0
+            total[key] += value if isinstance(value, (int, float)) else 0
+    if total is not None and "latency_s" in total:
         total["latency_s"] = round(total["latency_s"], 4)
-    return logs, usages
+    return total
 
 
-def _who(table: Table, seat: Seat, round_: Round | None, position: dict) -> dict[str, Any]:
-    """player, player_kind, setting, round and sample of one seat."""
+def _job_position(table: Table) -> tuple[str, int, int] | None:
+    """(setting, sample, round) of a game an experiment job stored (its record key is
+    ``game|model|setting|sample|round``)."""
+    key = table.options.get("record")
+    if not key or table.options.get("job") is None:
+        return None
+    parts = str(key).split("|")
+    if len(parts) != 5:
+        return None
+    return parts[2], int(parts[3]), int(parts[4])
+
+
+def _who(table: Table, seat: Seat, round_: Round | None, visitors: dict) -> dict[str, Any]:
+    """player, player_kind, setting, round, sample, condition and pilot flag of one seat."""
+    options = table.options or {}
     if seat.kind == Seat.Kind.HUMAN:
         if round_ is not None:
-            player, setting, number = round_.participant.public_id, "cumulative", round_.number - 1
-        else:
-            player, setting, number = f"anon-{table.pk}-{seat.index}", "none", 0
+            participant = round_.participant
+            return {
+                "player": participant.public_id,
+                "player_kind": "human",
+                "setting": "cumulative",
+                "round": round_.number - 1,
+                "sample": 0,
+                "condition": getattr(participant, "condition", "") or options.get("condition"),
+                "pilot": bool(getattr(participant, "is_pilot", False)),
+            }
+        key = (table.game, VISITORS)
+        sample = visitors[key]
+        visitors[key] += 1
         return {
-            "player": player,
+            "player": VISITORS,
             "player_kind": "human",
-            "setting": setting,
-            "round": number,
-            "sample": 0,
+            "setting": "none",
+            "round": 0,
+            "sample": sample,
+            "condition": None,
+            "pilot": False,
         }
-    setting = table.options.get("setting") or seat_setting(seat)
-    sample = int(table.options.get("sample", 0))
-    key = (table.game, seat.agent_spec, setting, sample)
-    number = table.options.get("round", position[key])
-    position[key] = int(number) + 1
     kind = "offline" if seat.agent_spec.startswith("offline:") else "model"
+    position = _job_position(table)
+    if position is not None:
+        setting, sample, number = position
+    else:
+        setting = options.get("setting") or seat_setting(seat)
+        if "round" in options and "study" in options:
+            # A model seated in a study round plays that round, like the people.
+            number, sample = int(options["round"]) - 1, int(options.get("sample", 0))
+        else:  # a game on its own: round 1 of its own sample
+            key = (table.game, options.get("experiment"), seat.agent_spec, setting)
+            number, sample = 0, visitors[key]
+            visitors[key] += 1
     return {
         "player": seat.agent_spec,
         "player_kind": kind,
         "setting": setting,
         "round": int(number),
-        "sample": sample,
+        "sample": int(sample),
+        "condition": options.get("condition"),
+        "pilot": False,
     }
 
 
@@ -130,13 +216,15 @@ def _record(
     who: dict[str, Any],
 ) -> dict[str, Any]:
     mine = outcome[seat]
+    options = table.options or {}
+    job = options.get("job")
     return {
-        "experiment": table.options.get("experiment") or experiment,
+        "experiment": options.get("experiment") or (f"job-{job}" if job else experiment),
         "game": table.game,
         "table": str(table.pk),
         **who,
         "model": who["player"] if who["player_kind"] != "human" else None,
-        "case": table.options.get("case"),
+        "case": options.get("case"),
         "seed": table.seed,
         "config": table.config,
         "events": events,
@@ -146,21 +234,37 @@ def _record(
         "reward": float(mine["reward"]),
         "win": mine.get("win"),
         "questions": mine.get("questions"),
+        "oracle_failed": bool(options.get("oracle_failed")),
         "started_at": table.started_at.isoformat() if table.started_at else None,
         "finished_at": table.finished_at.isoformat() if table.finished_at else None,
     }
 
 
-def study_tables(study: Study) -> QuerySet[Table]:
-    """The study's round tables, less those of participants who withdrew."""
-    rounds = Round.objects.filter(participant__study=study).exclude(
-        participant__status=Participant.Status.WITHDRAWN
-    )
-    return Table.objects.filter(pk__in=rounds.values("table_id"))
+def study_participants(study: Study, include_pilots: bool = False) -> QuerySet[Participant]:
+    """The study's participants who started, less those who withdrew (and pilots unless asked)."""
+    found = study.participants.exclude(status=Participant.Status.WITHDRAWN)
+    if not include_pilots and _has_field(Participant, "is_pilot"):
+        found = found.exclude(is_pilot=True)
+    return found
+
+
+def model_jobs(study: Study) -> QuerySet:
+    """The experiment jobs attached to the study (its model arm)."""
+    from studyapp.pipelines.models import Job
+
+    return Job.objects.filter(kind="experiment", parameters__study=study.slug)
+
+
+def study_tables(study: Study, include_pilots: bool = False) -> QuerySet[Table]:
+    """The study's round tables (less those of withdrawn participants and of pilots unless
+    asked) and the games of the experiment jobs attached to it."""
+    rounds = Round.objects.filter(participant__in=study_participants(study, include_pilots))
+    jobs = list(model_jobs(study).values_list("pk", flat=True))
+    return Table.objects.filter(Q(pk__in=rounds.values("table_id")) | Q(options__job__in=jobs))
 
 
 def agent_tables() -> QuerySet[Table]:
-    """Tables played outside any study (agents, demos, staff games)."""
+    """Tables played outside any study (agents, demos, staff games, experiment jobs)."""
     return Table.objects.exclude(pk__in=Round.objects.values("table_id"))
 
 
@@ -169,23 +273,49 @@ def participants_frame(participants: Iterable[Participant]) -> pd.DataFrame:
     for participant in participants:
         row = public_record(participant)
         row["player"] = row.pop("public_id")
+        row["condition"] = getattr(participant, "condition", "")
+        row["pilot"] = bool(getattr(participant, "is_pilot", False))
+        row["rounds"] = participant.study.rounds
+        consented = getattr(participant, "consented_at", None)
+        row["consented_at"] = consented.isoformat() if consented else None
         rows.append(row)
     frame = pd.DataFrame(rows, columns=list(PARTICIPANT_COLUMNS))
     return typed(frame, PARTICIPANT_COLUMNS)
 
 
-def study_frames(study: Study) -> dict[str, pd.DataFrame]:
-    """games, turns and participants of a study, ready for analysis or export. Participants who
-    withdrew are left out entirely."""
-    records = table_records(study_tables(study), experiment=study.slug)
-    started = study.participants.filter(status__in=Participant.STARTED).exclude(
-        status=Participant.Status.WITHDRAWN
-    )
+def started(study: Study, include_pilots: bool = False) -> QuerySet[Participant]:
+    chosen = study_participants(study, include_pilots).filter(status__in=Participant.STARTED)
+    return chosen.select_related("study").order_by("pk")
+
+
+def study_games(study: Study, include_pilots: bool = False) -> pd.DataFrame:
+    """The games frame of a study, built chunk by chunk (no turn frame is kept)."""
+    parts = [
+        games_frame(records)
+        for records in iter_records(study_tables(study, include_pilots), experiment=study.slug)
+    ]
+    return _concat(parts, GAME_COLUMNS)
+
+
+def _concat(parts: list[pd.DataFrame], columns: dict) -> pd.DataFrame:
+    parts = [p for p in parts if len(p)]
+    if not parts:
+        return games_frame([]) if columns is GAME_COLUMNS else turns_frame([])
+    return typed(pd.concat(parts, ignore_index=True), columns)
+
+
+def study_frames(study: Study, include_pilots: bool = False) -> dict[str, pd.DataFrame]:
+    """games, turns and participants of a study, in memory (small studies, tests)."""
+    records = table_records(study_tables(study, include_pilots), experiment=study.slug)
     return {
         "games": games_frame(records),
         "turns": turns_frame(records),
-        "participants": participants_frame(started.select_related("study").order_by("pk")),
+        "participants": participants_frame(started(study, include_pilots)),
     }
+
+
+def agent_games() -> pd.DataFrame:
+    return _concat([games_frame(r) for r in iter_records(agent_tables())], GAME_COLUMNS)
 
 
 def agent_frames() -> dict[str, pd.DataFrame]:

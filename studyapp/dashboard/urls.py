@@ -8,13 +8,10 @@ urlpatterns = [
     path("", home.home, name="home"),
     path("tables/", tables.table_list, name="tables"),
     path("tables/<int:table_id>/", tables.watch, name="watch"),
+    path("tables/<int:table_id>/resume/", tables.resume, name="resume_table"),
     path("analysis/", analysis.index, name="analysis"),
     path("analysis/tables/", analysis.page, name="analysis_tables"),
-    path(
-        "analysis/tables/figure/<str:kind>/<str:game>.<str:ext>",
-        analysis.figure,
-        name="analysis_tables_figure",
-    ),
+    path("analysis/tables/file/<str:name>", analysis.figure, name="analysis_tables_figure"),
     path(
         "analysis/tables/download/<str:format>.zip",
         analysis.download,
@@ -22,9 +19,10 @@ urlpatterns = [
     ),
     path("analysis/study/<slug:slug>/", analysis.page, name="analysis_study"),
     path(
-        "analysis/study/<slug:slug>/figure/<str:kind>/<str:game>.<str:ext>",
-        analysis.figure,
-        name="analysis_study_figure",
+        "analysis/study/<slug:slug>/file/<str:name>", analysis.figure, name="analysis_study_figure"
+    ),
+    path(
+        "analysis/study/<slug:slug>/model-arm/", analysis.model_arm, name="analysis_study_model_arm"
     ),
     path(
         "analysis/study/<slug:slug>/download/<str:format>.zip",

@@ -1,45 +1,45 @@
-"""Researcher analysis pages: per study (and for tables played outside studies) the learning
-curves, the settings table and downloads of the pseudonymised frames.
+"""Researcher analysis pages: per study (and for tables played outside studies) the study's figure
+(people next to the model arm), the per-participant table, the settings table, downloads, and the
+"Run the model arm" action.
 
-Everything is computed by :mod:`analysis` from the records of :mod:`studyapp.dashboard.records`;
-these views only pick the frames, call it and hand back HTML, images or a zip.
+Nothing is computed here: each page reads the cached result of :mod:`studyapp.dashboard.cache`
+(computed in a background job, keyed by the data's version) and the files it wrote. While the
+first computation runs, the page shows its progress and polls (htmx) until the result is there.
 """
 
 from __future__ import annotations
 
-import io
+import mimetypes
 import tempfile
 import zipfile
 from pathlib import Path
 
-import pandas as pd
+from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
-from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_POST
 
-from analysis import metrics, report
-from analysis.export import FORMATS, export_frames
-from studyapp.dashboard.records import agent_frames, export_docs, study_frames
+from analysis.export import FORMATS
+from analysis.plots import FORMATS as FIGURE_FORMATS
+from games.experience.context import SETTINGS
+from studyapp.dashboard import cache
+from studyapp.dashboard.exporting import export_study, export_tables
+from studyapp.dashboard.models import AnalysisResult
+from studyapp.dashboard.records import agent_tables, model_jobs
 from studyapp.participants.models import Study
 
-FIGURES = {"humans": report.human_figure, "cumulative": report.cumulative_figure}
-IMAGE_TYPES = {"png": "image/png", "svg": "image/svg+xml"}
+DEFAULT_ARM_MODELS = "offline:infogain"
+DEFAULT_ARM_SETTINGS = ("none", "cumulative")
+ARM_SAMPLES = 3
 
 
-def _frames(slug: str | None) -> tuple[str, dict[str, pd.DataFrame]]:
-    """The page title and the frames of a study (by slug) or of the tables outside studies."""
+def _url(view: str, slug: str | None, **kwargs: str) -> str:
     if slug is None:
-        return "Tables outside studies", agent_frames()
-    study = get_object_or_404(Study, slug=slug)
-    return study.title, study_frames(study)
-
-
-def _url(name: str, slug: str | None, **kwargs: str) -> str:
-    if slug is None:
-        return reverse(f"dashboard:analysis_tables_{name}", kwargs=kwargs)
-    return reverse(f"dashboard:analysis_study_{name}", kwargs={"slug": slug, **kwargs})
+        return reverse(f"dashboard:analysis_tables_{view}", kwargs=kwargs)
+    return reverse(f"dashboard:analysis_study_{view}", kwargs={"slug": slug, **kwargs})
 
 
 @staff_member_required
@@ -50,76 +50,152 @@ def index(request: HttpRequest) -> HttpResponse:
 
 @staff_member_required
 def page(request: HttpRequest, slug: str | None = None) -> HttpResponse:
-    title, frames = _frames(slug)
-    games = frames["games"]
-    agents = games[games["player_kind"] != "human"]
-    figures = []
-    for game in sorted(games["game"].unique()):
-        kinds = []
-        if (games[games["game"] == game]["player_kind"] == "human").any():
-            kinds.append("humans")
-        if (agents[agents["game"] == game]["setting"] == "cumulative").any():
-            kinds.append("cumulative")
-        figures += [
-            {
-                "title": f"{kind.capitalize()}: {report.GAME_LABELS.get(game, game)}",
-                "png": _url("figure", slug, kind=kind, game=game, ext="png"),
-                "svg": _url("figure", slug, kind=kind, game=game, ext="svg"),
-            }
-            for kind in kinds
-        ]
+    study = get_object_or_404(Study, slug=slug) if slug is not None else None
+    result, fresh = cache.current(cache.scope_of(slug))
+    payload = result.payload or {}
     context = {
-        "title": title,
-        "games_count": games["table"].nunique() if len(games) else 0,  # a row per seat
-        "participants": _participant_rows(games[games["player_kind"] == "human"]),
-        "settings_table": mark_safe(report.table_html(metrics.settings_table(agents)))
-        if len(agents)
-        else "",
-        "win_rates": metrics.win_rates(games).to_dict("records"),
-        "reference": metrics.reference_reward(games),
-        "figures": figures,
+        "study": study,
+        "slug": slug,
+        "title": study.title if study else "Tables outside studies",
+        "result": result,
+        "fresh": fresh,
+        "ready": bool(payload),
+        "payload": payload,
+        "settings_table": mark_safe(payload.get("settings_table", "")),
+        "figures": [
+            {
+                "stem": stem,
+                "title": _figure_title(stem),
+                "links": [
+                    (ext.upper(), _url("figure", slug, name=f"{stem}.{ext}"))
+                    for ext in (*FIGURE_FORMATS, "csv")
+                ],
+                "png": _url("figure", slug, name=f"{stem}.png"),
+            }
+            for stem in payload.get("figures", [])
+        ],
+        "tables_zip": _url("figure", slug, name="tables.zip"),
         "downloads": [(f, _url("download", slug, format=f)) for f in FORMATS],
+        "poll": request.path,
     }
+    if study is not None:
+        context["jobs"] = model_jobs(study).order_by("-pk")[:20]
+        context["settings"] = SETTINGS
+        context["arm_models"] = DEFAULT_ARM_MODELS
+        context["arm_settings"] = DEFAULT_ARM_SETTINGS
+    if request.htmx:
+        return render(request, "dashboard/_analysis_body.html", context)
     return render(request, "dashboard/analysis.html", context)
 
 
-def _participant_rows(humans: pd.DataFrame) -> list[dict]:
-    """Per participant: rounds, total and final cumulative reward, variance and its group."""
-    if humans.empty:
-        return []
-    curves = metrics.player_curves(humans).groupby(["game", "player"]).last()
-    groups = metrics.variance_groups(humans).set_index(["game", "player"])
-    totals = humans.groupby(["game", "player"])["reward"].agg(rounds="size", total="sum")
-    table = totals.join(curves["R"]).join(groups)
-    return table.reset_index().to_dict("records")
+def _figure_title(stem: str) -> str:
+    kind, _, game = stem.partition("-")
+    game = {"twenty-questions": "Twenty Questions", "undercover": "Who is Undercover"}.get(
+        game, game
+    )
+    titles = {
+        "study": "People and models",
+        "cumulative": "Models with and without experience",
+        "roles": "Win rate by role",
+    }
+    return f"{titles.get(kind, kind)}: {game}"
 
 
 @staff_member_required
-def figure(
-    request: HttpRequest, kind: str, game: str, ext: str, slug: str | None = None
-) -> HttpResponse:
-    if kind not in FIGURES or ext not in IMAGE_TYPES:
-        raise Http404("no such figure")
-    _, frames = _frames(slug)
-    fig = FIGURES[kind](frames["games"], game)
-    if fig is None:
-        raise Http404("no data for this figure yet")
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format=ext, dpi=120)
-    return HttpResponse(buffer.getvalue(), content_type=IMAGE_TYPES[ext])
+def figure(request: HttpRequest, name: str, slug: str | None = None) -> FileResponse:
+    """A file of the cached result: a figure, its data, a table, or all tables as a zip."""
+    if slug is not None:
+        get_object_or_404(Study, slug=slug)
+    scope = cache.scope_of(slug)
+    result = AnalysisResult.objects.filter(scope=scope).first()
+    if result is None or not result.version or "/" in name or name.startswith("."):
+        raise Http404("no such file")
+    folder = cache.result_dir(scope, result.version)
+    if name == "tables.zip":
+        handle = tempfile.TemporaryFile()  # noqa: SIM115 (FileResponse closes it)
+        with zipfile.ZipFile(handle, "w", zipfile.ZIP_DEFLATED) as archive:
+            for path in sorted(folder.iterdir()):
+                archive.write(path, path.name)
+        handle.seek(0)
+        return FileResponse(handle, as_attachment=True, filename=f"{slug or 'tables'}-analysis.zip")
+    path = folder / name
+    if not path.is_file():
+        raise Http404("no such file")
+    kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+    return FileResponse(path.open("rb"), content_type=kind)
 
 
 @staff_member_required
-def download(request: HttpRequest, format: str, slug: str | None = None) -> HttpResponse:
-    """A zip of the frames in ``format`` with their README and schema, as ``export_study`` writes."""
+def download(request: HttpRequest, format: str, slug: str | None = None) -> FileResponse:
+    """The study's export (as ``export_study`` writes it) in ``format``, as a zip."""
     if format not in FORMATS:
         raise Http404("no such format")
-    title, frames = _frames(slug)
-    buffer = io.BytesIO()
-    with tempfile.TemporaryDirectory() as folder, zipfile.ZipFile(buffer, "w") as archive:
-        for path in export_frames(frames, folder, format, docs=export_docs(), title=title):
-            archive.write(path, Path(path).name)
-    name = f"{slug or 'tables'}-{format}.zip"
-    response = HttpResponse(buffer.getvalue(), content_type="application/zip")
-    response["Content-Disposition"] = f'attachment; filename="{name}"'
-    return response
+    study = get_object_or_404(Study, slug=slug) if slug is not None else None
+    handle = tempfile.TemporaryFile()  # noqa: SIM115 (FileResponse closes it)
+    with tempfile.TemporaryDirectory() as folder:
+        if study is None:
+            export_tables(agent_tables(), Path(folder), formats=(format,))
+        else:
+            export_study(study, Path(folder), formats=(format,))
+        with zipfile.ZipFile(handle, "w", zipfile.ZIP_DEFLATED) as archive:
+            for path in sorted(Path(folder).rglob("*")):
+                if path.is_file():
+                    archive.write(path, path.relative_to(folder))
+    handle.seek(0)
+    return FileResponse(handle, as_attachment=True, filename=f"{slug or 'tables'}-{format}.zip")
+
+
+@staff_member_required
+@require_POST
+def model_arm(request: HttpRequest, slug: str) -> HttpResponse:
+    """Start one experiment job per chosen model and setting, with the study's game, seed, rounds
+    and oracle, attached to the study (``{"study": slug}`` in the job's parameters)."""
+    from studyapp.pipelines.checks import missing_credentials
+    from studyapp.pipelines.jobs import start_job
+
+    study = get_object_or_404(Study, slug=slug)
+    models = [m for m in request.POST.get("models", "").replace(",", " ").split() if m]
+    chosen = [s for s in request.POST.getlist("settings") if s in SETTINGS]
+    try:
+        samples = max(1, min(10, int(request.POST.get("samples") or ARM_SAMPLES)))
+    except ValueError:
+        samples = ARM_SAMPLES
+    if not models or not chosen:
+        messages.error(request, "Choose at least one model and one setting.")
+        return redirect("dashboard:analysis_study", slug=slug)
+    started = []
+    for model in models:
+        for setting in chosen:
+            parameters = arm_parameters(study, model, setting, samples)
+            problem = missing_credentials("experiment", parameters)
+            if problem:
+                messages.error(request, f"{model}: {problem}")
+                continue
+            try:
+                started.append(start_job("experiment", parameters, user=request.user))
+            except ValueError as err:
+                messages.error(request, f"{model}, {setting}: {err}")
+    if started:
+        messages.success(
+            request, f"Started {len(started)} experiment job(s) for the model arm; the figure "
+            "updates as their games land."
+        )  # fmt: skip
+    return redirect("dashboard:analysis_study", slug=slug)
+
+
+def arm_parameters(study: Study, model: str, setting: str, samples: int) -> dict:
+    """The experiment job that plays the study's own sequence: same game, seed, rounds (case k of
+    the job is round k + 1 of every participant) and oracle."""
+    parameters = {
+        "game": study.game,
+        "model": model,
+        "setting": setting,
+        "cases": study.rounds,
+        "rounds": study.rounds,
+        "samples": samples,
+        "seed": study.seed,
+        "study": study.slug,
+    }
+    if study.game == "twenty-questions":
+        parameters["oracle"] = study.oracle_spec
+    return parameters

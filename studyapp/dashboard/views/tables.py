@@ -1,21 +1,177 @@
-"""Live tables: the list of open and recent tables; each links to its spectator page."""
+"""Live tables: the researcher's monitor of every open table (and the recent ones), each row
+saying where in a study the table is, who sits at it, when it last moved, what went wrong, and
+whether it is stuck or paused; a paused table is resumed from here."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
 from django.contrib.admin.views.decorators import staff_member_required
+from django.db.models import Count, Max, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_POST
 
-from studyapp.tables.models import Table
+from games.twenty_questions.engine import NO_QUESTION
+from studyapp.participants.pseudonyms import public_ids_by_seat
+from studyapp.tables import driver
+from studyapp.tables.models import Seat, Table
+from studyapp.tables.services import table_state
 
 RECENT = 50
+OPEN = (Table.Status.LOBBY, Table.Status.PLAYING, Table.Status.PAUSED)
+# Stand-in moves in the log: a withdrawn question, an Invalid question, a passed clue, an
+# abstained vote. People make some of these too (a deadline skip), so they are counted apart from
+# failed model calls.
+STAND_INS = (
+    Q(turns__event__type="void")
+    | Q(turns__event__type="question", turns__event__text=NO_QUESTION)
+    | Q(turns__event__type="clue", turns__event__text=None)
+    | Q(turns__event__type="vote", turns__event__target=None)
+)
+
+
+@dataclass
+class Row:
+    """One table as the monitor shows it."""
+
+    table: Table
+    seats: list[dict[str, Any]] = field(default_factory=list)
+    last_activity: datetime | None = None
+    errors: int = 0
+    stand_ins: int = 0
+    waiting_for: str = ""
+    stuck: bool = False
+
+    @property
+    def study(self) -> str:
+        return str(self.table.options.get("study", ""))
+
+    @property
+    def condition(self) -> str:
+        return str(self.table.options.get("condition", ""))
+
+    @property
+    def round(self) -> Any:
+        return self.table.options.get("round", "")
+
+    @property
+    def paused(self) -> bool:
+        return self.table.status == Table.Status.PAUSED
+
+
+def expected_turn_seconds(table: Table, kind: str) -> float | None:
+    """How long a turn may take before a table counts as stuck: an agent's pause plus the time a
+    model call may take, or a person's turn deadline plus a grace; None when a person has no
+    deadline (they may think as long as they like)."""
+    if kind == Seat.Kind.AGENT:
+        return float(table.option("agent_delay_seconds")) + settings.STUCK_AGENT_TURN_SECONDS
+    deadline = driver.turn_deadline(table)
+    return None if deadline is None else deadline + settings.STUCK_AGENT_TURN_SECONDS
+
+
+def build_rows(tables: list[Table], now: datetime) -> list[Row]:
+    ids = [table.pk for table in tables]
+    people = public_ids_by_seat(ids)
+    counts = {
+        row["pk"]: row
+        for row in Table.objects.filter(pk__in=ids)
+        .values("pk")
+        .annotate(
+            last=Max("turns__created_at"),
+            errors=Count("turns", filter=Q(turns__usage__has_key="error")),
+            stand_ins=Count("turns", filter=STAND_INS),
+        )
+    }
+    rows = []
+    for table in tables:
+        found = counts.get(table.pk, {})
+        row = Row(
+            table=table,
+            last_activity=found.get("last") or table.started_at or table.created_at,
+            errors=found.get("errors", 0),
+            stand_ins=found.get("stand_ins", 0),
+        )
+        for seat in table.seats.all():
+            row.seats.append(
+                {
+                    "index": seat.index,
+                    "kind": seat.kind,
+                    "who": seat_label(seat, people.get((table.pk, seat.index))),
+                    "connected": seat.connected,
+                }
+            )
+        if table.status == Table.Status.PLAYING:
+            mark_waiting(row, now)
+        rows.append(row)
+    return rows
+
+
+def seat_label(seat: Seat, public_id: str | None) -> str:
+    """A seat as staff may see it here: the model spec of an agent, the pseudonym of a study
+    participant, never a session key."""
+    if seat.kind == Seat.Kind.AGENT:
+        return seat.agent_spec
+    if seat.is_vacant:
+        return "empty"
+    if public_id:
+        return public_id
+    return f"staff {seat.user}" if seat.user_id else "person (not in a study)"
+
+
+def mark_waiting(row: Row, now: datetime) -> None:
+    """Whom the table waits for, and whether it has waited longer than a turn should take."""
+    snap = table_state(row.table.pk)
+    movers = snap.waiting_for()
+    if not movers:
+        return
+    kinds = {snap.seat(index).kind for index in movers}
+    row.waiting_for = ", ".join(f"seat {index}" for index in movers)
+    limits = [expected_turn_seconds(row.table, kind) for kind in kinds]
+    limits = [limit for limit in limits if limit is not None]
+    since = snap.last_at or row.last_activity
+    if limits and since is not None:
+        row.stuck = now - since > timedelta(seconds=min(limits))
 
 
 @staff_member_required
 def table_list(request: HttpRequest) -> HttpResponse:
-    open_tables = Table.objects.filter(status__in=[Table.Status.LOBBY, Table.Status.PLAYING])
-    recent = Table.objects.exclude(pk__in=open_tables.values("pk"))[:RECENT]
-    context = {"open_tables": open_tables.prefetch_related("seats"), "recent": recent}
+    """Open tables (filtered by study and status) and the most recent closed ones."""
+    studies = sorted(
+        {
+            str(options["study"])
+            for options in Table.objects.filter(options__has_key="study").values_list(
+                "options", flat=True
+            )
+        }
+    )
+    study = request.GET.get("study", "")
+    status = request.GET.get("status", "")
+    shown = Table.objects.prefetch_related("seats")
+    if study:
+        shown = shown.filter(options__study=study)
+    if status in Table.Status.values:
+        open_tables = shown.filter(status=status) if status in OPEN else shown.none()
+        recent = shown.none() if status in OPEN else shown.filter(status=status)[:RECENT]
+    else:
+        open_tables = shown.filter(status__in=OPEN)
+        recent = shown.exclude(status__in=OPEN)[:RECENT]
+    now = timezone.now()
+    rows = build_rows(list(open_tables), now)
+    context = {
+        "rows": rows,
+        "recent": build_rows(list(recent), now),
+        "studies": studies,
+        "statuses": Table.Status.choices,
+        "study": study,
+        "status": status,
+        "stuck": sum(row.stuck for row in rows),
+        "paused": sum(row.paused for row in rows),
+    }
     template = "dashboard/_table_rows.html" if request.htmx else "dashboard/tables.html"
     return render(request, template, context)
 
@@ -24,3 +180,11 @@ def table_list(request: HttpRequest) -> HttpResponse:
 def watch(request: HttpRequest, table_id: int) -> HttpResponse:
     """Staff watch a table on its own page, which renders the spectator view for them."""
     return redirect("tables:table", table_id)
+
+
+@staff_member_required
+@require_POST
+def resume(request: HttpRequest, table_id: int) -> HttpResponse:
+    """Resume a table paused because its answering model kept failing."""
+    driver.resume(table_id)
+    return redirect("dashboard:tables")

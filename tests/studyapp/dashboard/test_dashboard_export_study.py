@@ -34,7 +34,7 @@ def test_it_leaves_out_participants_who_withdrew():
     assert len(frames["participants"]) == 2
 
 
-def test_it_numbers_agent_tables_in_order_per_model_and_setting():
+def test_it_makes_each_game_outside_an_experiment_round_one_of_its_own_sample():
     seats = [
         {"kind": "agent", "agent_spec": "offline:infogain"},
         {"kind": "agent", "agent_spec": "offline:kb"},
@@ -42,7 +42,8 @@ def test_it_numbers_agent_tables_in_order_per_model_and_setting():
     for k in (7, 3):
         finished_table(events_found_at(k), seats)
     games = agent_frames()["games"]
-    assert games["round"].tolist() == [0, 1]
+    # Never "the next round" in the order the games happened to be played.
+    assert games["round"].tolist() == [0, 0] and games["sample"].tolist() == [0, 1]
     assert games["reward"].tolist() == pytest.approx([1 / 3, 0.5])
     assert set(games["player_kind"]) == {"offline"}
 
@@ -51,7 +52,8 @@ def test_it_numbers_agent_tables_in_order_per_model_and_setting():
 def test_it_exports_files_that_read_back_as_the_database(tmp_path, format):
     study = make_study()
     call_command("export_study", study.slug, "--format", format, "--out", str(tmp_path))
-    back = read_frames(tmp_path)
+    back = read_frames(tmp_path, format)
+    assert not (tmp_path / f"games.{'csv' if format == 'parquet' else 'parquet'}").exists()
     turns = back["turns"]
     tables = sorted(set(turns["table"]))
     rows = Turn.objects.filter(table_id__in=[int(t) for t in tables]).order_by("table_id", "seq")
@@ -72,8 +74,10 @@ def test_it_exports_files_that_read_back_as_the_database(tmp_path, format):
 def test_it_keeps_recruiter_ids_out_of_every_exported_file(tmp_path):
     study = make_study()
     call_command("export_study", study.slug, "--out", str(tmp_path))
-    for path in tmp_path.iterdir():
-        assert PROLIFIC_PID not in path.read_text(encoding="utf-8"), path.name
+    files = [path for path in tmp_path.rglob("*") if path.is_file()]
+    assert len(files) > 10
+    for path in files:
+        assert PROLIFIC_PID.encode() not in path.read_bytes(), path.name
 
 
 def test_it_writes_a_readme_of_the_columns(tmp_path):

@@ -1,12 +1,13 @@
-"""``python manage.py export_study <study> --format csv|parquet --out DIR``: a study's games, turns
-and pseudonymised participants as files, with a README of the columns, for analysis elsewhere."""
+"""``python manage.py export_study <study> --out DIR``: a study's games, turns and pseudonymised
+participants as formula-safe CSV and parquet with a Frictionless ``datapackage.json``, plus the
+study's tables and figures under ``analysis/``. Streamed: memory stays bounded for any size."""
 
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from analysis.export import FORMATS, export_frames
-from studyapp.dashboard.records import export_docs, study_frames
+from analysis.export import FORMATS
+from studyapp.dashboard.exporting import export_study
 from studyapp.participants.models import Study
 
 
@@ -15,16 +16,30 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("study", help="the study's slug")
-        parser.add_argument("--format", choices=FORMATS, default="csv")
+        parser.add_argument(
+            "--format", choices=(*FORMATS, "both"), default="both", help="default: both"
+        )
         parser.add_argument("--out", required=True, help="folder to write into")
+        parser.add_argument(
+            "--include-pilots", action="store_true", help="keep the pilot bots' games"
+        )
+        parser.add_argument(
+            "--allow-mixed",
+            action="store_true",
+            help="draw people and models together even when their oracle or rules version differ",
+        )
 
     def handle(self, *args, study: str, format: str, out: str, **options) -> None:
         found = Study.objects.filter(slug=study).first()
         if found is None:
             raise CommandError(f"no study with slug {study!r}")
-        frames = study_frames(found)
-        written = export_frames(
-            frames, out, format, docs=export_docs(), title=f"Study {found.slug}: {found.title}"
+        formats = FORMATS if format == "both" else (format,)
+        written = export_study(
+            found,
+            out,
+            formats=formats,
+            include_pilots=options["include_pilots"],
+            allow_mixed=options["allow_mixed"],
         )
         for path in written:
             self.stdout.write(str(path))

@@ -1,0 +1,196 @@
+"""Analysis off the request path: computed in a background job, cached until the data changes.
+
+A *scope* is ``study:<slug>`` or ``tables`` (the games outside studies). Its *data version* is a
+handful of cheap aggregates (the newest turn and table ids, finished tables, participants and
+withdrawals, finished experiment jobs), so a page learns in milliseconds whether its cached result
+still holds. When it does not, the page shows the last result at once (marked "updating") and a
+job recomputes it: a Celery task in production, or, in the embedded mode, a thread of the server
+process, as pipeline jobs run (inline when there is no server: a test, a command).
+
+The job builds the games frame chunk by chunk (:func:`studyapp.dashboard.records.study_games`),
+calls :func:`analysis.summary.summarize` (the one computation every path shares), and writes the
+tables, the figures (PNG, SVG, PDF and the data behind each as CSV) into
+``MEDIA_ROOT/analysis/<scope>/<version>/``; the page only reads that folder and the payload.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Count, Max, Q
+
+from analysis import report
+from analysis.plots import save_figure
+from analysis.summary import Summary, summarize
+from studyapp.background import server_loop, start_thread
+from studyapp.dashboard.models import AnalysisResult
+from studyapp.dashboard.records import agent_games, study_games
+from studyapp.participants.models import Participant, Study
+from studyapp.tables.models import Table, Turn
+
+TABLES = "tables"
+STALE_AFTER_S = 600  # a running computation silent for this long is started again
+
+
+def scope_of(slug: str | None) -> str:
+    return TABLES if slug is None else f"study:{slug}"
+
+
+def folder_name(scope: str) -> str:
+    return scope.replace(":", "-")
+
+
+def data_version(scope: str) -> str:
+    """Cheap aggregates that change whenever the scope's games, people or model arm change."""
+    from studyapp.pipelines.models import Job
+
+    tables = Table.objects.aggregate(
+        last=Max("pk"), done=Count("pk", filter=Q(status=Table.Status.FINISHED))
+    )
+    turn = Turn.objects.aggregate(last=Max("pk"))["last"]
+    parts = [f"t{turn or 0}", f"g{tables['last'] or 0}", f"f{tables['done']}"]
+    if scope.startswith("study:"):
+        slug = scope.partition(":")[2]
+        people = Participant.objects.filter(study__slug=slug).aggregate(
+            n=Count("pk"),
+            w=Count("pk", filter=Q(status=Participant.Status.WITHDRAWN)),
+            r=Max("rounds_finished"),
+        )
+        jobs = Job.objects.filter(kind="experiment", parameters__study=slug)
+        done = jobs.exclude(status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).count()
+        parts += [f"p{people['n']}", f"w{people['w']}", f"r{people['r'] or 0}", f"j{done}"]
+    return hashlib.sha1("-".join(parts).encode()).hexdigest()[:16]
+
+
+def result_dir(scope: str, version: str) -> Path:
+    return Path(settings.MEDIA_ROOT) / "analysis" / folder_name(scope) / version
+
+
+def current(scope: str) -> tuple[AnalysisResult, bool]:
+    """The scope's cached result and whether it matches the data; starts a computation when it
+    does not and none is under way for this version."""
+    version = data_version(scope)
+    result, _ = AnalysisResult.objects.get_or_create(scope=scope)
+    fresh = result.version == version and result.status == AnalysisResult.Status.DONE
+    if not fresh and not _under_way(result, version):
+        request_computation(result, version)
+        result.refresh_from_db()
+    return result, fresh
+
+
+def _under_way(result: AnalysisResult, version: str) -> bool:
+    busy = result.status in (AnalysisResult.Status.QUEUED, AnalysisResult.Status.RUNNING)
+    recent = time.time() - result.updated_at.timestamp() < STALE_AFTER_S
+    return busy and recent and result.wanted == version
+
+
+def request_computation(result: AnalysisResult, version: str) -> None:
+    claimed = AnalysisResult.objects.filter(pk=result.pk, updated_at=result.updated_at).update(
+        wanted=version, status=AnalysisResult.Status.QUEUED, progress=0.0, message="queued"
+    )
+    if claimed:
+        enqueue(result.scope, version)
+
+
+def enqueue(scope: str, version: str) -> None:
+    """Hand the computation to Celery, or run it in this process (see the module)."""
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        if server_loop() is None:  # nobody waits for a page: compute now, deterministically
+            compute(scope, version)
+        else:
+            transaction.on_commit(
+                lambda: start_thread(f"analysis-{scope}", compute, scope, version)
+            )
+        return
+    from studyapp.dashboard.tasks import compute_analysis
+
+    transaction.on_commit(lambda: compute_analysis.delay(scope, version))
+
+
+def _progress(scope: str, fraction: float, message: str) -> None:
+    AnalysisResult.objects.filter(scope=scope).update(
+        status=AnalysisResult.Status.RUNNING, progress=fraction, message=message
+    )
+
+
+def compute(scope: str, version: str | None = None) -> AnalysisResult:
+    """Compute the scope's summary, figures and files; store them as the result of ``version``."""
+    version = version or data_version(scope)
+    started = time.perf_counter()
+    _progress(scope, 0.05, "reading games")
+    try:
+        if scope == TABLES:
+            games, title, allow = agent_games(), "Tables outside studies", False
+        else:
+            study = Study.objects.get(slug=scope.partition(":")[2])
+            games, title, allow = study_games(study), study.title, False
+        _progress(scope, 0.5, f"{len(games)} games read; computing curves and tables")
+        summary = summarize(games, allow_mixed=allow)
+        folder = result_dir(scope, version)
+        if folder.exists():
+            shutil.rmtree(folder)
+        report.write_tables(summary, folder)
+        _progress(scope, 0.7, "drawing figures")
+        names = []
+        for stem, (figure, data) in report.figures(summary).items():
+            save_figure(figure, folder / stem, data)
+            names.append(stem)
+        payload = page_payload(summary, games, title, names)
+        previous = AnalysisResult.objects.get(scope=scope).version
+        AnalysisResult.objects.filter(scope=scope).update(
+            version=version,
+            status=AnalysisResult.Status.DONE,
+            progress=1.0,
+            message="",
+            payload=payload,
+            seconds=round(time.perf_counter() - started, 3),
+        )
+        if previous and previous != version:
+            shutil.rmtree(result_dir(scope, previous), ignore_errors=True)
+    except Exception as err:  # the page says what failed; the last good payload stays
+        AnalysisResult.objects.filter(scope=scope).update(
+            status=AnalysisResult.Status.FAILED,
+            message=f"{type(err).__name__}: {err}"[:500],
+        )
+        traceback.print_exc()
+    return AnalysisResult.objects.get(scope=scope)
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """JSON-safe rows: NaN and NA become None."""
+    clean = frame.astype(object).where(frame.notna(), None)
+    return clean.to_dict("records")
+
+
+def page_payload(
+    summary: Summary, games: pd.DataFrame, title: str, figures: list[str]
+) -> dict[str, Any]:
+    people = summary.participants
+    visitors = games[(games["player_kind"] == "human") & (games["player"] == "visitors")]
+    return {
+        "title": title,
+        "games": int(games["table"].nunique()) if len(games) else 0,
+        "scored": summary.scored,
+        "left_out": summary.games - summary.scored,
+        "participants": _records(people),
+        "groups": bool(len(people)) and bool((people["group"] != "").all()),
+        "settings_table": report.table_html(summary.table, summary.differences)
+        if len(summary.table)
+        else "",
+        "differences": _records(summary.differences),
+        "win_rates": _records(summary.win_rates),
+        "problems": summary.problems,
+        "mixed": summary.mixed,
+        "reference": summary.reference,
+        "figures": figures,
+        "models": sorted(set(summary.curves["player"])) if len(summary.curves) else [],
+        "visitor_games": len(visitors),
+    }
