@@ -23,6 +23,9 @@ from studyapp.tables.models import Table
 from studyapp.tables.rendering import render_board
 
 FORBIDDEN = 4403
+# A frame that is not JSON (or is nested too deeply to read) gets this reason, not a closed socket.
+UNREADABLE: dict[str, Any] = {}
+UNREADABLE_MESSAGE = "That move could not be read; please use the form on this page."
 
 
 def db_call(func: Any) -> Any:
@@ -67,10 +70,13 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
     async def decode_json(cls, text_data: str) -> Any:
         try:
             return json.loads(text_data)
-        except ValueError:
-            return {}
+        except (ValueError, RecursionError):  # not JSON, or nested past Python's stack
+            return UNREADABLE
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        if content is UNREADABLE and self.seat_index is not None:
+            await self.send(text_data=await self.current_board(UNREADABLE_MESSAGE))
+            return
         if not isinstance(content, dict) or not content.get("type") or self.seat_index is None:
             return  # malformed, or a spectator: nothing to do
         if content.get("type") == "heartbeat":
@@ -103,10 +109,10 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         return bool(user is not None and user.is_authenticated and user.is_staff)
 
     @db_call
-    def current_board(self) -> str:
+    def current_board(self, error: str | None = None) -> str:
         snap = services.table_state(self.table_id)
         self.seen_seq = max(self.seen_seq, snap.next_seq)
-        return render_board(snap, self.seat_index)
+        return render_board(snap, self.seat_index, error)
 
     @db_call
     def catch_up(self) -> None:

@@ -30,9 +30,8 @@ from django.utils import timezone
 from games import get_engine
 from games.base import Config, Engine, Event, IllegalMove
 from studyapp.tables.models import Seat, Table, Turn
+from studyapp.tables.moves import clean_action, storable
 
-# Keys a player's action may carry; anything else a browser sends is dropped before the engine.
-ACTION_KEYS = ("type", "text", "answer", "target")
 COMMIT_ATTEMPTS = 5
 # Event types only the driver writes (the engine accepts them from anyone, so we must filter).
 DRIVER_EVENTS = ("abort", "takeover")
@@ -151,7 +150,7 @@ def table_state(table: Table | int) -> TableState:
         Turn.objects.filter(table_id=table_id).order_by("seq").values("event", "created_at")
     )
     engine = get_engine(table.game)
-    events = [row["event"] for row in rows]
+    events = [storable(row["event"]) for row in rows]  # no old turn can break a page
     snap = TableState(
         table=table,
         engine=engine,
@@ -188,23 +187,6 @@ def recent_state(table_id: int) -> TableState:
     return snap if snap is not None else table_state(table_id)
 
 
-def clean_action(data: dict[str, Any]) -> dict[str, Any]:
-    """Turn what a browser form sent into an action: known keys only, a vote target as an int."""
-    action = {key: data[key] for key in ACTION_KEYS if key in data}
-    if "text" in action:
-        action["text"] = str(action["text"]).strip()
-    if "target" in action:
-        raw = str(action["target"]).strip()
-        if raw in ("", "none", "null"):
-            action["target"] = None
-        else:
-            try:
-                action["target"] = int(raw)
-            except ValueError as err:
-                raise IllegalMove("Choose a player to vote for.") from err
-    return action
-
-
 def validate(snap: TableState, seat: int, action: dict[str, Any]) -> tuple[Event, Any]:
     """The event ``seat`` would commit with ``action`` and the state after it, or IllegalMove."""
     status = snap.table.status
@@ -234,6 +216,9 @@ def commit(
     finished when the game ends, then broadcast and let the driver schedule the next step.
     ``usage`` is what an agent's turn cost, stored with it (``Turn.usage``).
     ``seat_changes`` updates the event's seat in the same transaction (a takeover)."""
+    clean = storable(event)
+    if clean != event:  # a model's text that cannot be stored (a NUL): stored and played cleaned
+        event, new_state = clean, snap.engine.apply(snap.state, clean)
     now = timezone.now()
     table = snap.table
     game_over = snap.engine.is_over(new_state)
@@ -246,7 +231,7 @@ def commit(
             seq=snap.next_seq,
             seat=event.get("seat"),
             event=event,
-            usage=usage or {},
+            usage=storable(usage or {}),  # a model's reply may hold a NUL
             created_at=now,
         )
         if seat_changes:
@@ -278,13 +263,14 @@ def commit(
 def submit(table: Table | int, seat: int, action: dict[str, Any]) -> Turn:
     """A human seat's move: validate against the rebuilt table, commit, broadcast.
 
-    Raises IllegalMove with the engine's reason; a rejected move changes nothing. The move is
+    Raises IllegalMove with the reason (the door's, :mod:`studyapp.tables.moves`, or the
+    engine's); a rejected move changes nothing. The move is
     judged on this process's recent fold of the table: if that fold is behind the log, the commit
     loses the race for its ``seq`` and the move is judged again on a rebuild, and a rejection is
     only given on a rebuild, so a stale fold can neither let a wrong move in nor turn a right one
     away."""
     table_id = table if isinstance(table, int) else table.pk
-    action = clean_action(action)
+    action = clean_action(action)  # the door: typed fields and storable text, or a reason
     snap = recent_state(table_id)
     for _ in range(COMMIT_ATTEMPTS):
         try:
