@@ -96,11 +96,14 @@ def experience_policy_prompt(rules: str, experiences: Sequence[Experience]) -> s
     )
 
 
-def curator_prompt(rules: str, memory: str | None, transcript: str, reward: float) -> str:
+def curator_prompt(
+    rules: str, memory: str | None, transcript: str, reward: float, word_cap: int = 2000
+) -> str:
     return prompts.render(
         "curator",
         rules=rules,
         memory=memory or EMPTY_MEMORY,
         transcript=transcript,
         reward=f"{reward:.4f}",
+        word_cap=word_cap,
     )

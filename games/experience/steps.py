@@ -93,6 +93,9 @@ async def write_experience_policy(
     )
 
 
+MEMORY_WORD_CAP = 2000
+
+
 async def curate(
     provider: Provider,
     rules: str,
@@ -103,11 +106,21 @@ async def curate(
     usage: Usage | None = None,
     temperature: float = 1.0,
     sample: int = 0,
+    word_cap: int = MEMORY_WORD_CAP,
 ) -> str | None:
     """The memory after one more game: the curator's whole rewritten memory, or the previous
-    memory when its reply has no answer tag (or the call fails)."""
-    prompt = context.curator_prompt(rules, memory, transcript, reward)
+    memory when its reply has no answer tag (or the call fails).
+
+    ``word_cap`` is the length the curator is asked to stay under; the default is near Dynamic
+    Cheatsheet's memory (about 2,000 words), which the cumulative setting follows. The output
+    budget leaves room for the thinking the prompt asks for plus a memory at the cap."""
+    prompt = context.curator_prompt(rules, memory, transcript, reward, word_cap)
     text = await _answer(
-        provider, prompt, usage=usage, temperature=temperature, sample=sample, max_tokens=2048
+        provider,
+        prompt,
+        usage=usage,
+        temperature=temperature,
+        sample=sample,
+        max_tokens=max(2048, 1024 + 2 * word_cap),
     )
     return text if text is not None else memory

@@ -26,6 +26,7 @@ from typing import Any
 
 from games import GAME_NAMES
 from games.experience.context import SETTINGS
+from games.experience.steps import MEMORY_WORD_CAP
 from games.experiment.runner import (
     DEFAULT_CASES,
     DEFAULT_EXPERIENCE_GAMES,
@@ -35,7 +36,12 @@ from games.experiment.runner import (
 )
 from games.experiment.summary import format_summary, summarize
 from games.llm.cache import ResponseCache
-from games.llm.providers import ProviderConfig, close_clients, config_from_env
+from games.llm.providers import (
+    REASONING_EFFORTS,
+    ProviderConfig,
+    close_clients,
+    config_from_env,
+)
 
 
 def add_experiment(commands: argparse._SubParsersAction) -> None:
@@ -73,6 +79,25 @@ def add_experiment(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--concurrency", type=int, default=32, help="calls in flight per provider")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per HTTP attempt")
     parser.add_argument("--max-retries", type=int, default=4, help="SDK retries per call")
+    parser.add_argument(
+        "--max-tokens",
+        type=int,
+        help="output budget per call (default: the move's own; 16384 for o1/o3/o4/gpt-5 models)",
+    )
+    parser.add_argument(
+        "--reasoning-effort",
+        choices=REASONING_EFFORTS,
+        help="OpenAI reasoning models (default: medium for o1/o3/o4/gpt-5 models)",
+    )
+    parser.add_argument(
+        "--thinking-budget", type=int, help="Anthropic extended thinking tokens (default: off)"
+    )
+    parser.add_argument(
+        "--memory-word-cap",
+        type=int,
+        default=MEMORY_WORD_CAP,
+        help="cumulative setting: words the curator's memory may hold (2000, near DC's)",
+    )
     parser.add_argument("--no-progress", action="store_true")
     parser.set_defaults(func=run)
 
@@ -104,8 +129,16 @@ def specs_from_args(args: argparse.Namespace) -> tuple[list[ExperimentSpec], Pat
         players=grid.get("players", args.players),
         policy=policy,
         experiment=grid.get("name", args.name),
+        max_tokens=grid.get("max_tokens", args.max_tokens),
+        reasoning_effort=grid.get("reasoning_effort", args.reasoning_effort),
+        thinking_budget=grid.get("thinking_budget", args.thinking_budget),
+        memory_word_cap=grid.get("memory_word_cap", args.memory_word_cap),
     )
-    specs = [replace(base, model=m, setting=s) for m in models for s in settings]
+    # Per-model options in a grid: [options."openai:o3"] max_tokens = 32000, reasoning_effort = "high"
+    per_model = grid.get("options", {})
+    specs = [
+        replace(base, model=m, setting=s, **per_model.get(m, {})) for m in models for s in settings
+    ]
     return specs, Path(out)
 
 

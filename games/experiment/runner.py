@@ -18,7 +18,7 @@ import asyncio
 import json
 import random
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -28,13 +28,23 @@ from tqdm import tqdm
 from games import get_engine
 from games.agents import make_agent
 from games.base import Agent, Config
+from games.cases import case_config, case_seed
 from games.experience import steps
 from games.experience.context import Experience, check_setting, experience_block, human_policy
 from games.experience.transcript import transcript
 from games.llm import render
 from games.llm.agents import LLMAgent
 from games.llm.cache import ResponseCache
-from games.llm.providers import Provider, ProviderConfig, get_provider, parse_spec
+from games.llm.providers import (
+    REASONING_TIMEOUT,
+    ModelOptions,
+    Provider,
+    ProviderConfig,
+    get_provider,
+    is_reasoning_model,
+    model_options,
+    parse_spec,
+)
 from games.llm.usage import Usage
 from games.runner import play_game
 
@@ -63,11 +73,38 @@ class ExperimentSpec:
     players: int = 5
     policy: str | None = None  # human-policy text; the shipped default when None
     experiment: str = "experiment"
+    # The evaluated model's output budget per call, OpenAI reasoning effort and Anthropic thinking
+    # budget; None = the model's defaults (games.llm.providers.model_options).
+    max_tokens: int | None = None
+    reasoning_effort: str | None = None
+    thinking_budget: int | None = None
+    memory_word_cap: int = steps.MEMORY_WORD_CAP  # the cumulative curator's length limit
 
     def __post_init__(self) -> None:
         get_engine(self.game)
         check_setting(self.setting)
         parse_spec(self.model)
+        self.options_for(self.model)  # raises on an unknown effort or a too small budget
+        if self.memory_word_cap < 1:
+            raise ValueError("memory_word_cap must be positive")
+
+    @property
+    def model_options(self) -> ModelOptions:
+        """The evaluated model's options, defaults filled in; recorded in every record."""
+        return self.options_for(self.model)
+
+    def options_for(self, model: str) -> ModelOptions:
+        """Options for a model of this spec: the evaluated one's as set, any other's defaults."""
+        if parse_spec(model)[0] == "offline":
+            return ModelOptions()
+        if model != self.model:
+            return model_options(model)
+        return model_options(
+            model,
+            max_tokens=self.max_tokens,
+            reasoning_effort=self.reasoning_effort,
+            thinking_budget=self.thinking_budget,
+        )
 
     @property
     def games_per_sample(self) -> int:
@@ -87,9 +124,9 @@ def _seed(*parts: object) -> int:
     return random.Random(":".join(str(p) for p in parts)).randrange(2**31)
 
 
-def case_seed(seed: int, case: int) -> int:
-    """The seed of test case ``case``: the same in every setting, model and sample."""
-    return _seed(seed, "case", case)
+# ``case_seed`` (imported above, importable from here as before) is games.cases's: test case ``k``
+# is the same config as round ``k + 1`` of a human study with the same seed, and its word is
+# drawn without replacement.
 
 
 def warmup_seed(seed: int, sample: int, index: int) -> int:
@@ -143,19 +180,32 @@ class Runner:
         self._games = asyncio.Semaphore(self.parallel)
         self._bar: tqdm | None = None
 
-    def provider_for(self, spec: str) -> Provider:
+    def provider_for(self, spec: str, options: ModelOptions | None = None) -> Provider:
+        """The provider of ``spec`` with its ``options`` (output budget, reasoning, thinking)."""
         kind, _ = parse_spec(spec)
         if self.provider is not None and kind != "offline":
             return self.provider
-        return get_provider(spec, self.config_for(spec), cache=self.cache)
+        config = self.config_for(spec)
+        if options is not None and options != ModelOptions():
+            config = replace(config, options=options)
+            if is_reasoning_model(spec) or options.thinking_budget:
+                config = replace(config, timeout=max(config.timeout, REASONING_TIMEOUT))
+        return get_provider(spec, config, cache=self.cache)
 
-    def _agent(self, spec: str, game: str, role: str, seed: int, **options: Any) -> Agent:
+    def _agent(
+        self,
+        spec: str,
+        game: str,
+        role: str,
+        seed: int,
+        model_options: ModelOptions | None = None,
+        **options: Any,
+    ) -> Agent:
         kind, _ = parse_spec(spec)
         if kind == "offline":
             return make_agent(spec, game=game, role=role, seed=seed)
-        return make_agent(
-            spec, game=game, role=role, seed=seed, provider=self.provider_for(spec), **options
-        )
+        provider = self.provider_for(spec, model_options)
+        return make_agent(spec, game=game, role=role, seed=seed, provider=provider, **options)
 
     def seat_agents(
         self,
@@ -185,6 +235,7 @@ class Runner:
                 spec.game,
                 label,
                 seed + seat,
+                spec.options_for(model),
                 setting=setting if mine else "none",
                 policy=policy if mine else None,
                 temperature=spec.temperature,
@@ -197,16 +248,30 @@ class Runner:
             return 0
         return random.Random(seed).randrange(config["players"])
 
+    def engine_options(self, spec: ExperimentSpec) -> dict[str, Any]:
+        return {"players": spec.players} if spec.game == "undercover" else {}
+
     def new_config(self, spec: ExperimentSpec, seed: int) -> Config:
-        options = {"players": spec.players} if spec.game == "undercover" else {}
-        return get_engine(spec.game).new_config(seed, **options)
+        """A config from a seed alone: the earlier (warm-up) games, never a test case."""
+        return get_engine(spec.game).new_config(seed, **self.engine_options(spec))
+
+    def case_config(self, spec: ExperimentSpec, case: int) -> Config:
+        """Test case ``case``: games.cases's sequence, words drawn without replacement."""
+        return case_config(spec.game, spec.seed, case, **self.engine_options(spec))
 
     async def play(
-        self, spec: ExperimentSpec, seed: int, sample: int, policy: str | None, setting: str
+        self,
+        spec: ExperimentSpec,
+        seed: int,
+        sample: int,
+        policy: str | None,
+        setting: str,
+        config: Config | None = None,
     ) -> tuple[Config, list[dict[str, Any]], dict[int, dict[str, Any]], int, Usage, str, str, list]:
-        """One game; returns config, events, outcome, evaluated seat, usage, times and the moves
-        agents did not make themselves, each with its reason (see ``play_game``)."""
-        config = self.new_config(spec, seed)
+        """One game (``config``, else one made from ``seed``); returns config, events, outcome,
+        evaluated seat, usage, times and the moves agents did not make themselves, each with its
+        reason (see ``play_game``)."""
+        config = config if config is not None else self.new_config(spec, seed)
         evaluated = self.evaluated_seat(spec, seed, config)
         agents = self.seat_agents(spec, config, seed, evaluated, sample, policy, setting)
         async with self._games:
@@ -229,7 +294,7 @@ class Runner:
         """Play round ``round_`` of a track and append its record to the output."""
         seed = case_seed(spec.seed, round_)
         config, events, outcome, evaluated, usage, started, finished, failures = await self.play(
-            spec, seed, sample, policy, spec.setting
+            spec, seed, sample, policy, spec.setting, self.case_config(spec, round_)
         )
         usage.merge(extra)
         mine = outcome[evaluated]
@@ -251,6 +316,8 @@ class Runner:
             "questions": mine.get("questions"),
             "usage": usage.as_dict(),
             **failure_marks(spec.game, events, failures),
+            "model_options": spec.model_options.as_dict(),
+            "memory_word_cap": spec.memory_word_cap if spec.setting == "cumulative" else None,
             "policy": policy,
             "started_at": started,
             "finished_at": finished,
@@ -266,13 +333,13 @@ class Runner:
             self._bar.update(1)
 
     def rules(self, spec: ExperimentSpec) -> str:
-        return render.rules_for_config(spec.game, self.new_config(spec, case_seed(spec.seed, 0)))
+        return render.rules_for_config(spec.game, self.case_config(spec, 0))
 
     async def earlier_games(
         self, spec: ExperimentSpec, sample: int, usage: Usage
     ) -> list[Experience]:
         """N games without experience, each with the model's reflection on it."""
-        provider = self.provider_for(spec.model)
+        provider = self.provider_for(spec.model, spec.model_options)
         rules = self.rules(spec)
 
         async def one(index: int) -> Experience:
@@ -300,7 +367,7 @@ class Runner:
             return None
         if spec.setting == "human-policy":
             return spec.policy or human_policy(spec.game)
-        provider = self.provider_for(spec.model)
+        provider = self.provider_for(spec.model, spec.model_options)
         if spec.setting == "rule-policy":
             return await steps.write_rule_policy(
                 provider, self.rules(spec), usage=usage, temperature=spec.temperature, sample=sample
@@ -338,7 +405,7 @@ class Runner:
         )
 
     async def cumulative_track(self, spec: ExperimentSpec, sample: int) -> None:
-        provider = self.provider_for(spec.model)
+        provider = self.provider_for(spec.model, spec.model_options)
         rules = self.rules(spec)
         previous: dict[str, Any] | None = None
         for r in range(spec.games_per_sample):
@@ -360,6 +427,7 @@ class Runner:
                     usage=usage,
                     temperature=spec.temperature,
                     sample=sample,
+                    word_cap=spec.memory_word_cap,
                 )
             previous = await self.test_game(spec, sample, r, memory, usage)
 

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import re
 import time
 import weakref
 from collections.abc import Awaitable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, TypeVar
 
 import anthropic
@@ -33,16 +34,81 @@ OPENAI_URL = "https://api.openai.com/v1"
 ANTHROPIC_URL = "https://api.anthropic.com"
 
 
+REASONING_EFFORTS = ("minimal", "low", "medium", "high")
+# OpenAI's reasoning models: o1, o3, o4-mini, gpt-5 and their dated or sized variants.
+_OPENAI_REASONING = re.compile(r"^(?:o\d|gpt-5)(?:$|[-.:])")
+REASONING_MAX_TOKENS = 16_384  # room for hidden reasoning plus the visible move
+REASONING_TIMEOUT = 300.0
+
+
+@dataclass(frozen=True)
+class ModelOptions:
+    """How much a model may write and think per call (the paper's Table 3 compares thinking models).
+
+    ``max_tokens`` replaces every caller's own output budget when set; ``reasoning_effort`` is
+    OpenAI's for reasoning models; ``thinking_budget`` turns on Anthropic's extended thinking with
+    that many tokens (the visible answer gets the call's budget on top of it).
+    """
+
+    max_tokens: int | None = None
+    reasoning_effort: str | None = None
+    thinking_budget: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.reasoning_effort is not None and self.reasoning_effort not in REASONING_EFFORTS:
+            raise ValueError(f"reasoning_effort must be one of {REASONING_EFFORTS}")
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise ValueError("max_tokens must be positive")
+        if self.thinking_budget is not None and self.thinking_budget < 1024:
+            raise ValueError("thinking_budget must be at least 1024 tokens (Anthropic's minimum)")
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def is_reasoning_model(spec: str) -> bool:
+    """OpenAI reasoning models, which spend output tokens on hidden reasoning."""
+    kind, model = parse_spec(spec)
+    return kind == "openai" and _OPENAI_REASONING.match(model) is not None
+
+
+def model_options(
+    spec: str,
+    *,
+    max_tokens: int | None = None,
+    reasoning_effort: str | None = None,
+    thinking_budget: int | None = None,
+) -> ModelOptions:
+    """The options for ``spec``: the given values, else sensible defaults for the model.
+
+    OpenAI reasoning models (o1, o3, o4-mini, gpt-5…) get a 16,384-token budget and "medium"
+    effort, the API's default, written down so it is recorded: a 1,024-token move budget is spent
+    on hidden reasoning before any visible answer. Other models keep each call's own budget, and
+    Anthropic thinking stays off unless a budget is given.
+
+    >>> model_options("openai:o3-mini")
+    ModelOptions(max_tokens=16384, reasoning_effort='medium', thinking_budget=None)
+    >>> model_options("openai:gpt-4o")
+    ModelOptions(max_tokens=None, reasoning_effort=None, thinking_budget=None)
+    """
+    if is_reasoning_model(spec):
+        max_tokens = max_tokens or REASONING_MAX_TOKENS
+        reasoning_effort = reasoning_effort or "medium"
+    return ModelOptions(max_tokens, reasoning_effort, thinking_budget)
+
+
 @dataclass(frozen=True)
 class ProviderConfig:
     """How to reach one provider. ``max_retries`` and ``timeout`` are handed to the SDK;
-    ``concurrency`` caps the calls in flight per provider and event loop."""
+    ``concurrency`` caps the calls in flight per provider and event loop; ``options`` say how
+    much the model may write and think (:class:`ModelOptions`)."""
 
     api_key: str | None = None
     base_url: str | None = None
     timeout: float = 60.0
     max_retries: int = 4
     concurrency: int = 32
+    options: ModelOptions = field(default_factory=ModelOptions)
 
 
 @dataclass(frozen=True)
@@ -183,6 +249,8 @@ class SDKProvider:
         sample: int = 0,
     ) -> Completion:
         input_chars = prompt_chars(messages, system)
+        options = self.config.options
+        max_tokens = options.max_tokens or max_tokens
         request = {
             "model": self.spec,
             "system": system,
@@ -190,6 +258,9 @@ class SDKProvider:
             "temperature": temperature,
             "max_tokens": max_tokens,
         }
+        if options.reasoning_effort or options.thinking_budget:
+            request["reasoning_effort"] = options.reasoning_effort
+            request["thinking_budget"] = options.thinking_budget
         key = request_key(request, sample) if self.cache is not None else ""
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
             return Completion(
@@ -260,14 +331,20 @@ class OpenAIProvider(SDKProvider):
         **params: Any,
     ) -> tuple[str, int, int]:
         full = ([{"role": "system", "content": system}] if system else []) + messages
-        # OpenAI's own API has renamed the limit; self-hosted servers still expect max_tokens.
+        # OpenAI's own API has renamed the limit (it covers reasoning tokens too); self-hosted
+        # servers still expect max_tokens.
         limit_name = "max_completion_tokens" if self.kind == "openai" else "max_tokens"
-        body = {
+        body: dict[str, Any] = {
             "model": self.model,
             "messages": full,
-            "temperature": params["temperature"],
             limit_name: params["max_tokens"],
         }
+        reasoning = is_reasoning_model(self.spec)
+        if not reasoning or params["temperature"] != 1.0:
+            # Reasoning models accept only the default temperature; leave it out for them.
+            body["temperature"] = params["temperature"]
+        if self.config.options.reasoning_effort:
+            body["reasoning_effort"] = self.config.options.reasoning_effort
         # The SDK's documented raw verb: same retries, backoff and timeouts as
         # ``chat.completions.create``, without its per-call walk over the typed parameters, which
         # was a third of the runner's CPU with 64 games in flight. Our body is plain JSON already.
@@ -303,7 +380,13 @@ class AnthropicProvider(SDKProvider):
         }
         if system:
             body["system"] = system
-        if params["temperature"] != 1.0:
+        budget = self.config.options.thinking_budget
+        if budget:
+            # Extended thinking: the thinking budget comes out of max_tokens, so the visible
+            # answer keeps its own budget on top; thinking requires the default temperature.
+            body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+            body["max_tokens"] = budget + params["max_tokens"]
+        elif params["temperature"] != 1.0:
             # This SDK version dropped the temperature argument; 1.0 is the API's default.
             body["temperature"] = params["temperature"]
         # The raw verb for the same reason as in OpenAIProvider: the SDK's retries and timeouts,

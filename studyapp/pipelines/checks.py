@@ -1,5 +1,5 @@
 """Why a job cannot run as asked, in one line a researcher can act on, said before it wastes a
-worker: a rule-based ``offline:`` agent asked to judge or write a policy, or an API model with no
+worker: a rule-based ``offline:`` agent asked to judge, or an API model with no
 key. The form and the command refuse the first up front; the worker checks both again, since
 keys are read where the job runs, which need not be where it was started."""
 
@@ -18,9 +18,8 @@ def refusal(kind: str, parameters: dict[str, Any]) -> str | None:
     """The reason a ``kind`` job with these parameters (defaults included) makes no sense."""
     model = str(parameters.get("model", ""))
     if get_kind(kind).needs_language_model and model.startswith("offline:"):
-        task = "write a policy" if kind == "policy" else "judge answers"
         return (
-            f"{model} is a rule-based agent and cannot {task}; choose a language model "
+            f"{model} is a rule-based agent and cannot judge answers; choose a language model "
             f"(openai:…, anthropic:…, or {NO_KEY_NEEDED})"
         )
     return None

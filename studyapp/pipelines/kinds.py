@@ -85,6 +85,8 @@ KINDS: dict[str, Kind] = {
             "tables": [],
             "seat": 0,
         },
+        # offline:… writes the policy from the games' statistics (games.experience.offline_policy)
+        needs_language_model=False,
     ),
     "experiment": Kind(
         "studyapp.pipelines.runners.experiment.run",

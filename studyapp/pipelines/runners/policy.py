@@ -2,7 +2,11 @@
 or human participants'), or the cumulative memory over a sequence of games. The model steps are
 the experience functions the agents use (``games.experience.steps``), so a stored policy is the
 same kind of text an experiment would have derived; each result becomes a new PolicyRecord
-version."""
+version.
+
+With an ``offline:`` model there is no language model to ask: the offline policy writer
+(``games.experience.offline_policy``) derives the text from the games' statistics instead, so the
+job, its progress and its record can be tried without a key."""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from asgiref.sync import async_to_sync, sync_to_async
 
 from games import get_engine
 from games.experience import steps
+from games.experience.offline_policy import offline_policy
 from games.experience.transcript import transcript
 from games.llm import render
 from games.llm.providers import closing
@@ -62,6 +67,24 @@ async def extract(
     return memory
 
 
+async def extract_offline(mode: str, game: str, games: list[dict[str, Any]], report: Any) -> str:
+    """The offline writer over the same steps: the rules alone, all games at once, or a memory
+    rewritten after each game (the last one is over every game)."""
+    if mode == "rule":
+        text = offline_policy(game, [], rules_only=True)
+        await report(1.0, "rule policy written from the rules")
+        return text
+    if mode == "experience":
+        text = offline_policy(game, games)
+        await report(1.0, f"policy written from the statistics of {len(games)} games")
+        return text
+    text = ""
+    for index in range(1, len(games) + 1):
+        text = offline_policy(game, games[:index])
+        await report(index / len(games), f"memory after game {index}/{len(games)}")
+    return text
+
+
 def run(job: Job) -> dict[str, Any]:
     parameters = job.parameters
     mode, game = parameters.get("mode", "experience"), parameters["game"]
@@ -72,14 +95,21 @@ def run(job: Job) -> dict[str, Any]:
         raise ValueError(f"a {mode} policy needs games: give 'tables' ids or a 'results' file")
     job.write_log(f"{mode} policy for {game} from {len(games)} games with {parameters['model']}")
     usage = Usage()
-    provider = provider_for(parameters["model"], cache=bool(parameters.get("cache", True)))
-    text = async_to_sync(closing)(
-        extract(mode, game, games, provider, usage, sync_to_async(job.set_progress))
-    )
+    report = sync_to_async(job.set_progress)
+    if str(parameters["model"]).startswith("offline:"):
+        text = async_to_sync(extract_offline)(mode, game, games, report)
+    else:
+        provider = provider_for(parameters["model"], cache=bool(parameters.get("cache", True)))
+        text = async_to_sync(closing)(extract(mode, game, games, provider, usage, report))
     job.cost = usage.as_dict()
     if not text:
         raise RuntimeError("the model gave no usable policy (no answer tag in its reply)")
-    source = f"{mode} policy by {parameters['model']} from games {[g.get('id') for g in games]}"
+    author = (
+        f"the offline statistics writer ({parameters['model']})"
+        if str(parameters["model"]).startswith("offline:")
+        else parameters["model"]
+    )
+    source = f"{mode} policy by {author} from games {[g.get('id') for g in games]}"
     record = PolicyRecord.add(
         name=parameters.get("name") or f"{game}-{mode}",
         game=game,

@@ -30,6 +30,8 @@ RECORD_KEYS = {
     "voids",
     "oracle_failed",
     "failures",
+    "model_options",
+    "memory_word_cap",
     "policy",
     "started_at",
     "finished_at",

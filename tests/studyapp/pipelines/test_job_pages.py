@@ -65,9 +65,9 @@ def test_it_refuses_an_offline_model_for_an_lwe_job(client, staff):
 
 
 @pytest.mark.django_db
-def test_the_command_refuses_an_offline_model_for_a_policy_job():
-    with pytest.raises(CommandError, match="offline:kb is a rule-based agent and cannot write"):
-        call_command("run_job", "policy", "--param", "model=offline:kb", "--wait")
+def test_the_command_refuses_an_offline_model_for_an_lwe_job():
+    with pytest.raises(CommandError, match="offline:kb is a rule-based agent and cannot judge"):
+        call_command("run_job", "lwe", "--param", "model=offline:kb", "--wait")
     assert not Job.objects.exists()
 
 
