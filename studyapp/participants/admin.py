@@ -18,8 +18,8 @@ from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 
 from analysis import safe_csv
-from studyapp.participants import flow
-from studyapp.participants.models import Invite, Participant, Round, Study
+from studyapp.participants import design, flow
+from studyapp.participants.models import Condition, Invite, Participant, Round, Study
 
 PAYMENT_COLUMNS = [
     "public_id",
@@ -85,11 +85,21 @@ class InviteBatchForm(forms.Form):
     label = forms.CharField(max_length=100, required=False)
 
 
+class ConditionInline(admin.TabularInline):
+    """The study's arms; overrides is JSON with keys design, oracle_spec, shown_policy."""
+
+    model = Condition
+    extra = 0
+    fields = ["position", "name", "quota", "overrides"]
+
+
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin):
     list_display = ["title", "slug", "game", "rounds", "active", "started", "finished", "dropped"]
     list_filter = ["active", "game"]
     prepopulated_fields = {"slug": ["title"]}
+    inlines = [ConditionInline]
+    actions = ["check_models"]
     readonly_fields = ["progress_summary", "links"]
     fieldsets = [
         (
@@ -107,6 +117,21 @@ class StudyAdmin(admin.ModelAdmin):
                 ]
             },
         ),
+        (
+            "Table design (the same fields as the study file, docs/studies.md)",
+            {
+                "fields": [
+                    "design",
+                    "shown_policy",
+                    "turn_deadline_seconds",
+                    "dropout",
+                    "idle_limit_seconds",
+                    "assignment_seed",
+                    "version",
+                ]
+            },
+        ),
+        ("Comprehension checks", {"fields": ["checks", "check_attempts"]}),
         ("Live progress", {"fields": ["progress_summary", "links"]}),
         (
             "Consent and instructions",
@@ -121,11 +146,45 @@ class StudyAdmin(admin.ModelAdmin):
                     "code_finished",
                     "code_dropped",
                     "code_screened",
+                    "code_failed_checks",
+                    "code_lobby_timeout",
                 ]
             },
         ),
         ("Payment", {"fields": ["payment_amount", "currency", "bonus_per_reward"]}),
     ]
+
+    def save_related(self, request: HttpRequest, form: forms.Form, formsets: list, change: bool):
+        """Conditions are saved after the study: a condition whose model fails makes an active
+        study inactive again, with the reason, so nobody is sent to a table that cannot play."""
+        super().save_related(request, form, formsets, change)
+        study = form.instance
+        problems = design.study_problems(study)
+        if problems and study.active:
+            Study.objects.filter(pk=study.pk).update(active=False)
+            self.message_user(
+                request,
+                "The study was saved as inactive: " + "; ".join(problems),
+                messages.ERROR,
+            )
+
+    @admin.action(description="Check models (one tiny call per model spec)")
+    def check_models(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
+        for study in queryset:
+            for where, spec, role in design.model_specs(study):
+                result = design.ping(spec, study.game, role)
+                if result["ok"]:
+                    self.message_user(
+                        request,
+                        f"{study.slug} · {where} · {spec}: answered in {result['latency_ms']} ms",
+                        messages.SUCCESS,
+                    )
+                else:
+                    self.message_user(
+                        request,
+                        f"{study.slug} · {where} · {spec}: {result['error']}",
+                        messages.ERROR,
+                    )
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Study]:
         """Count the list's progress columns in the one query that lists the studies."""
@@ -259,7 +318,9 @@ class ParticipantAdmin(admin.ModelAdmin):
     list_display = [
         "public_id",
         "study",
+        "condition",
         "status",
+        "is_pilot",
         "consent_version",
         "consented_at",
         "rounds_finished",
@@ -270,13 +331,16 @@ class ParticipantAdmin(admin.ModelAdmin):
         "bonus",
         "paid_at",
     ]
-    list_filter = ["study", "status", "paid"]
+    list_filter = ["study", "status", "paid", "is_pilot", "condition"]
     search_fields = ["public_id", "prolific_pid", "recruiter_pid"]
     actions = ["mark_paid", "mark_dropped", "export_payment_sheet"]
     inlines = [RoundInline]
     readonly_fields = [
         "public_id",
         "study",
+        "condition",
+        "assignment",
+        "is_pilot",
         "invite",
         "prolific_pid",
         "prolific_study_id",

@@ -32,17 +32,42 @@ RECRUITER_PARAMS = {
 }
 _RECRUITER_ID_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
 
-# No turn deadline: a participant may leave and come back to the same round, and no agent takes
-# over their seat or spends their questions meanwhile.
-TABLE_OPTIONS: dict[str, Any] = {"turn_deadline_seconds": 0}
-
-PRACTICE_QUESTION = "Which answers can the oracle give to one of your questions?"
-PRACTICE_CHOICES = [
-    ("free", "Any sentence it likes"),
-    ("yni", "Yes, No or Invalid"),
-    ("word", "The first letter of the secret word"),
-]
-PRACTICE_ANSWER = "yni"
+# The comprehension check a study gets when staff wrote none: the one rule people most often miss.
+DEFAULT_CHECKS = {
+    "questioner": [
+        {
+            "question": "Which answers can the oracle give to one of your questions?",
+            "options": [
+                "Any sentence it likes",
+                "Yes, No or Invalid",
+                "The first letter of the secret word",
+            ],
+            "answer": "Yes, No or Invalid",
+        }
+    ],
+    "oracle": [
+        {
+            "question": "As the oracle, how do you answer a question?",
+            "options": [
+                "With any sentence I like",
+                "Yes, No or Invalid",
+                "With a hint about the letters of the word",
+            ],
+            "answer": "Yes, No or Invalid",
+        }
+    ],
+    "undercover": [
+        {
+            "question": "What may your clue in a speaking round not do?",
+            "options": [
+                "Describe your word in one sentence",
+                "Say your word or spell out its letters",
+                "Mention something your word is used for",
+            ],
+            "answer": "Say your word or spell out its letters",
+        }
+    ],
+}
 
 
 class BadRecruiterId(ValueError):
@@ -136,16 +161,19 @@ def rejoin(session: SessionBase, participant: Participant) -> Participant:
     return participant
 
 
-def start(session: SessionBase, study: Study, ids: Mapping[str, str]) -> Participant:
+def start(
+    session: SessionBase, study: Study, ids: Mapping[str, str], *, pilot: bool = False
+) -> Participant:
     """The Start button on a study link: record the visit and tie it to this browser, or rejoin
-    the participant this Prolific ID already is."""
+    the participant this Prolific ID already is. ``pilot`` (a staff-issued pilot token was on
+    the link, see :mod:`studyapp.participants.pilots`) flags a simulated participant."""
     participant = session_participant(session, study)
     if participant is not None:
         return participant
     returning = returning_participant(study, ids)
     if returning is not None:
         return rejoin(session, returning)
-    participant = Participant.objects.create(study=study)
+    participant = Participant.objects.create(study=study, is_pilot=pilot)
     _remember(session, participant, ids)
     return participant
 
@@ -194,7 +222,12 @@ def next_step(participant: Participant) -> str:
         return "done"
     if status in (Participant.Status.DROPPED, Participant.Status.WITHDRAWN):
         return "done"
-    if status == Participant.Status.SCREENED:
+    if status in (
+        Participant.Status.SCREENED,
+        Participant.Status.FAILED_CHECKS,
+        Participant.Status.LOBBY_TIMEOUT,
+        Participant.Status.FULL,
+    ):
         return "done"
     if not participant.practice_passed:
         return "instructions"
@@ -264,15 +297,54 @@ def decline_consent(session: SessionBase, participant: Participant) -> None:
     participant.save(update_fields=["status"])
 
 
-def answer_practice(participant: Participant, choice: str) -> bool:
-    """The practice question checks the one rule people most often miss; retrying is allowed."""
+def study_checks(study: Study) -> list[dict[str, Any]]:
+    """The study's comprehension checks, or the default one for its game and the person's seat."""
+    if study.checks:
+        return list(study.checks)
+    if study.game == "undercover":
+        return DEFAULT_CHECKS["undercover"]
+    from studyapp.participants import design
+
+    try:
+        person = design.normalise(study.game, study.design, study.oracle_spec)["person"]
+    except design.DesignError:
+        person = "questioner"
+    return DEFAULT_CHECKS[person]
+
+
+def answer_checks(participant: Participant, answers: list[str]) -> str:
+    """Mark the checks: "passed" (the condition is drawn now, at arrival in the study proper),
+    "wrong" (attempts left), "failed" (the failed-checks path: no rounds, no payment) or "full"
+    (every condition met its quota meanwhile)."""
+    from studyapp.participants import assignment
+
     require_step(participant, "instructions")
-    if choice != PRACTICE_ANSWER:
-        return False
+    study = participant.study
+    checks = study_checks(study)
+    right = len(answers) == len(checks) and all(
+        given == check["answer"] for given, check in zip(answers, checks, strict=True)
+    )
+    if not right:
+        participant.check_attempts += 1
+        if participant.check_attempts >= max(study.check_attempts, 1):
+            participant.status = Participant.Status.FAILED_CHECKS
+            participant.finished_at = timezone.now()
+            participant.save(update_fields=["check_attempts", "status", "finished_at"])
+            return "failed"
+        participant.save(update_fields=["check_attempts"])
+        return "wrong"
+    try:
+        assignment.assign(participant)
+    except assignment.StudyFull:
+        participant.status = Participant.Status.FULL
+        participant.finished_at = timezone.now()
+        participant.save(update_fields=["status", "finished_at"])
+        return "full"
     participant.practice_passed = True
+    participant.checks_passed = True
     participant.status = Participant.Status.PLAYING
-    participant.save(update_fields=["practice_passed", "status"])
-    return True
+    participant.save(update_fields=["practice_passed", "checks_passed", "status"])
+    return "passed"
 
 
 def save_policy(participant: Participant, text: str) -> None:
@@ -369,9 +441,12 @@ def sync_round(participant: Participant) -> None:
     if round_ is None or round_.finished_at is not None:
         return
     snap = services.table_state(round_.table_id)
+    if snap.table.exit_code and not snap.events:
+        lobby_timed_out(participant)  # the lobby closed before enough people came
+        return
     if not snap.is_over:
         return
-    reward = float(snap.engine.outcome(snap.state)[0]["reward"])
+    reward = float(snap.engine.outcome(snap.state)[round_.seat]["reward"])
     with transaction.atomic():
         updated = Round.objects.filter(pk=round_.pk, finished_at__isnull=True).update(
             reward=reward, finished_at=timezone.now()
@@ -385,12 +460,33 @@ def sync_round(participant: Participant) -> None:
         finish(participant)
 
 
+def lobby_timed_out(participant: Participant) -> None:
+    """No table formed in time: the person leaves with the study's lobby-timeout code and is
+    paid for the rounds played, like someone who stopped early."""
+    if participant.status not in Participant.ACTIVE:
+        return
+    participant.status = Participant.Status.LOBBY_TIMEOUT
+    participant.finished_at = timezone.now()
+    participant.settle_payment()
+    participant.save()
+
+
+def shown_policy(participant: Participant) -> str:
+    """The strategy text this participant's condition shows them ('' for none)."""
+    from studyapp.participants import design
+
+    try:
+        return design.effective(participant.study, participant.condition)["shown_policy"]
+    except design.DesignError:
+        return participant.study.shown_policy
+
+
 def begin_round(session: SessionBase, participant: Participant) -> Round:
     """Create the table for the next round (or return the one already there: a double click or a
     second tab must not create two tables for one round). The human seat is held by this
     browser's session, which is what lets the table pages admit this participant and nobody else.
     """
-    from studyapp.tables import services
+    from studyapp.participants import study_tables
 
     require_step(participant, "play")
     if session.session_key is None:
@@ -399,23 +495,11 @@ def begin_round(session: SessionBase, participant: Participant) -> Round:
     if existing is not None:
         take_seat(session, existing)
         return existing
-    study = participant.study
     number = participant.rounds_finished + 1
-    with transaction.atomic():
-        table = services.create_table(
-            study.game,
-            None,
-            [
-                {"kind": "human", "session_key": session.session_key},
-                {"kind": "agent", "agent_spec": study.oracle_spec},
-            ],
-            seed=study.seed + number,
-            return_url=reverse("participants:play", args=[participant.public_id]),
-            **TABLE_OPTIONS,
-        )
-        round_ = Round.objects.create(participant=participant, number=number, table=table)
-        participant.current_round = number
-        participant.save(update_fields=["current_round"])
+    # The study's design makes the table (study_tables); an Undercover seat may wait in a lobby.
+    round_ = study_tables.create_round(participant, number, session.session_key)
+    participant.current_round = number
+    participant.save(update_fields=["current_round"])
     return round_
 
 
@@ -424,7 +508,7 @@ def take_seat(session: SessionBase, round_: Round) -> None:
     they began in another browser. Only a browser that owns the participant gets here."""
     from studyapp.tables.models import Seat
 
-    Seat.objects.filter(table_id=round_.table_id, kind=Seat.Kind.HUMAN).exclude(
+    Seat.objects.filter(table_id=round_.table_id, index=round_.seat, kind=Seat.Kind.HUMAN).exclude(
         session_key=session.session_key
     ).update(session_key=session.session_key)
 

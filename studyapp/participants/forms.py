@@ -6,7 +6,6 @@ from __future__ import annotations
 from django import forms
 from django.core.validators import MaxLengthValidator
 
-from studyapp.participants.flow import PRACTICE_CHOICES
 from studyapp.participants.models import POLICY_MAX_LENGTH
 
 
@@ -20,8 +19,21 @@ class ConsentForm(forms.Form):
     )
 
 
-class PracticeForm(forms.Form):
-    choice = forms.ChoiceField(choices=PRACTICE_CHOICES, widget=forms.RadioSelect, label="")
+class ChecksForm(forms.Form):
+    """The study's comprehension checks, one radio group each (``check_0``, ``check_1``, ...)."""
+
+    def __init__(self, checks: list[dict], *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        for number, check in enumerate(checks):
+            self.fields[f"check_{number}"] = forms.ChoiceField(
+                label=check["question"],
+                choices=[(option, option) for option in check["options"]],
+                widget=forms.RadioSelect,
+                error_messages={"required": "Please choose an answer."},
+            )
+
+    def answers(self) -> list[str]:
+        return [self.cleaned_data[name] for name in self.fields]
 
 
 class PolicyForm(forms.Form):

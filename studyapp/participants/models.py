@@ -190,6 +190,35 @@ class Study(models.Model):
     def __str__(self) -> str:
         return self.title
 
+    def clean(self) -> None:
+        """A design that could not be played, or checks without a right answer, are refused; an
+        active study must have every model spec usable (parsed, offline names known, provider
+        configured). ``manage.py study apply`` and the admin both save through this."""
+        from studyapp.participants import design
+
+        errors: dict[str, list[str]] = {}
+        try:
+            design.normalise(self.game, self.design, self.oracle_spec)
+        except design.DesignError as err:
+            errors.setdefault("design", []).append(str(err))
+        problem = check_list_problem(self.checks)
+        if problem:
+            errors.setdefault("checks", []).append(problem)
+        if self.active and not errors:
+            problems = design.study_problems(self) if self.pk else []
+            if not self.pk:
+                problems = [
+                    f"{where}: {why}"
+                    for where, spec, role in design.own_specs(self)
+                    if (why := design.spec_problem(spec, self.game, role))
+                ]
+            if problems:
+                errors.setdefault("active", []).append(
+                    "This study cannot be active while a model spec fails: " + "; ".join(problems)
+                )
+        if errors:
+            raise ValidationError(errors)
+
     @property
     def duration_minutes(self) -> int:
         return self.estimated_minutes or MINUTES_SETUP + MINUTES_PER_ROUND * self.rounds
@@ -205,6 +234,18 @@ class Study(models.Model):
         joiner = "&" if "?" in self.completion_url else "?"
         return f"{self.completion_url}{joiner}{urlencode({'cc': code})}"
 
+    @property
+    def recruiter_name(self) -> str:
+        return "Prolific" if "prolific" in self.completion_url.lower() else "the recruitment site"
+
+    @property
+    def return_instruction(self) -> str:
+        """What people who cannot take part do instead of entering a code (Prolific's way)."""
+        return (
+            f"Please return the study on {self.recruiter_name} (the Return button on the study's "
+            "page there), so your place goes to someone else. You need no completion code."
+        )
+
     def progress(self) -> dict[str, int]:
         """Counts for the admin's live view of the study."""
         statuses = self.participants.values_list("status", flat=True)
@@ -218,8 +259,26 @@ class Study(models.Model):
             "playing": counts[Participant.Status.PLAYING] + counts[Participant.Status.CONSENTED],
             "finished": counts[Participant.Status.FINISHED],
             "dropped": counts[Participant.Status.DROPPED] + counts[Participant.Status.WITHDRAWN],
-            "declined": counts[Participant.Status.DECLINED] + counts[Participant.Status.SCREENED],
+            "declined": counts[Participant.Status.DECLINED]
+            + counts[Participant.Status.SCREENED]
+            + counts[Participant.Status.FAILED_CHECKS]
+            + counts[Participant.Status.FULL],
         }
+
+
+def check_list_problem(checks: object) -> str:
+    """Why a list of comprehension checks is malformed ('' when it is fine)."""
+    if not isinstance(checks, list):
+        return 'Checks must be a list of {"question", "options", "answer"}.'
+    for number, check in enumerate(checks, start=1):
+        if not isinstance(check, dict) or set(check) != {"question", "options", "answer"}:
+            return f'Check {number} needs exactly "question", "options" and "answer".'
+        options = check["options"]
+        if not isinstance(options, list) or len(options) < 2:
+            return f"Check {number} needs at least two options."
+        if check["answer"] not in options:
+            return f"Check {number}: the answer must be one of its options."
+    return ""
 
 
 class Condition(models.Model):
@@ -242,6 +301,39 @@ class Condition(models.Model):
 
     def __str__(self) -> str:
         return f"{self.study.slug}/{self.name}"
+
+    def clean(self) -> None:
+        """Overrides name only what a condition may change, and the merged design must play."""
+        from studyapp.participants import design
+
+        overrides = self.overrides or {}
+        if not isinstance(overrides, dict):
+            raise ValidationError({"overrides": "Overrides must be an object."})
+        unknown = set(overrides) - design.OVERRIDE_KEYS
+        if unknown:
+            raise ValidationError(
+                {
+                    "overrides": f"Unknown keys {', '.join(sorted(unknown))}; a condition may "
+                    "override design, oracle_spec and shown_policy."
+                }
+            )
+        if self.study_id is None:
+            return
+        study = self.study
+        merged = dict(study.design or {})
+        merged.update(overrides.get("design") or {})
+        oracle = overrides.get("oracle_spec") or study.oracle_spec
+        try:
+            normalised = design.normalise(study.game, merged, oracle)
+        except design.DesignError as err:
+            raise ValidationError({"overrides": str(err)}) from None
+        problems = [
+            why
+            for spec, role in design.design_specs(study.game, normalised)
+            if (why := design.spec_problem(spec, study.game, role))
+        ]
+        if problems:
+            raise ValidationError({"overrides": "; ".join(problems)})
 
 
 class Invite(models.Model):
@@ -366,6 +458,8 @@ class Participant(models.Model):
 
     @property
     def payment_status(self) -> str:
+        if self.is_pilot:
+            return "pilot"  # a simulated participant is never paid
         if self.paid:
             return "paid"
         return "owed" if self.status in self.PAYABLE else "not due"
@@ -377,7 +471,7 @@ class Participant(models.Model):
             return study.code_finished
         if self.status in (self.Status.DROPPED, self.Status.WITHDRAWN):
             return study.code_dropped
-        if self.status in (self.Status.DECLINED, self.Status.SCREENED):
+        if self.status == self.Status.SCREENED:
             return study.code_screened
         if self.status == self.Status.FAILED_CHECKS:
             return study.code_failed_checks
@@ -389,7 +483,7 @@ class Participant(models.Model):
     def code_label(self) -> str:
         """What the code is called on the last page: the recruiter pays each kind differently, so
         someone who stopped early must not read that they completed the study."""
-        if self.status in (self.Status.DROPPED, self.Status.WITHDRAWN):
+        if self.status in (self.Status.DROPPED, self.Status.WITHDRAWN, self.Status.LOBBY_TIMEOUT):
             return "Your code for the time you gave"
         if self.status in (self.Status.DECLINED, self.Status.SCREENED):
             return "Your code"
@@ -420,6 +514,9 @@ class Round(models.Model):
     participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="round_set")
     number = models.PositiveIntegerField(help_text="1-based")
     table = models.ForeignKey("tables.Table", on_delete=models.PROTECT, related_name="+")
+    seat = models.PositiveSmallIntegerField(
+        default=0, help_text="The participant's seat at the table (people may share a table)."
+    )
     reward = models.FloatField(null=True, blank=True)
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -9,6 +9,7 @@ app_name = "participants"
 urlpatterns = [
     path("s/<slug:slug>/", views.study_link, name="study_link"),
     path("s/<slug:slug>/complete/", views.recruiter_return, name="recruiter_return"),
+    path("s/<slug:slug>/continue/", views.continue_study, name="continue"),
     path("i/<str:token>/", views.invite_link, name="invite_link"),
     path("p/<str:public_id>/", views.resume, name="resume"),
     path("p/<str:public_id>/consent/", views.consent, name="consent"),

@@ -15,8 +15,8 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from studyapp.participants import flow
-from studyapp.participants.forms import ConsentForm, PolicyForm, PracticeForm, WithdrawForm
+from studyapp.participants import assignment, flow, pilots
+from studyapp.participants.forms import ChecksForm, ConsentForm, PolicyForm, WithdrawForm
 from studyapp.participants.models import POLICY_MAX_LENGTH, Invite, Participant, Study
 
 ParticipantView = Callable[[HttpRequest, Participant], HttpResponse]
@@ -94,13 +94,32 @@ def study_link(request: HttpRequest, slug: str) -> HttpResponse:
         return render(
             request, "participants/welcome.html", {"study": study, "error": str(err)}, status=400
         )
+    pilot = pilots.is_pilot_token(study.slug, request.GET.get("pilot", ""))
+    if flow.returning_participant(study, ids) is None and assignment.is_full(study, pilot=pilot):
+        return study_full(request, study)
     if request.method == "POST":
         try:
-            participant = flow.start(request.session, study, ids)
+            participant = flow.start(request.session, study, ids, pilot=pilot)
         except flow.StoppedEarlier as stopped:
             return stopped_earlier(request, stopped.participant)
         return redirect(step_url(participant))
     return render(request, "participants/welcome.html", {"study": study})
+
+
+def study_full(request: HttpRequest, study: Study) -> HttpResponse:
+    """Every condition has met its quota: nobody new can take part."""
+    return render(request, "participants/full.html", {"study": study})
+
+
+@require_http_methods(["GET"])
+def continue_study(request: HttpRequest, slug: str) -> HttpResponse:
+    """The Continue link of a study table, which people of several participants may share: it
+    takes this browser to its own participant's next page."""
+    study = Study.objects.filter(slug=slug).first()
+    participant = flow.session_participant(request.session, study) if study else None
+    if participant is None:
+        return not_found(request, "This page does not belong to this browser.")
+    return redirect(step_url(participant))
 
 
 @require_http_methods(["GET", "POST"])
@@ -149,17 +168,22 @@ def consent(request: HttpRequest, participant: Participant) -> HttpResponse:
 
 @participant_page("instructions")
 def instructions(request: HttpRequest, participant: Participant) -> HttpResponse:
-    form = PracticeForm(posted(request))
+    """The rules and the comprehension checks; failing them too often ends the study politely."""
+    study = participant.study
+    form = ChecksForm(flow.study_checks(study), posted(request))
     wrong = False
     if request.method == "POST" and form.is_valid():
-        if flow.answer_practice(participant, form.cleaned_data["choice"]):
+        result = flow.answer_checks(participant, form.answers())
+        if result != "wrong":
             return redirect(step_url(participant))
         wrong = True
+        form = ChecksForm(flow.study_checks(study))
     context = {
         "participant": participant,
+        "study": study,
         "form": form,
         "wrong": wrong,
-        "question": flow.PRACTICE_QUESTION,
+        "attempts_left": max(study.check_attempts, 1) - participant.check_attempts,
     }
     return render(request, "participants/instructions.html", context)
 
@@ -173,7 +197,9 @@ def play(request: HttpRequest, participant: Participant) -> HttpResponse:
     state = flow.play_state(participant)
     if flow.next_step(participant) != "play":
         return redirect(step_url(participant))
-    return render(request, "participants/play.html", {"participant": participant, **state})
+    context = {"participant": participant, "study": participant.study, **state}
+    context["shown_policy"] = flow.shown_policy(participant)
+    return render(request, "participants/play.html", context)
 
 
 @participant_page("policy")
@@ -198,7 +224,10 @@ def recruiter_return(request: HttpRequest, slug: str) -> HttpResponse:
         study.code_finished: "finished",
         study.code_dropped: "stopped early",
         study.code_screened: "did not take part",
+        study.code_failed_checks: "did not pass the checks",
+        study.code_lobby_timeout: "waited, but no table formed",
     }
+    kinds.pop("", None)
     context = {"study": study, "code": code, "kind": kinds.get(code) if code else None}
     return render(request, "participants/recruiter_return.html", context)
 
@@ -210,6 +239,8 @@ def done(request: HttpRequest, participant: Participant) -> HttpResponse:
         "participant": participant,
         "code": code,
         "link": participant.study.completion_link(code) if code else "",
+        # Turned away before playing: they return the study on the recruiter instead of a code.
+        "return_statuses": ("declined", "failed_checks", "full"),
     }
     return render(request, "participants/done.html", context)
 

@@ -39,6 +39,12 @@ def bob(db) -> Client:
 
 
 @pytest.fixture
+def client_factory(db):
+    """A new browser per call, for studies with many participants."""
+    return Client
+
+
+@pytest.fixture
 def staff(db) -> Client:
     client = Client()
     client.force_login(User.objects.create_superuser("staff", "staff@example.org", "pw"))

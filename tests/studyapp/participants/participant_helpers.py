@@ -31,7 +31,7 @@ def get_ready(client: Client, study: Study, query: str = "") -> Participant:
     """Arrive, consent and pass the practice question: the state just before round 1."""
     participant = arrive(client, study, query)
     consent(client, participant)
-    client.post(page(participant, "instructions"), {"choice": "yni"})
+    client.post(page(participant, "instructions"), {"check_0": "Yes, No or Invalid"})
     participant.refresh_from_db()
     return participant
 

@@ -41,7 +41,7 @@ def test_seeding_again_fills_what_an_older_demo_lacks_and_keeps_staff_edits(db):
     )
     seed()
     seed()
-    demo = Study.objects.get()
+    demo = Study.objects.get(slug="demo")
     assert demo.code_finished == "MINE"
     assert demo.code_dropped == "DEMODROP"
     assert demo.completion_url == "/s/demo/complete/"

@@ -117,7 +117,7 @@ def test_opening_a_link_claims_nothing(study, alice):
 def test_a_crafted_request_without_consent_is_refused(study, alice):
     participant = arrive(alice, study)
     for step, data in (
-        ("instructions", {"choice": "yni"}),
+        ("instructions", {"check_0": "Yes, No or Invalid"}),
         ("play", {}),
         ("policy", {"policy": "ask about size"}),
     ):

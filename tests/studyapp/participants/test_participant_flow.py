@@ -49,10 +49,10 @@ def test_it_reads_a_generic_pid(study, alice):
 def test_the_practice_question_must_be_answered_right_before_the_rounds(study, alice):
     participant = arrive(alice, study)
     consent(alice, participant)
-    response = alice.post(page(participant, "instructions"), {"choice": "free"})
+    response = alice.post(page(participant, "instructions"), {"check_0": "Any sentence it likes"})
     assert b"Not quite" in response.content
     assert alice.get(page(participant, "play"))["Location"] == page(participant, "instructions")
-    response = alice.post(page(participant, "instructions"), {"choice": "yni"})
+    response = alice.post(page(participant, "instructions"), {"check_0": "Yes, No or Invalid"})
     assert response["Location"] == page(participant, "play")
 
 
@@ -124,11 +124,12 @@ def test_coming_back_resumes_at_the_same_round(study, alice):
     assert response["Location"] == reverse("tables:table", args=[table_id])
 
 
-def test_declining_consent_ends_politely_with_the_screened_out_code(study, alice):
+def test_declining_consent_ends_politely_asking_to_return_the_study(study, alice):
     participant = arrive(alice, study, PROLIFIC)
     response = alice.post(page(participant, "consent"), {"decline": "1"}, follow=True)
     assert b"You chose not to take part" in response.content
-    assert b"SCR789" in response.content
+    assert b"Please return the study on Prolific" in response.content
+    assert b"SCR789" not in response.content  # no code: Prolific's convention is to return
     participant.refresh_from_db()
     assert participant.status == Participant.Status.DECLINED
     assert participant.prolific_pid == ""

@@ -114,8 +114,9 @@ def test_the_code_after_stopping_is_not_called_a_completion_code(study, alice):
     assert "completion code" not in text
 
 
-def test_the_code_after_declining_is_not_called_a_completion_code(study, alice):
+def test_declining_hands_out_no_code_and_asks_to_return_the_study(study, alice):
     participant = arrive(alice, study)
     response = alice.post(page(participant, "consent"), {"decline": "1"}, follow=True)
-    assert b"SCR789" in response.content
-    assert b"completion code" not in response.content
+    assert b"SCR789" not in response.content
+    assert b'id="completion-code"' not in response.content
+    assert b"return the study" in response.content

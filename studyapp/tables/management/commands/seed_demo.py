@@ -1,4 +1,5 @@
-"""Demo content for `make run`: a staff login (printed once) and a demo study with its link.
+"""Demo content for `make run`: a staff login (printed once), a Twenty Questions demo study and
+a Who is Undercover demo study where people and agents share tables, with their links.
 
 Safe to run again: nothing is duplicated and an existing password is never reset or shown.
 """
@@ -11,7 +12,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.urls import reverse
 
-from studyapp.participants.models import Study
+from studyapp.participants.models import Condition, Study
 
 STAFF_USERNAME = "researcher"
 DEMO_SLUG = "demo"
@@ -28,6 +29,76 @@ DEMO_END = {
     "code_dropped": "DEMODROP",
     "code_screened": "DEMONO",
 }
+
+UNDERCOVER_SLUG = "demo-undercover"
+UNDERCOVER_CONSENT = (
+    "This is a demonstration study. You will play rounds of Who is Undercover with other people "
+    "and computer agents. Your clues and votes are recorded for research. You may stop at any time."
+)
+PERSON = {"kind": "person"}
+AGENT = {"kind": "agent", "spec": "offline:kb", "setting": "none", "policy": None}
+# Two arms of five seats: two people and three agents, or one person and four agents.
+UNDERCOVER_CONDITIONS = [
+    ("two-people", [PERSON, PERSON, AGENT, AGENT, AGENT]),
+    ("one-person", [PERSON, AGENT, AGENT, AGENT, AGENT]),
+]
+UNDERCOVER_QUOTA = 6
+UNDERCOVER_STUDY = {
+    "title": "Demo: Who is Undercover with people and agents",
+    "game": "undercover",
+    "rounds": 3,
+    "seed": 7,
+    "consent_text": UNDERCOVER_CONSENT,
+    "design": {
+        "seats": [PERSON, AGENT, AGENT, AGENT, AGENT],
+        "wait_seconds": 60,
+        "lobby_timeout": "fill",
+        "replacement_spec": "offline:kb",
+    },
+    "code_finished": "DEMOUCFIN",
+    "code_dropped": "DEMOUCDROP",
+    "code_screened": "DEMOUCNO",
+    "code_lobby_timeout": "DEMOUCWAIT",
+    "payment_amount": "6.00",
+    "checks": [
+        {
+            "question": "What may your clue in a speaking round not do?",
+            "options": [
+                "Describe your word in one sentence",
+                "Say your word or spell out its letters",
+                "Mention something your word is used for",
+            ],
+            "answer": "Say your word or spell out its letters",
+        },
+        {
+            "question": "Who wins when the player with the different word is voted out?",
+            "options": ["The player with the different word", "The players with the common word"],
+            "answer": "The players with the common word",
+        },
+    ],
+}
+
+
+def seed_undercover_demo() -> tuple[Study, bool]:
+    """The mixed-table demo study (idempotent: an existing one is left as staff edited it)."""
+    study, created = Study.objects.get_or_create(
+        slug=UNDERCOVER_SLUG,
+        defaults={
+            **UNDERCOVER_STUDY,
+            "completion_url": reverse("participants:recruiter_return", args=[UNDERCOVER_SLUG]),
+        },
+    )
+    for position, (name, seats) in enumerate(UNDERCOVER_CONDITIONS):
+        Condition.objects.get_or_create(
+            study=study,
+            name=name,
+            defaults={
+                "quota": UNDERCOVER_QUOTA,
+                "position": position,
+                "overrides": {"design": {"seats": seats}},
+            },
+        )
+    return study, created
 
 
 class Command(BaseCommand):
@@ -62,3 +133,6 @@ class Command(BaseCommand):
             study.save(update_fields=missing)
         verb = "Created" if created else "Demo study exists:"
         self.stdout.write(f"{verb} study link /s/{study.slug}/ ; play now at / ")
+        study, created = seed_undercover_demo()
+        verb = "Created" if created else "Demo study exists:"
+        self.stdout.write(f"{verb} study link /s/{study.slug}/ (Who is Undercover, 2 conditions)")

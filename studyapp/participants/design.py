@@ -1,0 +1,272 @@
+"""A study's table design: which seats are people and which are agents, and with what models.
+
+A study stores its design as JSON (``Study.design``) and each condition may override parts of it
+(``Condition.overrides``: ``design``, ``oracle_spec``, ``shown_policy``). Everything that reads a
+design (the round tables, the admin, the study file, the model check) goes through
+:func:`effective`, which merges the overrides and fills the defaults, and :func:`normalise`, which
+refuses a design that could not be played with a message that says what is wrong.
+
+Twenty Questions has two seats, questioner (0) and oracle (1), and exactly one of them is the
+person. Who is Undercover has 4 to 8 seats, any number of them people (matched from a lobby of the
+same study, condition and round); a person seat still empty at the lobby's wait limit is played by
+the study's replacement agent, and the table records which seats were meant for people.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING, Any
+
+from games.undercover.engine import MAX_PLAYERS, MIN_PLAYERS
+
+if TYPE_CHECKING:
+    from studyapp.participants.models import Study
+
+PERSON, AGENT = "person", "agent"
+DEFAULT_WAIT_SECONDS = 60
+DEFAULT_REPLACEMENT = "offline:kb"
+DEFAULT_QUESTIONER = "offline:infogain"
+LOBBY_TIMEOUTS = ("fill", "exit")
+DESIGN_KEYS = {"seats", "players", "wait_seconds", "replacement_spec", "lobby_timeout", "person"}
+OVERRIDE_KEYS = {"design", "oracle_spec", "shown_policy"}
+# Roles as the engines name their seats: what an agent at that seat must be able to play.
+ROLES = {"twenty-questions": ("questioner", "oracle"), "undercover": ("player",)}
+
+
+class DesignError(ValueError):
+    """A design that cannot be played; the message is shown to staff as it is."""
+
+
+def effective(study: Study, condition: str = "") -> dict[str, Any]:
+    """The design, oracle spec and shown policy that a participant in ``condition`` meets."""
+    design = dict(study.design or {})
+    oracle_spec = study.oracle_spec
+    shown_policy = study.shown_policy
+    if condition:
+        found = study.conditions.filter(name=condition).first()
+        overrides = found.overrides if found is not None else {}
+        design.update(overrides.get("design") or {})
+        oracle_spec = overrides.get("oracle_spec") or oracle_spec
+        if "shown_policy" in overrides:
+            shown_policy = overrides["shown_policy"]
+    return {
+        "design": normalise(study.game, design, oracle_spec),
+        "oracle_spec": oracle_spec,
+        "shown_policy": shown_policy,
+    }
+
+
+def normalise(game: str, design: dict[str, Any] | None, oracle_spec: str = "") -> dict[str, Any]:
+    """The design with its defaults filled in, or :class:`DesignError`."""
+    design = dict(design or {})
+    unknown = set(design) - DESIGN_KEYS
+    if unknown:
+        raise DesignError(f"unknown design keys: {', '.join(sorted(unknown))}")
+    if game == "twenty-questions":
+        return _twenty_questions(design, oracle_spec)
+    if game == "undercover":
+        return _undercover(design)
+    raise DesignError(f"unknown game {game!r}")
+
+
+def _twenty_questions(design: dict[str, Any], oracle_spec: str) -> dict[str, Any]:
+    person = design.get("person", "questioner")
+    if person not in ("questioner", "oracle"):
+        raise DesignError("person must be 'questioner' (a model answers) or 'oracle'")
+    raw = design.get("seats")
+    if raw is None:
+        other = {"kind": AGENT, "spec": oracle_spec or "offline:kb"}
+        if person == "oracle":
+            other = {"kind": AGENT, "spec": DEFAULT_QUESTIONER}
+        raw = [{"kind": PERSON}, other] if person == "questioner" else [other, {"kind": PERSON}]
+    seats = _seats(raw)
+    if len(seats) != 2:
+        raise DesignError("Twenty Questions has two seats: the questioner and the oracle")
+    people = [i for i, seat in enumerate(seats) if seat["kind"] == PERSON]
+    if len(people) != 1:
+        raise DesignError("Twenty Questions needs exactly one person seat (questioner or oracle)")
+    return {"seats": seats, "person": ROLES["twenty-questions"][people[0]], "players": 2}
+
+
+def _undercover(design: dict[str, Any]) -> dict[str, Any]:
+    raw = design.get("seats")
+    if raw is None:
+        players = design.get("players", 5)
+        if not isinstance(players, int) or isinstance(players, bool):
+            raise DesignError("players must be a whole number")
+        raw = [{"kind": PERSON}] + [{"kind": AGENT, "spec": "offline:kb"}] * (players - 1)
+    seats = _seats(raw)
+    if not MIN_PLAYERS <= len(seats) <= MAX_PLAYERS:
+        raise DesignError(f"Who is Undercover has {MIN_PLAYERS} to {MAX_PLAYERS} seats")
+    if "players" in design and design["players"] != len(seats):
+        raise DesignError(f"players is {design['players']} but the design lists {len(seats)} seats")
+    if not any(seat["kind"] == PERSON for seat in seats):
+        raise DesignError("a study table needs at least one person seat")
+    wait = design.get("wait_seconds", DEFAULT_WAIT_SECONDS)
+    if not isinstance(wait, int) or isinstance(wait, bool) or not 0 <= wait <= 3600:
+        raise DesignError("wait_seconds must be a whole number of seconds from 0 to 3600")
+    timeout = design.get("lobby_timeout", "fill")
+    if timeout not in LOBBY_TIMEOUTS:
+        raise DesignError("lobby_timeout must be 'fill' (agents take empty seats) or 'exit'")
+    replacement = design.get("replacement_spec") or DEFAULT_REPLACEMENT
+    if not isinstance(replacement, str):
+        raise DesignError("replacement_spec must be a model spec such as 'offline:kb'")
+    return {
+        "seats": seats,
+        "players": len(seats),
+        "wait_seconds": wait,
+        "lobby_timeout": timeout,
+        "replacement_spec": replacement,
+    }
+
+
+def _seats(raw: Any) -> list[dict[str, Any]]:
+    if not isinstance(raw, list):
+        raise DesignError("seats must be a list")
+    seats = []
+    for number, seat in enumerate(raw):
+        if not isinstance(seat, dict) or seat.get("kind") not in (PERSON, AGENT):
+            raise DesignError(f"seat {number}: kind must be 'person' or 'agent'")
+        if seat["kind"] == PERSON:
+            extra = set(seat) - {"kind"}
+            if extra:
+                raise DesignError(f"seat {number}: a person seat takes no {', '.join(extra)}")
+            seats.append({"kind": PERSON})
+            continue
+        extra = set(seat) - {"kind", "spec", "setting", "policy"}
+        if extra:
+            raise DesignError(f"seat {number}: unknown keys {', '.join(sorted(extra))}")
+        spec = seat.get("spec")
+        if not isinstance(spec, str) or not spec:
+            raise DesignError(f"seat {number}: an agent seat needs a model spec, e.g. offline:kb")
+        setting = seat.get("setting") or "none"
+        policy = seat.get("policy")
+        if policy is not None and (not isinstance(policy, int) or isinstance(policy, bool)):
+            raise DesignError(f"seat {number}: policy must be a policy record id or null")
+        seats.append({"kind": AGENT, "spec": spec, "setting": setting, "policy": policy})
+    return seats
+
+
+def person_seats(design: dict[str, Any]) -> list[int]:
+    return [i for i, seat in enumerate(design["seats"]) if seat["kind"] == PERSON]
+
+
+# --- the models a study uses -------------------------------------------------------------------
+
+
+def design_specs(game: str, design: dict[str, Any]) -> list[tuple[str, str]]:
+    """``(spec, role)`` of every agent a normalised design can seat."""
+    roles = ROLES[game]
+    found = []
+    for index, seat in enumerate(design["seats"]):
+        if seat["kind"] == AGENT:
+            found.append((seat["spec"], roles[index] if len(roles) > 1 else roles[0]))
+    if "replacement_spec" in design:
+        found.append((design["replacement_spec"], "player"))
+    return found
+
+
+def own_specs(study: Study) -> list[tuple[str, str, str]]:
+    """The specs of the study's own design (no conditions): ``(where, spec, role)``."""
+    try:
+        normalised = normalise(study.game, study.design, study.oracle_spec)
+    except DesignError:
+        return []
+    return [("study", spec, role) for spec, role in design_specs(study.game, normalised)]
+
+
+def model_specs(study: Study) -> list[tuple[str, str, str]]:
+    """Every model spec the study can put at a table: ``(where, spec, role)``, without repeats."""
+    found: dict[tuple[str, str], str] = {}
+    arms = [("", None)] + [(c.name, c) for c in study.conditions.all()]
+    for name, _condition in arms:
+        try:
+            merged = effective(study, name)
+        except DesignError:
+            continue  # reported by the design check itself
+        where = f"condition {name}" if name else "study"
+        for spec, role in design_specs(study.game, merged["design"]):
+            found.setdefault((spec, role), where)
+    return [(where, spec, role) for (spec, role), where in found.items()]
+
+
+def spec_problem(spec: str, game: str, role: str) -> str:
+    """Why ``spec`` cannot play ``role`` here, or '' when it can (no call is made)."""
+    from games.llm.providers import parse_spec
+    from studyapp.agents import LOCAL_PREFIX, provider_config
+
+    if spec.startswith(LOCAL_PREFIX):
+        return "" if spec[len(LOCAL_PREFIX) :] else "a local model spec needs a path"
+    try:
+        kind, _ = parse_spec(spec)
+        if kind == "offline":
+            return _offline_problem(spec, game, role)
+        config = provider_config(spec)
+    except ValueError as err:
+        return str(err)
+    if kind == "openai-compatible" and not config.base_url:
+        return f"{spec}: no OPENAI_BASE_URL is set, so there is no server to ask"
+    if kind in ("openai", "anthropic") and not config.api_key:
+        key = "OPENAI_API_KEY" if kind == "openai" else "ANTHROPIC_API_KEY"
+        return f"{spec}: {key} is not set, so the provider cannot be called"
+    return ""
+
+
+def _offline_problem(spec: str, game: str, role: str) -> str:
+    """An offline name the game does not have for this role ('' when it has one). Only the
+    games' naming errors count here; building the agent is the table's business."""
+    from games.agents import make_agent
+
+    try:
+        make_agent(spec, game=game, role=role)
+    except ValueError as err:
+        if str(err).startswith("no offline"):
+            return str(err)
+    return ""
+
+
+def study_problems(study: Study) -> list[str]:
+    """Everything that stops the study from being played: design errors and unusable specs."""
+    problems = []
+    for name in [""] + [c.name for c in study.conditions.all()]:
+        try:
+            effective(study, name)
+        except DesignError as err:
+            where = f"condition {name}: " if name else ""
+            problems.append(f"{where}{err}")
+    for where, spec, role in model_specs(study):
+        problem = spec_problem(spec, study.game, role)
+        if problem:
+            problems.append(f"{where}: {problem}")
+    return problems
+
+
+def ping(spec: str, game: str, role: str) -> dict[str, Any]:
+    """One tiny call to the model: ``{"spec", "ok", "latency_ms", "error"}``."""
+    problem = spec_problem(spec, game, role)
+    if problem:
+        return {"spec": spec, "ok": False, "latency_ms": None, "error": problem}
+    if spec.startswith("offline:"):
+        return {"spec": spec, "ok": True, "latency_ms": 0.0, "error": ""}
+    from games.llm.providers import closing
+    from studyapp.agents import provider_for
+
+    started = time.perf_counter()
+    try:
+        provider = provider_for(spec, cache=False)
+        call = provider.complete(
+            [{"role": "user", "content": "Reply with the word OK."}],
+            temperature=0.0,
+            max_tokens=5,
+        )
+        asyncio.run(closing(call))  # the SDK clients of this short loop are closed with it
+    except Exception as err:  # any failure is the answer to show, not a crash of the admin page
+        return {
+            "spec": spec,
+            "ok": False,
+            "latency_ms": None,
+            "error": f"{type(err).__name__}: {err}",
+        }
+    latency = round((time.perf_counter() - started) * 1000, 1)
+    return {"spec": spec, "ok": True, "latency_ms": latency, "error": ""}

@@ -1,0 +1,150 @@
+"""The table of a participant's round, made from the study's design through the tables services.
+
+Round ``k`` (1-based) plays case ``k - 1`` of the study's case sequence (:mod:`games.cases`), the
+same config as case ``k - 1`` of a model experiment with the study's seed. Twenty Questions tables
+are one person's; Who is Undercover tables gather the people of one study, condition and round
+in a lobby, whose person seats still empty at the wait limit go to the study's replacement agent
+(or, with ``lobby_timeout = "exit"``, the lobby closes and its people get the study's
+lobby-timeout code). Every study table carries in ``Table.options`` what the monitor, the driver
+(turn deadline, dropout policy, idle limit) and the exports read: study, condition, round, and
+the seats meant for people.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.urls import reverse
+
+from games.base import Config
+from games.cases import case_config, case_seed
+from studyapp.participants import design as designs
+from studyapp.participants.models import Participant, Round, Study
+
+
+def round_config(study: Study, number: int, players: int) -> Config:
+    """The game config of round ``number`` (1-based): case ``number - 1`` of the sequence."""
+    options = {"players": players} if study.game == "undercover" else {}
+    return case_config(study.game, study.seed, number - 1, **options)
+
+
+def table_options(study: Study, condition: str, number: int, design: dict[str, Any]) -> dict:
+    options: dict[str, Any] = {
+        "study": study.slug,
+        "condition": condition,
+        "round": number,
+        "turn_deadline_seconds": study.turn_deadline_seconds,
+        "dropout": study.dropout,
+        "idle_limit_seconds": study.idle_limit_seconds,
+        "person_seats": designs.person_seats(design),
+        # A shared table has one Continue link for everyone: it finds each browser's participant.
+        "return_url": reverse("participants:continue", args=[study.slug]),
+    }
+    if study.game == "undercover":
+        options.update(
+            wait_seconds=design["wait_seconds"],
+            lobby_timeout=design["lobby_timeout"],
+            replacement_spec=design["replacement_spec"],
+            lobby_kind=f"study:{study.pk}:{condition}:{number}",
+        )
+        if study.code_lobby_timeout:
+            options["exit_code"] = study.code_lobby_timeout
+    return options
+
+
+def agent_seat(seat: dict[str, Any]) -> dict[str, Any]:
+    from studyapp.pipelines.models import PolicyRecord
+
+    policy = None
+    if seat.get("policy") is not None:
+        policy = PolicyRecord.objects.filter(pk=seat["policy"]).first()
+    return {
+        "kind": "agent",
+        "agent_spec": seat["spec"],
+        "setting": seat.get("setting") or "none",
+        "policy": policy,
+    }
+
+
+def seat_list(design: dict[str, Any], session_key: str = "", person: int | None = None) -> list:
+    """The services' seat dicts; the person seat ``person`` is held by ``session_key``, the other
+    person seats are lobby places."""
+    seats = []
+    for index, seat in enumerate(design["seats"]):
+        if seat["kind"] == designs.PERSON:
+            holder = session_key if index == person else ""
+            seats.append({"kind": "human", "session_key": holder})
+        else:
+            seats.append(agent_seat(seat))
+    return seats
+
+
+def create_round(participant: Participant, number: int, session_key: str) -> Round:
+    """The table of round ``number`` for this participant, and the round that points at it.
+    An Undercover seat may wait in a lobby; a full lobby starts its game once committed."""
+    study = participant.study
+    merged = designs.effective(study, participant.condition)
+    design = merged["design"]
+    if study.game == "undercover":
+        return _join_lobby(participant, number, session_key, design)
+    from studyapp.tables import services
+
+    person = designs.person_seats(design)[0]
+    with transaction.atomic():
+        table = services.create_table(
+            study.game,
+            round_config(study, number, design["players"]),
+            seat_list(design, session_key, person),
+            seed=case_seed(study.seed, number - 1),
+            **table_options(study, participant.condition, number, design),
+        )
+        return Round.objects.create(
+            participant=participant, number=number, table=table, seat=person
+        )
+
+
+def _join_lobby(participant: Participant, number: int, session_key: str, design: dict) -> Round:
+    from studyapp.tables import services
+    from studyapp.tables.models import Seat, Table
+
+    study = participant.study
+    options = table_options(study, participant.condition, number, design)
+    with transaction.atomic():
+        Study.objects.select_for_update().filter(pk=study.pk).first()  # one joiner at a time
+        seat = (
+            Seat.objects.select_for_update()
+            .filter(
+                table__status=Table.Status.LOBBY,
+                table__options__lobby_kind=options["lobby_kind"],
+                kind=Seat.Kind.HUMAN,
+                session_key="",
+                user__isnull=True,
+            )
+            .order_by("table_id", "index")
+            .first()
+        )
+        if seat is None:
+            table = services.create_table(
+                study.game,
+                round_config(study, number, design["players"]),
+                seat_list(design),
+                seed=case_seed(study.seed, number - 1),
+                lobby=True,
+                **options,
+            )
+            seat = table.seats.filter(kind=Seat.Kind.HUMAN).order_by("index").first()
+        seat.session_key = session_key
+        seat.save(update_fields=["session_key"])
+        round_ = Round.objects.create(
+            participant=participant, number=number, table_id=seat.table_id, seat=seat.index
+        )
+        full = not Seat.objects.filter(
+            table_id=seat.table_id, kind=Seat.Kind.HUMAN, session_key="", user__isnull=True
+        ).exists()
+    table = Table.objects.get(pk=seat.table_id)
+    if full:
+        services.start(table)
+    else:
+        services.broadcast(services.table_state(table.pk))
+    return round_
