@@ -86,20 +86,28 @@ _SKIP = {
     "regularly", "daily", "typical", "usual", "normal", "common", "general",
     "there", "here", "when", "while", "where", "before", "after", "during", "about",
     "keep", "kept", "find", "found", "locate", "located", "see", "seen", "spot", "situated",
+    "go", "goes", "went",
 }  # fmt: skip
 # "a piece of furniture", "a kind of fruit": the first word only introduces the second
 _OF_WORDS = {"piece", "kind", "type", "sort", "form", "member", "example", "variety", "bit", "item"}
-_HAS_FRAME = {"have", "contain", "include", "with", "feature", "possess", "come"}
+_HAS_FRAME = {
+    "have", "contain", "include", "with", "feature", "possess", "come", "use", "need", "require",
+    "take", "consume",
+}  # fmt: skip
 _MADE_FRAME = {"make", "build", "construct", "consist", "compose", "craft", "manufacture"}
 _AT_FRAME = {
     "in", "on", "at", "near", "inside", "around", "under", "into", "onto", "by", "beside",
     "next", "among", "within", "across", "from", "beneath", "below", "above", "over", "outside",
+    "part",
 }  # fmt: skip
 _PREP_NORMAL = {"off": "from", "into": "in", "onto": "on"}
+_TRAILING = {"in", "on", "at", "with", "from"}  # prepositions that may end a verb phrase
 _NEGATIONS = {"not", "never", "no", "non"}
 _NUMBERS = {"one", "two", "three", "four", "five", "six", "eight", "many", "several"}
 _LETTERS = re.compile(
-    r"\b(letters?|spell\w*|spelt|alphabet\w*|syllables?|vowels?|consonants?|rhymes?|initials?"
+    r"\b(the letters? [a-z]\b|letters? [a-z]\b|how many letters|letters? (in|of) (the|its|this)"
+    r"|(word|name)\b.*\bletters?|letters?\b.*\b(word|name)|\bletters? long|same letter|double letter"
+    r"|spell\w*|spelt|alphabet\w*|syllables?|vowels?|consonants?|rhymes?|initials?"
     r"|anagram|plural|singular|capital(ized|ised)?|pronounc\w*"
     r"|(starts?|begins?|ends?|starting|beginning|ending|finish\w*) with( an?)?( [a-z])?\b"
     r"|characters? long|(long|short) (word|name)|(word|name) (is )?(long|short)|words? long"
@@ -250,7 +258,7 @@ class KnowledgeBase:
         for concept in self.relations:
             self.phrases.setdefault(tuple(concept.split("_")), ((None, concept, False),))
         for key, value in [*data["synonyms"].items(), *data["phrases"].items()]:
-            meaning = tuple(_meaning(self, part) for part in value.split("+"))
+            meaning = tuple(_meaning(self, part) for part in value.split("+") if part != "-")
             for _, concept, _ in meaning:
                 if concept not in self.relations:
                     raise ValueError(f"{path.name}: {key!r} means {concept!r}, which no fact uses")
@@ -318,10 +326,20 @@ class KnowledgeBase:
         facts |= set(spec["add"])
         facts |= {("is", c) for c in _derived(size, weight) if ("is", c) not in spec["drop"]}
         facts |= {("is", word.lower().replace(" ", "_"))}
+        if ("is", "loud") in facts:
+            facts |= {("act", "make_noise"), ("act", "make_sound")}
         if ("is", "alive") not in facts:
             facts.add(("is", "not_alive"))
         facts -= set(spec["drop"])
         return frozenset(facts)
+
+    def holds_loosely(self, word: str, relation: str | None, concept: str) -> bool:
+        """Like :meth:`holds`, also counting the concept with a preposition ("write_on")."""
+        return any(
+            self.holds(word, relation, form)
+            for form in (concept, *(f"{concept}_{p}" for p in ("on", "in", "with", "from", "at")))
+            if form in self.relations
+        )
 
     def holds(self, word: str, relation: str | None, concept: str) -> bool:
         """Whether a concept holds for a word, read in the relation the question suggests
@@ -366,7 +384,9 @@ def _derived(size: float, weight: float) -> list[str]:
     if size <= 250 and weight <= 500:
         out += ["house_size"]
     if weight <= 25 and size <= 250:
-        out += ["carry", "portable"]
+        out += ["carry"]
+    if weight <= 5 and size <= 100:
+        out += ["portable"]
     return out
 
 
@@ -388,6 +408,7 @@ class Clause:
     relation: str | None
     concept: str
     negated: bool
+    loose: bool = False  # "used for writing": writing with it, on it or in it
 
 
 def _comparison(match: re.Match) -> Test | None:
@@ -443,6 +464,17 @@ def _normalise(question: str) -> tuple[str, bool]:
     text = re.sub(r"\b(you|they|we|i)'(d|ll|re|ve)\b", r"\1", text)
     text = re.sub(r"'s\b", "", text)
     text = re.sub(r",?\s*or not\s*\??\s*$", "?", text)
+    text = re.sub(r"\bout of\b", "from", text)
+    # "is it a fruit, like an apple?": the example only illustrates
+    text = (
+        re.sub(
+            r"(,\s*|\(\s*|\s)(like|such as|for example|for instance|e\.g\.?|say)\s+[a-z ]+?(?=\s*[?.!,)]|$)",
+            " ",
+            text,
+        )
+        if re.search(r"(,|\()\s*(like|such as|for example|for instance|e\.g)|\bsuch as\b", text)
+        else text
+    )
     if leading:
         text = re.sub(r"\bnot\b", "", text, count=1)
     return text, leading
@@ -483,7 +515,8 @@ def read(question: str) -> Test | None:
         return None
 
     def clause_test(clause: Clause) -> Test:
-        return lambda w: KB.holds(w, clause.relation, clause.concept) != clause.negated
+        check = KB.holds_loosely if clause.loose else KB.holds
+        return lambda w: check(w, clause.relation, clause.concept) != clause.negated
 
     tests += [clause_test(c) for c in clauses]
     if disjunctive:
@@ -506,6 +539,8 @@ def _clauses(text: str) -> tuple[list[Clause], bool, bool]:
     disjunctive = "or" in words
     negated = False
     clauses: list[Clause] = []
+    subjects: list[Clause] = []  # read as clauses only when nothing else is asked
+    object_of = -1  # where the object of the last verb would stand
     without = False
     i, n = 0, len(tokens)
     while i < n:
@@ -532,22 +567,28 @@ def _clauses(text: str) -> tuple[list[Clause], bool, bool]:
             hit = KB.phrases.get(tuple(seq))
             if hit is not None and not (
                 # "live in" (fish live in it) but not "live in the forest"
-                len(seq) > 1 and seq[-1] in _AT_FRAME | {"with"} and _next(tokens, j) != IT
+                len(seq) > 1 and seq[-1] in _TRAILING and _next(tokens, j) != IT
             ):
                 best = (hit, positions[-1])
             j += 1
-        if best is not None and len(best[0]) == 1 and _is_verb(best[0][0][1]):
+        if best is not None and len(best[0]) == 1 and _is_verb(tokens[i]):
             # "eat soup out of it", "write notes on it": the verb with the preposition
             for k in range(best[1] + 1, min(best[1] + 4, n - 1)):
-                if tokens[k] in _AT_FRAME | {"with"} and _next(tokens, k) == IT:
-                    hit = KB.phrases.get((best[0][0][1], tokens[k]))
+                if tokens[k] in _TRAILING and _next(tokens, k) == IT:
+                    hit = KB.phrases.get((tokens[i], tokens[k]))
                     if hit is not None:
                         best = (hit, k)
                     break
                 if tokens[k] in (",", "?", ".", IT):
                     break
-        if tokens[i] in ("inside", "outside") and clauses and clauses[-1].relation == "is":
-            i += 1  # "red inside", "spiky on the outside"
+        if tokens[i] in ("inside", "outside") and (
+            (clauses and clauses[-1].relation == "is")  # "red inside", "spiky on the outside"
+            or _next(tokens, i) not in (None, "?", ".", "!", ",", "or", "and", IT)  # "in shoes"
+        ):
+            i += 1
+            continue
+        if best is not None and best[0] == ():  # words that add nothing ("on top", "in place")
+            i = best[1] + 1
             continue
         single = best is not None and best[1] == i
         if (
@@ -558,12 +599,43 @@ def _clauses(text: str) -> tuple[list[Clause], bool, bool]:
             i += 1
             continue
         meaning, last = best
+        if _subject(tokens, i, last, meaning):
+            subjects.extend(Clause("is", c, False) for _, c, _ in meaning)
+            i = last + 1
+            continue
+        if (
+            clauses
+            and clauses[-1].relation in ("use", "act")
+            and object_of == i
+            and not any(fixed or _is_verb(c) for fixed, c, _ in meaning)
+        ):
+            # "does it display images": the verb says it; an object the knowledge base does
+            # not pair with the verb ("display_image") would only narrow it by accident
+            i = last + 1
+            continue
+        purpose = i > 0 and tokens[i - 1] in ("for", "to") and "use" in tokens[:i]
         for fixed, concept, negated_word in meaning:
             relation = fixed or _relation(tokens, surface, i, last, concept)
-            clauses.append(Clause(relation, concept, negated_word != without))
+            clauses.append(Clause(relation, concept, negated_word != without, purpose))
+        object_of = _next_index(tokens, last)
         without = False
         i = last + 1
-    return clauses, disjunctive, negated
+    return clauses or subjects, disjunctive, negated
+
+
+_AUXILIARIES = {"do", "can", "could", "would", "will", "might", "should", "be"}
+
+
+def _subject(tokens: list[str], start: int, end: int, meaning: tuple) -> bool:
+    """Whether a noun is the subject of the question's verb ("do rabbits eat it?", "do fish
+    live in it?"): it stands right after the opening auxiliary and a verb acting on the
+    thing follows. Such a noun says who does something, not what the thing is."""
+    if any(_is_verb(concept) for _, concept, _ in meaning):
+        return False
+    before = [t for t in tokens[:start] if t not in ("a", "an", "the", "most", "some", "many")]
+    if len(before) != 1 or before[0] not in _AUXILIARIES:
+        return False
+    return IT in tokens[end + 1 :] and IT not in tokens[:start]
 
 
 def _next(tokens: list[str], j: int) -> str | None:
@@ -572,6 +644,14 @@ def _next(tokens: list[str], j: int) -> str | None:
         if token not in ("a", "an", "the", "your", "my", "their", "some"):
             return token
     return None
+
+
+def _next_index(tokens: list[str], j: int) -> int:
+    """The index of the next token after ``j`` that is not an article."""
+    for k in range(j + 1, len(tokens)):
+        if tokens[k] not in ("a", "an", "the", "your", "my", "their", "some"):
+            return k
+    return len(tokens)
 
 
 def _is_verb(concept: str) -> bool:
@@ -612,17 +692,21 @@ def _relation(tokens: list[str], surface: list[str], start: int, end: int, conce
             if word in _SUBJECTS or token in _PURPOSE:
                 return "use"
         return "act"
+    found = "is"
     for k in range(start - 1, max(start - 5, -1), -1):
         token = tokens[k]
-        if token in _HAS_FRAME:
-            return "has"
         if token in _MADE_FRAME:
             return "made"
+        if token in ("from", "of"):  # "made from wood", but "comes from space"
+            found = "at" if token == "from" else found
+            continue
+        if token in _HAS_FRAME:
+            return "has"
         if token in _AT_FRAME:
             return "at"
         if token in ("be", IT) or _is_verb(token):
             break
-    return "is"
+    return found
 
 
 def yes_set(question: str) -> frozenset[str] | None:
