@@ -33,6 +33,7 @@ from studyapp.agents import seat_setting
 from studyapp.participants.models import Participant, Round, Study
 from studyapp.participants.pseudonyms import public_record
 from studyapp.tables.models import Seat, Table, Turn
+from studyapp.tables.moves import storable
 
 AGENT_TABLES = "tables"  # the experiment name of tables played outside any study
 VISITORS = "visitors"  # the one player name of every human seat outside a study
@@ -123,7 +124,7 @@ def _logs(table_ids: list[int]) -> dict[int, tuple[list, list, list]]:
     rows = turns.values_list("table_id", "event", "created_at", "usage")
     for table_id, event, created_at, usage in rows.iterator(chunk_size=5000):
         events, times, usages = logs.setdefault(table_id, ([], [], []))
-        events.append(event)
+        events.append(storable(event))  # a turn stored before the move door must not break exports
         times.append(created_at.isoformat() if created_at else None)
         usages.append(usage or None)
     return logs
