@@ -55,7 +55,7 @@ IRREGULAR = {
     "done": "do", "goes": "go", "went": "go", "gone": "go", "its": "it", "bus": "bus",
     "glass": "glass", "gas": "gas", "grass": "grass", "dress": "dress", "brass": "brass",
     "canvas": "canvas", "cactus": "cactus", "cacti": "cactus", "pants": "pants", "peas": "peas",
-    "scissors": "scissors", "pliers": "pliers", "this": "this", "us": "us", "yes": "yes",
+    "scissors": "scissors", "pliers": "pliers", "this": "this", "used": "use", "yes": "yes",
     "always": "always", "sometimes": "sometimes", "glasses": "glasses", "clothes": "clothes",
     "series": "series", "species": "species", "news": "news", "bigger": "big", "biggest": "big",
     "better": "good", "best": "best", "mattress": "mattress", "headphones": "headphone",
@@ -222,15 +222,17 @@ class KnowledgeBase:
         self.data = data
         whole: set[str] = set(IRREGULAR.values())  # words that are a concept by themselves
         parts: set[str] = set()  # words that are part of a longer concept
-        items = [
-            token.lstrip("-").split(":")[-1]
-            for text in [*data["classes"].values(), *data["words"].values()]
-            for token in text.replace("|", " ").split()
-            if "=" not in token and not token.endswith(":")
-        ]
+        items = []
+        for text in [*data["classes"].values(), *data["words"].values()]:
+            relation = "is"
+            for token in text.replace("|", " ").split():
+                if token.endswith(":"):
+                    relation = token[:-1]
+                elif "=" not in token and relation != "class":
+                    items.append(token.lstrip("-").split(":")[-1])
         items += [item for text in data["known"].values() for item in text.split()]
-        items += [value.lstrip("!") for value in data["synonyms"].values()]
-        items += [value.lstrip("!") for value in data["phrases"].values()]
+        for value in [*data["synonyms"].values(), *data["phrases"].values()]:
+            items += [part.lstrip("!").split(".")[-1] for part in value.split("+")]
         items += list(data["synonyms"])
         for item in items:
             (whole if "_" not in item else parts).update(item.split("_"))
@@ -441,6 +443,42 @@ def _comparison(match: re.Match) -> Test | None:
     return lambda w: table[w] < ref
 
 
+_NUMBER_WORDS = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "1": 1, "2": 2, "3": 3, "4": 4, "5": 5, "6": 6, "7": 7, "8": 8,
+}  # fmt: skip
+_COUNT = re.compile(
+    r"\b(more than|over|at least|fewer than|less than|under|exactly|only)\s+"
+    r"(one|two|three|four|five|six|seven|eight|[1-8])\s+([a-z]+)"
+)
+
+
+def _count_test(match: re.Match) -> Test:
+    """ "more than two legs": the number of a part, from facts such as ``has:four_leg``."""
+    how, number, noun = match.groups()
+    n = _NUMBER_WORDS[number]
+    part = KB.lemma(noun)
+
+    def count(word: str) -> int:
+        facts = KB.facts[word]
+        for name, value in (("two", 2), ("four", 4)):
+            if ("has", f"{name}_{part}") in facts:
+                return value
+        return 4 if ("has", part) in facts else 0
+
+    compare = {
+        "more than": lambda c: c > n,
+        "over": lambda c: c > n,
+        "at least": lambda c: c >= n,
+        "fewer than": lambda c: c < n,
+        "less than": lambda c: c < n,
+        "under": lambda c: c < n,
+        "exactly": lambda c: c == n,
+        "only": lambda c: c == n,
+    }[how]
+    return lambda w: compare(count(w))
+
+
 def _normalise(question: str) -> tuple[str, bool]:
     """Lower-case text with contractions spelt out; True when it opens with a negative
     auxiliary ("Isn't it an animal?"), which asks for confirmation rather than negating."""
@@ -504,6 +542,12 @@ def read(question: str) -> Test | None:
             return lambda w: w == name or ("is", concept) in KB.facts[w]
         return lambda w: w in named
     tests: list[Test] = []
+    for match in list(_COUNT.finditer(text)):
+        if "has" in KB.relations.get(KB.lemma(match.group(3)), ()):
+            tests.append(_count_test(match))
+            text = text.replace(match.group(0), " ")
+        else:  # "can more than one person sit on it?"
+            text = text.replace(match.group(0), " " + match.group(3))
     for match in list(_COMPARISON.finditer(text)):
         test = _comparison(match)
         if test is None:
@@ -591,6 +635,14 @@ def _clauses(text: str) -> tuple[list[Clause], bool, bool]:
             i = best[1] + 1
             continue
         single = best is not None and best[1] == i
+        if (
+            (best is None or single)
+            and token in ("work", "function", "operate", "run")
+            and i + 1 < n
+            and tokens[i + 1] in ("without", "with", "on")
+        ):
+            i += 1  # "does it work without electricity?": the rest says what is asked
+            continue
         if (
             best is None
             or (single and tokens[i] in _SKIP)

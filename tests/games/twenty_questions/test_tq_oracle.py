@@ -2,7 +2,8 @@
 
 The development set (``oracle_dev_set.jsonl``) was written before the oracle was tuned, every
 word at least three times; every third line was never looked at while tuning, and is held to the
-same targets. ``oracle_fresh_set.jsonl`` was written later, in other phrasings.
+same targets. ``oracle_fresh_set.jsonl`` was written later, in two rounds, in other phrasings
+(people's, then language models').
 """
 
 from __future__ import annotations
