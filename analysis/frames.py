@@ -237,7 +237,7 @@ def _game_row(record: Record, index: int) -> dict[str, Any]:
         "reward": float(record["reward"]),
         "win": record.get("win"),
         "questions": record.get("questions", _questions(record, seat)),
-        "turns": len(record.get("events") or []),
+        "turns": record.get("turn_count", len(record.get("events") or [])),
         **counts,
         "tokens": _total(counts["input_tokens"], counts["output_tokens"]),
         "chars": _total(counts["input_chars"], counts["output_chars"]),

@@ -24,7 +24,7 @@ from dataclasses import fields
 from typing import Any
 
 import pandas as pd
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from analysis.frames import GAME_COLUMNS, TURN_COLUMNS, games_frame, turns_frame, typed
 from games import get_engine
@@ -65,41 +65,65 @@ def _has_field(model: type, name: str) -> bool:
 
 
 def iter_records(
-    tables: QuerySet[Table], experiment: str = AGENT_TABLES, chunk: int = CHUNK
+    tables: QuerySet[Table], experiment: str = AGENT_TABLES, chunk: int = CHUNK, events: bool = True
 ) -> Iterator[list[dict[str, Any]]]:
     """Lists of records, ``chunk`` tables at a time: one record per evaluated seat of every
     finished game (the questioner in Twenty Questions, every seat in Undercover). Games that were
-    aborted or are still being played are left out: they have no reward to analyse."""
+    aborted or are still being played are left out: they have no reward to analyse.
+
+    A finished Twenty Questions study round whose reward the flow recorded (``Round.reward``, the
+    engine's outcome when the round ended) is not replayed. With ``events=False`` such a round's
+    log is not read either (only counted): the records then serve the games frame, not turns."""
     ids = list(tables.order_by("created_at", "pk").values_list("pk", flat=True))
     visitors: dict[tuple, int] = defaultdict(int)  # next sample of a group outside studies
     for start in range(0, len(ids), chunk):
         part = ids[start : start + chunk]
-        yield _records(part, experiment, visitors)
+        yield _records(part, experiment, visitors, events)
 
 
 def table_records(tables: QuerySet[Table], experiment: str = AGENT_TABLES) -> list[dict[str, Any]]:
     return [record for part in iter_records(tables, experiment) for record in part]
 
 
-def _records(ids: list[int], experiment: str, visitors: dict) -> list[dict[str, Any]]:
+def _records(
+    ids: list[int], experiment: str, visitors: dict, with_events: bool = True
+) -> list[dict[str, Any]]:
     by_id = Table.objects.in_bulk(ids)
     seats: dict[int, list[Seat]] = defaultdict(list)
     for seat in Seat.objects.filter(table_id__in=ids).select_related("policy").order_by("index"):
         seats[seat.table_id].append(seat)
-    logs = _logs(ids)
     rounds: dict[int, dict[int, Round]] = defaultdict(dict)
     has_seat = _has_field(Round, "seat")
     for r in Round.objects.filter(table_id__in=ids).select_related("participant"):
         rounds[r.table_id][getattr(r, "seat", 0) if has_seat else 0] = r
+    known = {
+        pk
+        for pk in ids
+        if by_id[pk].game == "twenty-questions"
+        and by_id[pk].status == Table.Status.FINISHED
+        and (r := rounds[pk].get(0)) is not None
+        and r.reward is not None
+    }
+    logs = _logs(ids if with_events else [pk for pk in ids if pk not in known])
+    counts = {} if with_events else _counts([pk for pk in ids if pk in known])
     records = []
     for pk in ids:
         table = by_id[pk]
         events, times, usages = logs.get(pk, ([], [], []))
-        engine = get_engine(table.game)
-        state = engine.replay(table.config, events)
-        if not engine.is_over(state) or any(e.get("type") == "abort" for e in events):
-            continue
-        outcome = engine.outcome(state)
+        if pk in known:
+            turns, questions = counts.get(pk) or (
+                len(events),
+                sum(e.get("type") == "question" and e.get("seat") == 0 for e in events),
+            )
+            reward = rounds[pk][0].reward
+            outcome = {0: {"role": "questioner", "reward": reward, "questions": questions}}
+        else:
+            turns = None
+            engine = get_engine(table.game)
+            state = engine.replay(table.config, events)
+            if not engine.is_over(state) or any(e.get("type") == "abort" for e in events):
+                continue
+            outcome = engine.outcome(state)
         table_seats = seats[pk]
         oracle = next((s.agent_spec for s in table_seats if s.index == 1), None)
         for seat in table_seats:
@@ -113,8 +137,25 @@ def _records(ids: list[int], experiment: str, visitors: dict) -> list[dict[str, 
             record["turn_usage"] = usages
             record["usage"] = _game_usage(usages) or table.options.get("usage")
             record["policy"] = seat.policy.text if seat.policy_id is not None else None
+            if turns is not None:
+                record["turn_count"] = turns
             records.append(record)
     return records
+
+
+def _counts(table_ids: list[int]) -> dict[int, tuple[int, int]]:
+    """Turns and the questioner's questions per table, counted by the database."""
+    if not table_ids:
+        return {}
+    rows = (
+        Turn.objects.filter(table_id__in=table_ids)
+        .values("table_id")
+        .annotate(
+            n=Count("pk"),
+            q=Count("pk", filter=Q(seat=0, event__type="question")),
+        )
+    )
+    return {row["table_id"]: (row["n"], row["q"]) for row in rows}
 
 
 def _logs(table_ids: list[int]) -> dict[int, tuple[list, list, list]]:
@@ -291,9 +332,10 @@ def started(study: Study, include_pilots: bool = False) -> QuerySet[Participant]
 
 def study_games(study: Study, include_pilots: bool = False) -> pd.DataFrame:
     """The games frame of a study, built chunk by chunk (no turn frame is kept)."""
+    tables = study_tables(study, include_pilots)
     parts = [
         games_frame(records)
-        for records in iter_records(study_tables(study, include_pilots), experiment=study.slug)
+        for records in iter_records(tables, experiment=study.slug, events=False)
     ]
     return _concat(parts, GAME_COLUMNS)
 
@@ -316,7 +358,8 @@ def study_frames(study: Study, include_pilots: bool = False) -> dict[str, pd.Dat
 
 
 def agent_games() -> pd.DataFrame:
-    return _concat([games_frame(r) for r in iter_records(agent_tables())], GAME_COLUMNS)
+    parts = [games_frame(r) for r in iter_records(agent_tables(), events=False)]
+    return _concat(parts, GAME_COLUMNS)
 
 
 def agent_frames() -> dict[str, pd.DataFrame]:
