@@ -52,7 +52,8 @@ def undercover_with_formula_clues():
         "max_vote_rounds": 3,
     }
     table = services.create_table("undercover", config, seats)
-    clues = iter([*CLUES, "it grows on trees", "it is sweet", "you can eat it", "fruit"])
+    plain = ["grows on trees", "sweet", "you eat it", "fruit", "red", "crisp", "pie", "cider"]
+    clues = iter([*CLUES, *plain])
     while services.table_state(table.pk).state.phase == "speak":
         speaker = services.table_state(table.pk).waiting_for()[0]
         services.submit(table.pk, speaker, {"type": "clue", "text": next(clues)})
