@@ -86,7 +86,7 @@ _SKIP = {
     "regularly", "daily", "typical", "usual", "normal", "common", "general",
     "there", "here", "when", "while", "where", "before", "after", "during", "about",
     "keep", "kept", "find", "found", "locate", "located", "see", "seen", "spot", "situated",
-    "go", "goes", "went",
+    "go", "goes", "went", "take", "bring", "put", "own",
 }  # fmt: skip
 # "a piece of furniture", "a kind of fruit": the first word only introduces the second
 _OF_WORDS = {"piece", "kind", "type", "sort", "form", "member", "example", "variety", "bit", "item"}
@@ -102,6 +102,7 @@ _AT_FRAME = {
 }  # fmt: skip
 _PREP_NORMAL = {"off": "from", "into": "in", "onto": "on"}
 _TRAILING = {"in", "on", "at", "with", "from"}  # prepositions that may end a verb phrase
+_MOTION = {"ride", "drive", "take", "go", "bring", "carry", "walk", "fly", "sail", "travel", "run"}
 _NEGATIONS = {"not", "never", "no", "non"}
 _NUMBERS = {"one", "two", "three", "four", "five", "six", "eight", "many", "several"}
 _LETTERS = re.compile(
@@ -430,7 +431,7 @@ def _comparison(match: re.Match) -> Test | None:
     if same:
         by_weight = "heavy" in same
         table, ref = (KB.weight, ref_weight) if by_weight else (KB.size, ref_size)
-        return lambda w: ref / 2 <= table[w] <= ref * 2
+        return lambda w: ref / 3 <= table[w] <= ref * 3
     if word in ("more", "less"):
         by_weight = adjective in ("heavy", "light")
         bigger = (word == "more") != (adjective in ("small", "light"))
@@ -580,8 +581,8 @@ def _clauses(text: str) -> tuple[list[Clause], bool, bool]:
         else:
             tokens.append(KB.lemma(word))
         surface.append(word)
-    disjunctive = "or" in words
-    negated = False
+    disjunctive = "or" in words or "nor" in words
+    negated = "neither" in words  # "neither a fruit nor a vegetable": not (a fruit or a vegetable)
     clauses: list[Clause] = []
     subjects: list[Clause] = []  # read as clauses only when nothing else is asked
     object_of = -1  # where the object of the last verb would stand
@@ -630,6 +631,13 @@ def _clauses(text: str) -> tuple[list[Clause], bool, bool]:
             or _next(tokens, i) not in (None, "?", ".", "!", ",", "or", "and", IT)  # "in shoes"
         ):
             i += 1
+            continue
+        if (
+            i >= 2
+            and tokens[i - 1] == "to"
+            and any(t in _MOTION for t in tokens[max(0, i - 4) : i - 1])
+        ):
+            i = (best[1] if best else i) + 1  # "ride it to school": where to, not what it is
             continue
         if best is not None and best[0] == ():  # words that add nothing ("on top", "in place")
             i = best[1] + 1
