@@ -154,6 +154,12 @@ LLM_CACHE_DIR = env_str("LLM_CACHE_DIR", str(VAR_DIR / "llm-cache"))
 AGENT_DELAY_SECONDS = env_float("AGENT_DELAY_SECONDS", 1.5)
 LOBBY_WAIT_SECONDS = env_int("LOBBY_WAIT_SECONDS", 120)
 TURN_DEADLINE_SECONDS = env_int("TURN_DEADLINE_SECONDS", 120)
+# A Twenty Questions table pauses after this many questions in a row that its answering model
+# could not answer (each is withdrawn, not counted); staff resume it from the live monitor.
+MAX_ORACLE_FAILURES = env_int("MAX_ORACLE_FAILURES", 3)
+# The live monitor marks a table stuck when an agent's turn (after its pause) or a person's turn
+# past their deadline has taken longer than this.
+STUCK_AGENT_TURN_SECONDS = env_float("STUCK_AGENT_TURN_SECONDS", 60)
 HEARTBEAT_SECONDS = env_int("HEARTBEAT_SECONDS", 15)
 
 # Background jobs: a running job whose worker has not written for this long is marked failed

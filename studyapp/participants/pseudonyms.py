@@ -38,6 +38,15 @@ def public_id_for_table(table_id: int) -> str | None:
     return round_.participant.public_id if round_ else None
 
 
+def public_ids_by_seat(table_ids: list[int]) -> dict[tuple[int, int], str]:
+    """Who sits where at these tables, as pseudonyms: ``(table id, seat index) -> public id``
+    for every seat a study participant played (the live monitor's seat column)."""
+    rows = Round.objects.filter(table_id__in=table_ids).values_list(
+        "table_id", "seat", "participant__public_id"
+    )
+    return {(table_id, seat): public_id for table_id, seat, public_id in rows}
+
+
 def public_rounds(participant: Participant) -> list[dict[str, Any]]:
     """A participant's rounds in the shape of the experiment JSONL rows (``round`` 0-based)."""
     return [

@@ -14,6 +14,7 @@ and in its sync thread, so a socket handler never waits for an agent to think.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import logging
 import random
@@ -25,11 +26,11 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import IntegrityError
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from games.base import Agent, Event
-from games.runner import next_event
+from games.runner import REPLY_CHARS, Move, choose
 from studyapp.agents import agent_for_seat, turn_usage
 from studyapp.background import server_loop
 from studyapp.tables.models import Seat, Table, new_exit_code
@@ -93,33 +94,74 @@ def prepare_agent_turn(table_id: int, seq: int) -> AgentTurn | None:
 
 
 async def agent_move(turn: AgentTurn) -> tuple[Event, dict[str, Any]]:
-    """The seat's move and what it cost. A model call that failed after the SDK's retries (or a
-    local model that raised) must not stall the table: it is logged, the turn is the engine's
-    fallback move, and the error is kept in the turn's usage."""
+    """The seat's move and what it cost. An agent that cannot move (it could not be built, its
+    model call failed after the SDK's retries, its replies held no usable move) must neither stall
+    the table nor cost anyone a turn: it is logged, the engine's ``failed`` move is made in its
+    place (an oracle withdraws the question, other seats make the fallback move), and the turn's
+    usage says why: ``error``, and ``reply``, the start of the model's last text, if it sent one."""
     snap, index = turn.snap, turn.index
-    error = turn.error
-    event: Event | None = None
-    if turn.agent is not None:
+    if turn.agent is None:
+        move = Move(snap.engine.failed(snap.state, index, turn.error), turn.error)
+    else:
         try:
-            event = await next_event(snap.engine, snap.state, index, turn.agent)
-        except Exception as err:
+            move = await choose(snap.engine, snap.state, index, turn.agent)
+        except Exception as err:  # a local model that raised, a bug in an agent
             log.exception("table %s: the agent of seat %s failed", snap.table.pk, index)
             error = f"{type(err).__name__}: {err}"
+            move = Move(snap.engine.failed(snap.state, index, error), error)
     usage = turn_usage(turn.agent)
-    if event is not None and "error" not in usage:
-        return event, usage
-    if event is not None:  # the agent met a failed call and made its do-nothing move
-        log.warning("table %s: seat %s falls back: %s", snap.table.pk, index, usage["error"])
-    usage["error"] = error or usage["error"]
-    return snap.engine.fallback(snap.state, index), usage
+    if move.error:
+        log.warning("table %s: seat %s could not move: %s", snap.table.pk, index, move.error)
+        usage["error"] = move.error
+        if move.reply:
+            usage["reply"] = move.reply[:REPLY_CHARS]
+    return move.event, usage
 
 
 def finish_agent_turn(snap: TableState, event: Event, usage: dict[str, Any]) -> str:
+    """Commit an agent's move. A withdrawn question that makes ``max_oracle_failures`` in a row
+    pauses the table in the same transaction, so nothing is scheduled after it; staff see it on
+    the live monitor and :func:`resume` it."""
+    new_state = snap.engine.apply(snap.state, event)
+    limit = int(snap.table.option("max_oracle_failures"))
+    pause = event["type"] == "void" and failures_in_a_row([*snap.events, event]) >= limit
+    playing = snap.table.status
     try:
-        commit(snap, event, snap.engine.apply(snap.state, event), usage=usage)
+        with transaction.atomic() if pause else contextlib.nullcontext():
+            if pause:
+                Table.objects.filter(pk=snap.table.pk).update(status=Table.Status.PAUSED)
+                snap.table.status = Table.Status.PAUSED
+            commit(snap, event, new_state, usage=usage)
     except IntegrityError:
+        snap.table.status = playing
         return "duplicate"
+    if pause:
+        log.error("table %s paused: %s questions in a row not answered", snap.table.pk, limit)
+        return "paused"
     return "moved"
+
+
+def failures_in_a_row(events: list[Event]) -> int:
+    """Questions withdrawn (``void``) since the oracle last answered."""
+    count = 0
+    for event in reversed(events):
+        if event["type"] == "answer":
+            break
+        count += event["type"] == "void"
+    return count
+
+
+def resume(table_id: int) -> bool:
+    """Staff resume a paused table (the answering model works again): play goes on where it
+    stopped, and a further failure pauses it again at once."""
+    if not Table.objects.filter(pk=table_id, status=Table.Status.PAUSED).update(
+        status=Table.Status.PLAYING
+    ):
+        return False
+    snap = table_state(table_id)
+    broadcast(snap)
+    advance(snap)
+    return True
 
 
 def take_agent_turn(table_id: int, seq: int) -> str:

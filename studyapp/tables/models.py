@@ -28,6 +28,7 @@ class Table(models.Model):
         PLAYING = "playing", "playing"
         FINISHED = "finished", "finished"
         ABORTED = "aborted", "ended early"
+        PAUSED = "paused", "paused (the answering model failed)"
 
     game = models.CharField(max_length=32)
     config = models.JSONField()
@@ -37,7 +38,8 @@ class Table(models.Model):
         default=default_options,
         blank=True,
         help_text="wait_seconds, lobby_timeout (fill|exit), turn_deadline_seconds, "
-        "dropout (replace|skip|end), agent_delay_seconds, replacement_spec.",
+        "dropout (replace|skip|end), agent_delay_seconds, replacement_spec, "
+        "max_oracle_failures; study tables add study, condition and round.",
     )
     exit_code = models.CharField(
         max_length=32, blank=True, help_text="Paid exit code for humans released from a lobby."
@@ -65,6 +67,7 @@ class Table(models.Model):
             "turn_deadline_seconds": settings.TURN_DEADLINE_SECONDS,
             "dropout": "replace",
             "agent_delay_seconds": settings.AGENT_DELAY_SECONDS,
+            "max_oracle_failures": settings.MAX_ORACLE_FAILURES,
         }
         if name == "replacement_spec":
             return self.options.get(name) or settings.DEFAULT_AGENT_SPEC

@@ -50,6 +50,7 @@ def board_context(snap: TableState, seat: int | None, error: str | None = None) 
         "status": table.status,
         "lobby": table.status == Table.Status.LOBBY,
         "playing": table.status == Table.Status.PLAYING and not snap.is_over,
+        "paused": table.status == Table.Status.PAUSED,
         "seat_index": seat,
         "spectator": seat is None,
         "replaced": viewer is not None and viewer.kind == Seat.Kind.AGENT,

@@ -34,7 +34,11 @@ from studyapp.tables.moves import clean_action, storable
 
 COMMIT_ATTEMPTS = 5
 # Event types only the driver writes (the engine accepts them from anyone, so we must filter).
-DRIVER_EVENTS = ("abort", "takeover")
+DRIVER_EVENTS = ("abort", "takeover", "void")
+PAUSED_MESSAGE = (
+    "The game is paused: the answering side is unavailable. The researchers have been told; "
+    "please wait, your questions so far are kept."
+)
 # Folds of tables being played, per process: enough for every table a server holds sockets for.
 RECENT_TABLES = 5000
 
@@ -192,6 +196,8 @@ def validate(snap: TableState, seat: int, action: dict[str, Any]) -> tuple[Event
     status = snap.table.status
     if status == Table.Status.LOBBY:
         raise IllegalMove("The game has not started yet: waiting for players.")
+    if status == Table.Status.PAUSED:
+        raise IllegalMove(PAUSED_MESSAGE)
     if status != Table.Status.PLAYING or snap.is_over:
         raise IllegalMove("The game is over.")
     if snap.seat(seat).kind != Seat.Kind.HUMAN:

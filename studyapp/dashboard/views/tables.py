@@ -70,8 +70,11 @@ def expected_turn_seconds(table: Table, kind: str) -> float | None:
     deadline (they may think as long as they like)."""
     if kind == Seat.Kind.AGENT:
         return float(table.option("agent_delay_seconds")) + settings.STUCK_AGENT_TURN_SECONDS
-    deadline = driver.turn_deadline(table)
-    return None if deadline is None else deadline + settings.STUCK_AGENT_TURN_SECONDS
+    try:
+        deadline = float(table.option("turn_deadline_seconds") or 0)
+    except (TypeError, ValueError):
+        return None
+    return deadline + settings.STUCK_AGENT_TURN_SECONDS if deadline > 0 else None
 
 
 def build_rows(tables: list[Table], now: datetime) -> list[Row]:

@@ -116,7 +116,7 @@ def test_a_failing_model_falls_back_and_the_table_goes_on(
     assert "InternalServerError" in first.usage["error"]
     assert first.usage["calls"] == 1 and first.usage["retries"] == 4  # the SDK's own retries
     assert site.faults()["500"] == 5 * sum(1 for t in turns(table) if t.seat == 0)
-    assert any("falls back" in message for message in caplog.messages)
+    assert any("could not move" in message for message in caplog.messages)
 
 
 def test_a_seat_that_cannot_be_built_falls_back_with_the_reason(tmp_path) -> None:
@@ -163,9 +163,14 @@ def test_a_local_model_plays_a_turn(tmp_path, session_key: str) -> None:
         "twenty-questions", APPLE, [{"kind": "human", "session_key": session_key}, oracle]
     )
     services.submit(table, 0, {"type": "question", "text": "Is it a fruit?"})
-    question, answer = turns(table)  # the local oracle answered; the human asks next
-    assert answer.seat == 1 and answer.event["type"] == "answer"
-    assert question.usage == {} and "error" not in answer.usage
+    # The tiny local oracle answered, or (no usable reply) withdrew the question and said why;
+    # either way the human asks next.
+    question, answer = turns(table)
+    assert answer.seat == 1 and question.usage == {}
+    if answer.event["type"] == "answer":
+        assert "error" not in answer.usage
+    else:
+        assert answer.event["type"] == "void" and answer.usage["error"] and answer.usage["reply"]
     assert answer.usage["calls"] >= 1 and answer.usage["input_tokens"] > 0
     assert answer.usage["output_chars"] > 0
     assert services.table_state(table).waiting_for() == [0]

@@ -1,0 +1,147 @@
+"""``manage.py pilot SLUG --participants N [--base URL]``: bots take the study end to end.
+
+The bots go through the served site (``make run``, or the production topology) exactly as people
+would, flagged as pilots by a signed token only staff can make (studyapp.participants.pilots).
+Afterwards the command reads what the site recorded for them and prints one JSON report: each
+bot's path (status, condition, rounds, code, payment) and each table (status, who sat where), with
+the checks a pilot is for: every table finished by the rules, people and agents at the same
+tables, conditions in balance, every person's consent time, condition, rounds, code and payment.
+The command uses this project's settings, so run it against a site that shares its database and
+SECRET_KEY (or pass ``--token`` from one that does).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from collections import Counter
+from decimal import Decimal
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from studyapp.participants import flow, pilots
+from studyapp.participants.models import Participant, Study
+from studyapp.participants.pilot_bot import BotResult, run_bots
+
+
+class Command(BaseCommand):
+    help = "Play N simulated participants through a study's real link against a running site."
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("slug")
+        parser.add_argument("--participants", type=int, default=4)
+        parser.add_argument("--base", default="http://127.0.0.1:8000")
+        parser.add_argument("--token", default="", help="a pilot token (default: made here)")
+        parser.add_argument("--prefix", default="PILOT", help="start of the bots' Prolific IDs")
+
+    def handle(self, *args: object, **options: Any) -> None:
+        study = Study.objects.filter(slug=options["slug"]).first()
+        if study is None:
+            raise CommandError(f"no study {options['slug']!r}")
+        if options["participants"] < 1:
+            raise CommandError("--participants must be 1 or more")
+        answers = [check["answer"] for check in flow.study_checks(study)]
+        token = options["token"] or pilots.pilot_token(study.slug)
+        results = asyncio.run(
+            run_bots(
+                options["base"],
+                study.slug,
+                options["participants"],
+                token=token,
+                answers=answers,
+                prefix=options["prefix"],
+            )
+        )
+        report = pilot_report(study, results)
+        self.stdout.write(json.dumps(report, indent=2, default=str))
+        if not report["ok"]:
+            raise CommandError("the pilot found problems: " + "; ".join(report["problems"]))
+
+
+def pilot_report(study: Study, results: list[BotResult]) -> dict[str, Any]:
+    """What the site recorded for the bots, and the problems a pilot is meant to catch."""
+    from studyapp.tables import services
+    from studyapp.tables.models import Table
+
+    problems = [f"bot {r.index}: {r.error}" for r in results if r.error]
+    by_public = {
+        p.public_id: p
+        for p in Participant.objects.filter(
+            study=study, public_id__in=[r.public_id for r in results if r.public_id]
+        )
+    }
+    people = []
+    for result in results:
+        participant = by_public.get(result.public_id)
+        if participant is None:
+            people.append({"bot": result.index, "status": result.status or "no record"})
+            continue
+        expected_code = participant.completion_code
+        row = {
+            "bot": result.index,
+            "public_id": participant.public_id,
+            "pilot": participant.is_pilot,
+            "status": participant.status,
+            "condition": participant.condition,
+            "consented_at": participant.consented_at,
+            "rounds_finished": participant.rounds_finished,
+            "total_reward": participant.total_reward,
+            "code_shown": result.code,
+            "payment_amount": participant.payment_amount,
+            "bonus": participant.bonus,
+        }
+        people.append(row)
+        if not participant.is_pilot:
+            problems.append(f"{participant.public_id} is not flagged as a pilot")
+        if participant.status == Participant.Status.FINISHED:
+            if participant.consented_at is None:
+                problems.append(f"{participant.public_id} finished without a consent time")
+            if participant.rounds_finished != study.rounds:
+                problems.append(f"{participant.public_id} finished {participant.rounds_finished}")
+            if result.code != expected_code:
+                problems.append(f"{participant.public_id} was shown {result.code!r}")
+            if participant.payment_amount != Decimal(study.payment_amount):
+                problems.append(f"{participant.public_id} is owed {participant.payment_amount}")
+        started = participant.status in Participant.STARTED
+        if study.conditions.exists() and started and not participant.assignment:
+            problems.append(f"{participant.public_id} has no logged condition")
+    table_ids = sorted({t for r in results for t in r.tables})
+    tables = []
+    for table in Table.objects.filter(pk__in=table_ids).prefetch_related("seats"):
+        seats = [
+            {"index": s.index, "kind": s.kind, "agent_spec": s.agent_spec}
+            for s in table.seats.all()
+        ]
+        row = {
+            "table": table.pk,
+            "status": table.status,
+            "condition": table.options.get("condition", ""),
+            "round": table.options.get("round"),
+            "seats": seats,
+        }
+        if table.status == Table.Status.FINISHED:
+            snap = services.table_state(table.pk)
+            row["end"] = (
+                snap.engine.outcome(snap.state).get(0, {}).get("end") if snap.is_over else None
+            )
+        else:
+            problems.append(f"table {table.pk} is {table.status}, not finished")
+        tables.append(row)
+    finished_people = Counter(
+        p["condition"] for p in people if p.get("status") == Participant.Status.FINISHED
+    )
+    return {
+        "study": study.slug,
+        "participants": len(results),
+        "finished": sum(finished_people.values()),
+        "conditions": dict(finished_people),
+        "mixed_tables": sum(
+            1 for t in tables if {s["kind"] for s in t["seats"]} == {"human", "agent"}
+        ),
+        "tables": tables,
+        "people": people,
+        "problems": problems,
+        "ok": not problems,
+    }

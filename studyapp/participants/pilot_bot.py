@@ -1,0 +1,227 @@
+"""Simulated participants that take a study through its real link, over HTTP and the WebSocket.
+
+A bot is one browser: its own cookie jar (so its own Django session), the study link with a
+Prolific-style ID and the staff-issued pilot token, the consent form, the comprehension checks,
+then every round: it starts the round on the play page, opens the table's socket and answers each
+board the server pushes with a scripted move, and goes back to the play page when the game is
+over. It reads only what a person's browser gets (pages and the boards pushed to its seat), so a
+pilot tests exactly what participants will meet.
+
+Scripted behaviour: a Twenty Questions questioner names the candidate words in the order the
+board lists them (each a guess, so the round ends when it finds the word or runs out of
+questions); an oracle answers "No"; an Undercover player gives a new plain sentence in each
+speaking round and votes for the first seat the ballot offers.
+
+No Django import here: the management command ``pilot`` gives the bots what they need (the
+study's check answers and the pilot token) and reads the results from the database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+import aiohttp
+
+CSRF_RE = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+VERSION_RE = re.compile(r'name="version" value="([^"]*)"')
+PUBLIC_ID_RE = re.compile(r"/p/([^/]+)/")
+TABLE_RE = re.compile(r"/tables/(\d+)/")
+CODE_RE = re.compile(r'id="completion-code">([^<]*)<')
+SEQ_RE = re.compile(r'data-seq="(\d+)"')
+STATUS_RE = re.compile(r'data-status="(\w+)"')
+TARGET_RE = re.compile(r'name="target" value="(\d+)"')
+ANSWER_RE = re.compile(r'name="answer" value="([^"]+)"')
+CANDIDATES_RE = re.compile(r"Candidate words</summary>\s*<p[^>]*>(.*?)</p>", re.S)
+ROUND_TIMEOUT_SECONDS = 900
+
+
+@dataclass
+class BotResult:
+    """What one simulated participant went through."""
+
+    index: int
+    pid: str
+    public_id: str = ""
+    status: str = ""
+    code: str = ""
+    rounds: int = 0
+    tables: list[int] = field(default_factory=list)
+    moves: int = 0
+    error: str = ""
+
+
+class PilotBot:
+    def __init__(
+        self,
+        base: str,
+        slug: str,
+        index: int,
+        *,
+        token: str,
+        answers: list[str],
+        policy: str = "Ask broad questions first, then narrow down.",
+        prefix: str = "PILOT",
+    ) -> None:
+        self.base = base.rstrip("/")
+        self.slug = slug
+        self.token = token
+        self.answers = answers
+        self.policy = policy
+        self.result = BotResult(index=index, pid=f"{prefix}{index:04d}")
+        self.session: aiohttp.ClientSession | None = None
+        self.said: set[str] = set()
+
+    # --- HTTP -----------------------------------------------------------------------------
+
+    async def get(self, path: str) -> tuple[str, str]:
+        assert self.session is not None
+        async with self.session.get(self._url(path)) as response:
+            return str(response.url), await response.text()
+
+    async def post(self, path: str, page: str, data: dict[str, Any]) -> tuple[str, str]:
+        """Submit a form of ``page`` (its CSRF token included), following redirects."""
+        assert self.session is not None
+        found = CSRF_RE.search(page)
+        form = {"csrfmiddlewaretoken": found.group(1) if found else "", **data}
+        headers = {"Referer": self._url(path)}
+        async with self.session.post(self._url(path), data=form, headers=headers) as response:
+            text = await response.text()
+            if response.status >= 400:
+                raise RuntimeError(f"POST {path} answered {response.status}")
+            return str(response.url), text
+
+    def _url(self, path: str) -> str:
+        return path if path.startswith("http") else self.base + path
+
+    # --- the path ---------------------------------------------------------------------------
+
+    async def run(self) -> BotResult:
+        jar = aiohttp.CookieJar(unsafe=True)  # cookies for a plain IP address such as 127.0.0.1
+        timeout = aiohttp.ClientTimeout(total=60)
+        try:
+            async with aiohttp.ClientSession(cookie_jar=jar, timeout=timeout) as self.session:
+                await self.walk()
+        except Exception as err:  # a pilot reports what went wrong for each participant
+            self.result.error = f"{type(err).__name__}: {err}"
+        return self.result
+
+    async def walk(self) -> None:
+        query = urlencode(
+            {
+                "PROLIFIC_PID": self.result.pid,
+                "STUDY_ID": "PILOT",
+                "SESSION_ID": f"S{self.result.index}",
+                "pilot": self.token,
+            }
+        )
+        link = f"/s/{self.slug}/?{query}"
+        url, page = await self.get(link)
+        if 'id="study-full"' in page:
+            self.result.status = "full"
+            return
+        url, page = await self.post(link, page, {})
+        for _ in range(10_000):
+            step = urlsplit(url).path.rstrip("/").rsplit("/", 1)[-1]
+            found = PUBLIC_ID_RE.search(urlsplit(url).path)
+            if found:
+                self.result.public_id = found.group(1)
+            if step == "consent":
+                version = VERSION_RE.search(page)
+                data = {"version": version.group(1) if version else "", "agree": "on"}
+                url, page = await self.post(url, page, data)
+            elif step == "instructions":
+                data = {f"check_{i}": answer for i, answer in enumerate(self.answers)}
+                url, page = await self.post(url, page, data)
+            elif step == "play":
+                url, page = await self.post(url, page, {})
+                table = TABLE_RE.search(urlsplit(url).path)
+                if table is None:
+                    continue  # sent back to the right step
+                await self.play_table(int(table.group(1)))
+                self.result.rounds += 1
+                url, page = await self.get(f"/p/{self.result.public_id}/")
+            elif step == "policy":
+                url, page = await self.post(url, page, {"policy": self.policy})
+            elif step == "done":
+                code = CODE_RE.search(page)
+                self.result.code = html.unescape(code.group(1)) if code else ""
+                status = re.search(r'data-status="(\w+)"', page)
+                self.result.status = status.group(1) if status else "done"
+                return
+            else:
+                raise RuntimeError(f"unexpected page {url}")
+        raise RuntimeError("too many steps")
+
+    # --- a table ----------------------------------------------------------------------------
+
+    async def play_table(self, table_id: int) -> None:
+        assert self.session is not None
+        self.result.tables.append(table_id)
+        parts = urlsplit(self.base)
+        scheme = "wss" if parts.scheme == "https" else "ws"
+        ws_url = f"{scheme}://{parts.netloc}/ws/tables/{table_id}/"
+        acted: set[int] = set()
+        async with self.session.ws_connect(
+            ws_url, headers={"Origin": self.base}, heartbeat=20
+        ) as socket:
+            while True:
+                message = await socket.receive(timeout=ROUND_TIMEOUT_SECONDS)
+                if message.type != aiohttp.WSMsgType.TEXT:
+                    raise RuntimeError(f"the table socket closed ({message.type.name})")
+                board = message.data
+                status = STATUS_RE.search(board)
+                if status and status.group(1) in ("finished", "aborted"):
+                    return
+                if 'id="after-game"' in board:
+                    return
+                seq_found = SEQ_RE.search(board)
+                seq = int(seq_found.group(1)) if seq_found else -1
+                move = self.move(board)
+                if move is None or (seq in acted and 'id="move-error"' not in board):
+                    continue
+                acted.add(seq)
+                self.result.moves += 1
+                await socket.send_str(json.dumps(move))
+
+    def move(self, board: str) -> dict[str, Any] | None:
+        """The scripted move for this board, or None when it is not this seat's turn."""
+        if 'id="clue-text"' in board:
+            n = len(self.said) + 1
+            text = f"Pilot {self.result.index} offers plain idea number {n} about it."
+            self.said.add(text)
+            return {"type": "clue", "text": text}
+        if 'id="cast-vote"' in board:
+            targets = TARGET_RE.findall(board)
+            return {"type": "vote", "target": int(targets[0]) if targets else None}
+        if 'name="type" value="question"' in board:
+            asked = int(re.search(r'id="question-(\d+)"', board).group(1))
+            words = self.candidates(board)
+            word = words[asked % len(words)] if words else "a dog"
+            return {"type": "question", "text": f"Is it {word}?"}
+        if 'name="type" value="answer"' in board:
+            answers = ANSWER_RE.findall(board)
+            return {"type": "answer", "answer": "No" if "No" in answers else answers[0]}
+        return None
+
+    @staticmethod
+    def candidates(board: str) -> list[str]:
+        found = CANDIDATES_RE.search(board)
+        if not found:
+            return []
+        return [w.strip() for w in html.unescape(found.group(1)).split(",") if w.strip()]
+
+
+async def run_bots(
+    base: str, slug: str, count: int, *, token: str, answers: list[str], prefix: str = "PILOT"
+) -> list[BotResult]:
+    bots = [
+        PilotBot(base, slug, index, token=token, answers=answers, prefix=prefix)
+        for index in range(1, count + 1)
+    ]
+    return list(await asyncio.gather(*(bot.run() for bot in bots)))
