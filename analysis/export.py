@@ -22,7 +22,10 @@ from typing import Any
 
 import pandas as pd
 
-from analysis.safe_csv import restore_cell, safe_cell, safe_frame
+from analysis.safe_csv import restore_cell, safe_cell
+
+# Cells that could need the guard: a quick vectorised filter; safe_cell decides for each of them.
+RISKY = r"^'*(?:[\t\r]|\s*[=+\-@])"
 
 FORMATS = ("csv", "parquet")
 NA = "\\N"
@@ -33,6 +36,30 @@ FIELD_TYPES = {"Int64": "integer", "float64": "number", "boolean": "boolean", "s
 
 def field_type(dtype: Any) -> str:
     return FIELD_TYPES.get(str(dtype), "string")
+
+
+def holds_text(column: pd.Series) -> bool:
+    dtype = column.dtype
+    return pd.api.types.is_object_dtype(dtype) or isinstance(
+        dtype, (pd.StringDtype, pd.CategoricalDtype)
+    )
+
+
+def guarded(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every text cell through :func:`analysis.safe_csv.safe_cell` (the same result
+    as ``safe_csv.safe_frame``), calling it only on the cells a vectorised filter flags."""
+    out = frame.rename(columns=safe_cell)
+    copied = False
+    for column in frame.columns:
+        values = frame[column]
+        if not holds_text(values):
+            continue
+        risky = values.astype("string").str.contains(RISKY, regex=True, na=False)
+        if risky.any():
+            if not copied:
+                out, copied = out.copy(), True
+            out.loc[risky.to_numpy(), safe_cell(column)] = values[risky].map(safe_cell)
+    return out
 
 
 class FrameWriter:
@@ -56,10 +83,10 @@ class FrameWriter:
         if self.format == "csv":
             if self._handle is None:
                 self._handle = self.path.open("w", encoding="utf-8", newline="")
-                frame = safe_frame(frame)
+                frame = guarded(frame)
                 frame.to_csv(self._handle, index=False, na_rep=NA, lineterminator=EOL)
             else:
-                safe_frame(frame).to_csv(
+                guarded(frame).to_csv(
                     self._handle, index=False, header=False, na_rep=NA, lineterminator=EOL
                 )
         else:

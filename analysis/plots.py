@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
@@ -84,7 +85,18 @@ def curves_figure(
         style = styles()
         rounds = [t for line in lines if line.kind != "reference" for t in line.t]
         last = max(rounds) if rounds else 1
+        thin = [line for line in lines if line.kind == "thin"]
+        if thin:  # one artist for every participant: fast to draw even for thousands
+            collection = LineCollection(
+                [list(zip(line.t, line.values, strict=True)) for line in thin],
+                **_look(thin[0], style),
+            )
+            ax.add_collection(collection)
+            handles.setdefault(thin[0].label, collection)
+            top = max(top, *[v for line in thin for v in line.values if pd.notna(v)] or [0.0])
         for line in lines:
+            if line.kind == "thin":
+                continue
             look = _look(line, style)
             if line.kind == "reference":  # a constant: across the whole axes, even for one round
                 artist = ax.axhline(line.values[0], label=line.label, **look)
@@ -97,8 +109,7 @@ def curves_figure(
                     )  # fmt: skip
                     top = max(top, *[v for v in line.high if pd.notna(v)] or [0.0])
             top = max(top, *[v for v in line.values if pd.notna(v)] or [0.0])
-            if line.kind != "thin" or line.label not in handles:
-                handles.setdefault(line.label, artist)
+            handles.setdefault(line.label, artist)
         ax.set_title(title)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # rounds are whole numbers
         ax.set_xlim(0.5, last + 0.5)
@@ -121,7 +132,7 @@ def _look(line: Line, style: Iterator[dict]) -> dict:
     if line.kind == "reference":
         return {"color": "black", "linestyle": ":", "linewidth": 1.5}
     if line.kind == "thin":
-        return {"color": "#aaaaaa", "linewidth": 0.8, "linestyle": "-"}
+        return {"color": "#aaaaaa", "linewidth": 0.8, "linestyle": "-", "label": line.label}
     if line.kind == "emphasis":
         return {"color": "black", "linewidth": 2.5, "marker": "o", "markevery": every}
     return next(style) | {"linewidth": 1.2, "markersize": 4, "markevery": every}
