@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from games import get_engine
+from games.cases import case_item
 from tests.e2e.site import LiveSite
 
 pytestmark = pytest.mark.e2e
@@ -64,8 +64,9 @@ def site(tmp_path: Path) -> Iterator[Site]:
 
 
 def answer_word(round_number: int) -> str:
-    """The word of round k: the study draws it from seed + k, the same for every participant."""
-    return get_engine("twenty-questions").new_config(STUDY_SEED + round_number)["answer"]
+    """The word of round k: case k-1 of the study's case sequence, the same for every
+    participant and for a model experiment with the same seed."""
+    return case_item("twenty-questions", STUDY_SEED, round_number - 1)
 
 
 class SocketFrames:
@@ -119,6 +120,7 @@ def test_a_participant_completes_a_study_and_staff_mark_them_paid(site: Site, br
     participant.check("#id_agree")
     participant.click("#consent")
     expect(participant.locator("h1")).to_have_text("How to play")
+    expect(participant.locator("#study-name")).to_have_text("E2E study")
     participant.get_by_label("Yes, No or Invalid").check()
     participant.click("#practice")
 
