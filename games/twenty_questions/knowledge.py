@@ -102,6 +102,8 @@ _AT_FRAME = {
 }  # fmt: skip
 _PREP_NORMAL = {"off": "from", "into": "in", "onto": "on"}
 _TRAILING = {"in", "on", "at", "with", "from"}  # prepositions that may end a verb phrase
+_QUANTIFIERS = {"lot", "lots", "many", "several", "much", "plenty", "loads", "bunch"}
+_QUANTIFIED = {"carry", "have", "hold", "contain", "store", "seat", "fit", "transport"}
 _MOTION = {"ride", "drive", "take", "go", "bring", "carry", "walk", "fly", "sail", "travel", "run"}
 _NEGATIONS = {"not", "never", "no", "non"}
 _NUMBERS = {"one", "two", "three", "four", "five", "six", "eight", "many", "several"}
@@ -123,18 +125,55 @@ _FILLER = {
     "is", "it", "a", "an", "the", "one", "of", "these", "those", "following", "either", "or",
     "and", "any", "maybe", "perhaps", "could", "be", "among", "in", "this", "list", "set",
     "group", "word", "words", "answer", "candidate", "candidates", "option", "options",
-    "choices", "something", "thing", "does", "belong", "to", "are", "they", "them", "my",
+    "choices", "something", "thing", "belong", "to", "are", "they", "them", "my",
     "guess", "i", "think", "s", "two", "three", "few", ",", ":", ";", ".", "?", "!",
     "/", "(", ")", "-", "possibly", "probably",
 }  # fmt: skip
 _COMPARISON = re.compile(
-    r"\b(?:(more|less|bigger|larger|smaller|heavier|lighter|taller|shorter|longer|wider|tinier"
+    r"\b(weigh\s+|weighs\s+|weight\s+)?(?:(more|less|bigger|larger|smaller|heavier|lighter|taller|shorter|longer|wider|tinier"
     r"|greater|higher|huger|thinner)\s*(?:(big|large|small|heavy|light|tall|long|wide|huge)\s*)?"
     r"(?:in size\s*|in weight\s*|overall\s*)?than|(?:about |around |roughly |approximately )?"
     r"(?:the )?(same size as|as big as|as large as|the size of|as heavy as|size of))"
     r"\s+(?:an?\s+|the\s+|your\s+|my\s+|typical\s+|average\s+|normal\s+|regular\s+|standard\s+)*"
-    r"([a-z][a-z \-]*?)(?=\s*(?:[?.,!;]|\bor\b|\band\b|\bbut\b|$))"
+    r"([a-z0-9][a-z0-9 .\-]*?)(?=\s*(?:[?,!;]|\.\s|\.$|\bor\b|\band\b|\bbut\b|$))"
 )
+# units people compare with: size in cm or weight in kg per unit
+_UNITS = {
+    "kg": ("weight", 1.0), "kilo": ("weight", 1.0), "kilogram": ("weight", 1.0),
+    "kilogramme": ("weight", 1.0), "g": ("weight", 0.001), "gram": ("weight", 0.001),
+    "gramme": ("weight", 0.001), "pound": ("weight", 0.4536), "lb": ("weight", 0.4536),
+    "lbs": ("weight", 0.4536), "ounce": ("weight", 0.02835), "oz": ("weight", 0.02835),
+    "ton": ("weight", 1000.0), "tonne": ("weight", 1000.0), "stone": ("weight", 6.35),
+    "cm": ("size", 1.0), "centimeter": ("size", 1.0), "centimetre": ("size", 1.0),
+    "mm": ("size", 0.1), "millimeter": ("size", 0.1), "millimetre": ("size", 0.1),
+    "m": ("size", 100.0), "meter": ("size", 100.0), "metre": ("size", 100.0),
+    "inch": ("size", 2.54), "inche": ("size", 2.54), "in": ("size", 2.54), "foot": ("size", 30.48),
+    "feet": ("size", 30.48), "ft": ("size", 30.48), "yard": ("size", 91.44),
+    "km": ("size", 100000.0), "kilometer": ("size", 100000.0), "kilometre": ("size", 100000.0),
+    "mile": ("size", 160934.0),
+}  # fmt: skip
+_AMOUNT = re.compile(
+    r"^(?:(\d+(?:\.\d+)?)|(an?|one|two|three|four|five|six|ten|twenty|fifty|a hundred|hundred))?"
+    r"\s*([a-z]+)$"
+)
+_AMOUNT_WORDS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "ten": 10,
+    "twenty": 20, "fifty": 50, "a hundred": 100, "hundred": 100,
+}  # fmt: skip
+
+
+def _amount(reference: str) -> tuple[str, float] | None:
+    """ "50 kg" -> ("weight", 50.0); "a meter" -> ("size", 100.0); None if not an amount."""
+    match = _AMOUNT.match(reference.strip())
+    if match is None:
+        return None
+    digits, words, unit = match.groups()
+    unit = unit if unit in _UNITS else unit.rstrip("s")
+    if unit not in _UNITS:
+        return None
+    number = float(digits) if digits else _AMOUNT_WORDS.get(words or "one", 1)
+    measure, factor = _UNITS[unit]
+    return measure, number * factor
 
 
 def _load_json(path: Path) -> dict:
@@ -329,6 +368,19 @@ class KnowledgeBase:
         facts |= set(spec["add"])
         facts |= {("is", c) for c in _derived(size, weight) if ("is", c) not in spec["drop"]}
         facts |= {("is", word.lower().replace(" ", "_"))}
+        hard = {
+            "metal",
+            "wood",
+            "stone",
+            "rock",
+            "glass",
+            "ceramic",
+            "porcelain",
+            "plastic",
+            "steel",
+        }
+        if ("is", "soft") not in facts and any(("made", m) in facts for m in hard):
+            facts.add(("is", "hard"))
         if ("is", "loud") in facts:
             facts |= {("act", "make_noise"), ("act", "make_sound")}
         if ("is", "alive") not in facts:
@@ -415,7 +467,18 @@ class Clause:
 
 
 def _comparison(match: re.Match) -> Test | None:
-    word, adjective, same, reference = match.groups()
+    weigh, word, adjective, same, reference = match.groups()
+    amount = _amount(reference)
+    if amount is not None:
+        measure, value = amount
+        table = KB.weight if measure == "weight" else KB.size
+        bigger = word in ("more", "bigger", "larger", "heavier", "taller", "longer", "wider",
+                          "greater", "higher", "huger")  # fmt: skip
+        if same:
+            return lambda w: value / 3 <= table[w] <= value * 3
+        if bigger:
+            return lambda w: table[w] > value
+        return lambda w: table[w] < value
     lemmas = tuple(KB.lemma(t) for t in _split_tokens(reference))
     found = None
     for end in range(len(lemmas), 0, -1):
@@ -433,7 +496,7 @@ def _comparison(match: re.Match) -> Test | None:
         table, ref = (KB.weight, ref_weight) if by_weight else (KB.size, ref_size)
         return lambda w: ref / 3 <= table[w] <= ref * 3
     if word in ("more", "less"):
-        by_weight = adjective in ("heavy", "light")
+        by_weight = adjective in ("heavy", "light") or bool(weigh)
         bigger = (word == "more") != (adjective in ("small", "light"))
     else:
         by_weight = word in ("heavier", "lighter")
@@ -605,6 +668,9 @@ def _clauses(text: str) -> tuple[list[Clause], bool, bool]:
             if tokens[j] in ("a", "an", "the", "your", "my", "their", "some", IT, "you") and seq:
                 j += 1
                 continue
+            if seq and seq[-1] in _QUANTIFIED and tokens[j] in _QUANTIFIERS:  # "carry lots of …"
+                j += 2 if j + 1 < n and tokens[j + 1] == "of" else 1
+                continue
             if tokens[j] in (",", "?", ".", "!", ";", ":"):
                 break
             seq.append(tokens[j])
@@ -646,8 +712,10 @@ def _clauses(text: str) -> tuple[list[Clause], bool, bool]:
         if (
             (best is None or single)
             and token in ("work", "function", "operate", "run")
-            and i + 1 < n
-            and tokens[i + 1] in ("without", "with", "on")
+            and (
+                (i + 1 < n and tokens[i + 1] in ("without", "with", "on"))
+                or (i > 0 and tokens[i - 1] == "to")  # "does it need water to work?"
+            )
         ):
             i += 1  # "does it work without electricity?": the rest says what is asked
             continue
@@ -741,7 +809,8 @@ def _relation(tokens: list[str], surface: list[str], start: int, end: int, conce
             if tokens[k] in (",", "?", "."):
                 break
         word = surface[start]
-        if (word in _PARTICIPLES or _PARTICIPLE.match(word)) and start > 0:
+        participle = word in _PARTICIPLES or (_PARTICIPLE.match(word) and word != tokens[start])
+        if participle and start > 0:
             before = [t for t in tokens[:start] if t not in _SKIP or t in _BE]
             if before and before[-1] in _BE:
                 return "use"

@@ -180,3 +180,26 @@ def test_every_feature_question_is_answered_from_the_feature_table():
         for word in CANDIDATES:
             expected = "Yes" if has(word, feature.name) else "No"
             assert answer_question(feature.question, word) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "word", "reply"),
+    [
+        ("Does it weigh more than 100 pounds?", "Horse", "Yes"),
+        ("Does it weigh more than 100 pounds?", "Dog", "No"),
+        ("Is it heavier than 2 kg?", "Hammer", "No"),
+        ("Is it longer than a meter?", "Baseball bat", "No"),
+        ("Is it longer than a meter?", "Rake", "Yes"),
+        ("Is it taller than 6 feet?", "Giraffe", None),
+        ("Does it have more than two legs?", "Cow", "Yes"),
+        ("Does it have more than two wheels?", "Motorcycle", "No"),
+        ("Is it about the size of a coin?", "Earring", "Yes"),
+        ("Is it neither a fruit nor a vegetable?", "Chair", "Yes"),
+        ("Is it neither a fruit nor a vegetable?", "Carrot", "No"),
+    ],
+)
+def test_it_compares_with_units_and_counts_parts(text, word, reply):
+    if reply is None:
+        assert read(text) is not None
+        return
+    assert answer_question(text, word) == reply
