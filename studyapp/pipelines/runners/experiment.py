@@ -49,6 +49,7 @@ def store_games(job: Job, records: list[dict[str, Any]], spec: ExperimentSpec) -
                     "record": key,
                     "experiment": record.get("experiment"),
                     "usage": record.get("usage"),  # the whole game's model calls
+                    "model_options": record.get("model_options"),
                 },
                 started_at=parse_datetime(record.get("started_at") or ""),
                 finished_at=parse_datetime(record.get("finished_at") or ""),
