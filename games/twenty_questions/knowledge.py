@@ -60,7 +60,13 @@ IRREGULAR = {
     "series": "series", "species": "species", "news": "news", "bigger": "big", "biggest": "big",
     "better": "good", "best": "best", "mattress": "mattress", "headphones": "headphone",
     "less": "less", "asparagus": "asparagus", "octopus": "octopus", "boots": "boot",
-    "gloves": "glove", "socks": "sock", "shoes": "shoe", "goes_with": "go_with",
+    "gloves": "glove", "socks": "sock", "shoes": "shoe", "swung": "swing", "spun": "spin",
+    "struck": "strike", "blown": "blow", "blew": "blow", "shorn": "shear", "torn": "tear",
+    "tore": "tear", "woven": "weave", "frozen": "freeze", "broken": "break", "broke": "break",
+    "sung": "sing", "sang": "sing", "rung": "ring", "rang": "ring", "hidden": "hide",
+    "bitten": "bite", "bit": "bite", "chosen": "choose", "shot": "shoot", "fed": "feed",
+    "led": "lead", "spent": "spend", "shook": "shake", "shaken": "shake", "taken": "take",
+    "took": "take", "given": "give", "gave": "give", "stood": "stand", "ran": "run",
 }  # fmt: skip
 IT = "<it>"  # the thing being asked about ("it", "they", "this thing")
 _PRONOUNS = {"it", "its", "they", "them", "this", "itself", "themselves", "thing"}
@@ -85,7 +91,7 @@ _SKIP = {
     "lot", "lots", "much", "many", "more", "most", "less", "least", "frequently",
     "regularly", "daily", "typical", "usual", "normal", "common", "general",
     "there", "here", "when", "while", "where", "before", "after", "during", "about",
-    "keep", "kept", "find", "found", "locate", "located", "see", "seen", "spot", "situated",
+    "keep", "kept", "find", "found", "locate", "located", "see", "seen", "situated",
     "go", "goes", "went", "take", "bring", "put", "own",
 }  # fmt: skip
 # "a piece of furniture", "a kind of fruit": the first word only introduces the second
@@ -801,6 +807,13 @@ def _relation(tokens: list[str], surface: list[str], start: int, end: int, conce
     previous = [t for t in tokens[:start] if t not in ("a", "an", "the", "your", "my", "some")]
     if previous and previous[-1] in _AT_FRAME and previous[-1] != "from":
         return "at"
+    relations = KB.relations.get(concept, set())
+    if previous and previous[-1] == "with":
+        return "with"  # "used with paint", "played with a bow": in any relation
+    if previous and previous[-1] in _HAS_FRAME and "has" in relations:
+        return "has"  # "does it have bark?", "does it have a display?"
+    if len(previous) > 1 and previous[-1] == "of" and previous[-2] in _MADE_FRAME:
+        return "made"
     if _is_verb(concept) and not KB.relations[concept] <= {"is", "has", "made", "at"}:
         # "can you eat it" / "do monkeys eat it": it is the object
         for k in range(end + 1, min(end + 4, len(tokens))):
