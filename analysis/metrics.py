@@ -276,8 +276,13 @@ def _curve_with_band(rows: pd.DataFrame, base: str, exp: str) -> pd.DataFrame:
     spread = per_sample.groupby(["setting", "t"], observed=True)["R"].agg(sd="std", n="count")
     curve = curve.join(spread, on=["setting", "t"])
     half = half_width(curve["sd"], curve["n"])
-    curve["low"], curve["high"] = curve["R"] - half, curve["R"] + half
+    curve["low"], curve["high"] = _bounded(curve["R"] - half), _bounded(curve["R"] + half)
     return curve.drop(columns="sd")
+
+
+def _bounded(values: pd.Series) -> pd.Series:
+    """An interval end clipped to the range rewards can take, [0, 1]."""
+    return values.clip(lower=0.0, upper=1.0)
 
 
 def variance_groups_supported(summary: pd.DataFrame, minimum: int = 4, rounds: int = 3) -> bool:
@@ -318,7 +323,7 @@ def human_mean_curve(games: pd.DataFrame) -> pd.DataFrame:
     out = curves.groupby(["game", "t"], observed=True)["R"].agg(R="mean", sd="std", n="count")
     out = out.reset_index()
     half = half_width(out["sd"], out["n"])
-    out["low"], out["high"] = out["R"] - half, out["R"] + half
+    out["low"], out["high"] = _bounded(out["R"] - half), _bounded(out["R"] + half)
     return out.drop(columns="sd")
 
 

@@ -25,8 +25,9 @@ from matplotlib.ticker import MaxNLocator
 
 from analysis.safe_csv import safe_frame
 
-LINE_STYLES = ("-", "--", "-.", (0, (1, 1)))
-MARKERS = ("o", "s", "^", "D", "v", "x", "P", "*")
+# The cycle starts away from the emphasis look (solid black with circles).
+LINE_STYLES = ("--", "-.", (0, (1, 1)), "-")
+MARKERS = ("s", "^", "D", "v", "x", "P", "*", "o")
 GREYS = ("#000000", "#555555", "#888888")
 HATCHES = ("", "//", "..", "xx", "\\\\", "++")
 FORMATS = ("png", "svg", "pdf")
