@@ -7,9 +7,9 @@ board the server pushes with a scripted move, and goes back to the play page whe
 over. It reads only what a person's browser gets (pages and the boards pushed to its seat), so a
 pilot tests exactly what participants will meet.
 
-Scripted behaviour: a Twenty Questions questioner names the candidate words in the order the
-board lists them (each a guess, so the round ends when it finds the word or runs out of
-questions); an oracle answers "No"; an Undercover player gives a new plain sentence in each
+Scripted behaviour: a Twenty Questions questioner guesses the candidate words with the Guess
+control in the order the board lists them (so the round ends when it finds the word or runs out
+of questions); an oracle answers "No"; an Undercover player gives a new plain sentence in each
 speaking round and votes for the first seat the ballot offers.
 
 No Django import here: the management command ``pilot`` gives the bots what they need (the
@@ -202,8 +202,9 @@ class PilotBot:
         if 'name="type" value="question"' in board:
             asked = int(re.search(r'id="question-(\d+)"', board).group(1))
             words = self.candidates(board)
-            word = words[asked % len(words)] if words else "a dog"
-            return {"type": "question", "text": f"Is it {word}?"}
+            if not words:
+                return {"type": "question", "text": "Is it a dog?"}
+            return {"type": "question", "guess": words[asked % len(words)]}  # the Guess control
         if 'name="type" value="answer"' in board:
             answers = ANSWER_RE.findall(board)
             return {"type": "answer", "answer": "No" if "No" in answers else answers[0]}

@@ -102,3 +102,19 @@ def test_the_guess_form_works_as_a_plain_post_too(session_key) -> None:
     assert table.status == Table.Status.FINISHED
     snap = services.table_state(table.pk)
     assert snap.engine.outcome(snap.state)[0]["reward"] == 1.0
+
+
+@pytest.mark.parametrize("word", ["Bowl", "Peach"])
+def test_the_pilot_bot_guesses_with_the_guess_control(session_key, word) -> None:
+    from studyapp.participants.pilot_bot import PilotBot
+
+    bot = PilotBot("http://testserver", "s", 1, token="t", answers=[])
+    table = new_table(session_key, word)
+    while services.table_state(table.pk).table.status == Table.Status.PLAYING:
+        move = bot.move(render_board(services.table_state(table.pk), 0))
+        assert move is not None and set(move) == {"type", "guess"}
+        services.submit(table, 0, move)
+    state = services.table_state(table.pk).state
+    assert all(turn.by == "engine" and turn.guess for turn in state.turns)
+    # Bowl is the 15th word of the list, Peach beyond the 20th.
+    assert (state.found_at, len(state.turns)) == ((15, 15) if word == "Bowl" else (None, 20))
