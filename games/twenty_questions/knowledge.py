@@ -684,7 +684,9 @@ def _clauses(text: str) -> tuple[list[Clause], bool, bool]:
             hit = KB.phrases.get(tuple(seq))
             if hit is not None and not (
                 # "live in" (fish live in it) but not "live in the forest"
-                len(seq) > 1 and seq[-1] in _TRAILING and _next(tokens, j) != IT
+                len(seq) > 1
+                and seq[-1] in _TRAILING
+                and _next(tokens, j) not in (IT, None, "?", ".", "!", ",")
             ):
                 best = (hit, positions[-1])
             j += 1
@@ -699,7 +701,8 @@ def _clauses(text: str) -> tuple[list[Clause], bool, bool]:
                 if tokens[k] in (",", "?", ".", IT):
                     break
         if tokens[i] in ("inside", "outside") and (
-            (clauses and clauses[-1].relation == "is")  # "red inside", "spiky on the outside"
+            # "red inside", "spiky on the outside", "hammers inside"
+            (clauses and clauses[-1].relation in ("is", "has", "made"))
             or _next(tokens, i) not in (None, "?", ".", "!", ",", "or", "and", IT)  # "in shoes"
         ):
             i += 1
