@@ -10,6 +10,15 @@ from django.test import Client
 from studyapp.participants.models import Study
 
 
+@pytest.fixture(autouse=True)
+def fresh_cache() -> None:
+    """Each test starts with an empty cache: with Redis the cache outlives a test, and the study
+    link's rate limit counts every arrival from 127.0.0.1."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
 @pytest.fixture
 def study(db) -> Study:
     return Study.objects.create(
