@@ -133,6 +133,9 @@ CLAIM = (
     "(?:"
     + f"(?:i {_opt(_I_AUX)}{_I_VERB})"
     + "|"
+    + _any("can i", "may i", "could i", "let me", "i d like to", "i would like to")
+    + _I_VERB
+    + "|"
     + _NOUN_CLAIM
     + "|"
     + _any("guessing", "going with", "go with", "say")
@@ -145,17 +148,23 @@ _BE_AFTER = _any(
     "might be", "would be", "will be", "ll be", "may be", "is going to be", "s got to be",
     "can only be", "can be", "is called", "s called",
 )  # fmt: skip
-STATEMENT = SUBJECT + _BE_AFTER
+STATEMENT = f"(?:{SUBJECT}{_BE_AFTER}|its )"  # "its": a common way to type "it's"
 
 _BE_BEFORE = _any(
     "is", "was", "are", "were", "could", "might", "can", "would", "will", "should", "must", "may",
 )  # fmt: skip
 QUESTION = (
-    _BE_BEFORE
+    "(?:"
+    + _BE_BEFORE
     + SUBJECT
     + _opt(_any("thinking of", "thinking about", "talking about"))
     + f"(?:{HEDGE})*"
-    + _opt(_any("be", "be called", "be named"))
+    + _opt(_any("be", "be called", "be named", "going to be"))
+    + "|"
+    + _any("does", "do")
+    + SUBJECT
+    + _any("happen to be", "happen to be called")
+    + ")"
 )
 
 ARTICLE = _any(
@@ -184,7 +193,7 @@ GUESS = re.compile(
     + f"(?:{TAIL})*"
 )
 
-_PRONOUNS = frozenset({"it", "this", "that", "they", "these", "those", "you", "u"})
+_PRONOUNS = frozenset({"it", "its", "this", "that", "they", "these", "those", "you", "u"})
 # Words in a frame that make it about the word itself, so a colour word there is a noun.
 _ABOUT_THE_WORD = frozenset(
     {"word", "answer", "guess", "bet", "pick", "choice", "solution", "noun", "called", "named"}

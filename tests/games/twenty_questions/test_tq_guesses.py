@@ -79,6 +79,14 @@ GUESSES = [
     ("Is it a computer keyboard?", "Computer keyboard"),
     ("Is it a keyboard?", "Computer keyboard"),
     ("Is it a tree?", "Tree"),
+    ("Can I guess horse?", "Horse"),
+    ("I'd like to guess a horse", "Horse"),
+    ("i think its a horse", "Horse"),
+    ("Is it going to be a horse?", "Horse"),
+    ("Does the answer happen to be horse?", "Horse"),
+    ("You're a horse!", "Horse"),
+    ("Is it: a horse?", "Horse"),
+    ("Is it a horse or not?", "Horse"),
 ]
 
 NOT_GUESSES = [
@@ -129,6 +137,10 @@ NOT_GUESSES = [
     "Is it used to write, like a pen?",
     "Is it a ball?",
     "Does the word start with D?",
+    "Does it happen to be orange?",
+    "its orange?",
+    "Is its colour orange?",
+    "Is it a horse or something else?",
 ]
 
 
