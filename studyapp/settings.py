@@ -112,7 +112,14 @@ else:
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": VAR_DIR / "studyapp.sqlite3",
-            "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
+            # WAL lets readers go on while one writer commits; IMMEDIATE takes the write lock at
+            # the start of a transaction and the timeout waits for it, so a classroom of joiners
+            # queues for the lock instead of failing with "database is locked".
+            "OPTIONS": {
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+                "transaction_mode": "IMMEDIATE",
+                "timeout": 20,
+            },
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -141,6 +148,42 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True  # a task on a worker that dies is delivered again
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Redis hands an unacknowledged task to another worker after the visibility timeout. Table jobs
+# do not wait for it (their leases and the sweep below recover them within about 20 s); it must
+# outlast the longest task, or a running one would be delivered again, and every countdown, which
+# is why table jobs are only sent when due within TABLE_SCHEDULE_HORIZON_SECONDS.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 300),
+    "unacked_restore_interval": 10,
+    "unacked_restore_throttle": 1,
+}
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+
+# The table driver (studyapp.tables.driver): a job's lease in the cache lapses this long after
+# its worker stops renewing it; the sweep runs this often and looks at tables quiet this long.
+TABLE_JOB_LEASE_SECONDS = env_float("TABLE_JOB_LEASE_SECONDS", 12)
+TABLE_SWEEP_SECONDS = env_float("TABLE_SWEEP_SECONDS", 5)
+TABLE_SCHEDULE_HORIZON_SECONDS = 60.0
+CELERY_BEAT_SCHEDULE = {
+    "sweep-tables": {
+        "task": "studyapp.tables.tasks.sweep_tables",
+        "schedule": TABLE_SWEEP_SECONDS,
+        "options": {"expires": TABLE_SWEEP_SECONDS * 2},
+    }
+}
+
+# The cache holds the table driver's job leases (and rate limits): Redis when configured, so all
+# daphne processes and workers share it; else this process's memory (the embedded mode).
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "studyapp",
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 # Model providers. Offline agents need none of these.
 OPENAI_API_KEY = env_str("OPENAI_API_KEY")

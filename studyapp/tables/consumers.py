@@ -10,6 +10,7 @@ does that itself in the thread that uses the connection."""
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from channels.consumer import get_handler_name
@@ -26,6 +27,12 @@ FORBIDDEN = 4403
 # A frame that is not JSON (or is nested too deeply to read) gets this reason, not a closed socket.
 UNREADABLE: dict[str, Any] = {}
 UNREADABLE_MESSAGE = "That move could not be read; please use the form on this page."
+# Per socket: heartbeats closer together than this are ignored (the page sends one every
+# HEARTBEAT_SECONDS), and moves beyond a small burst are refused until the bucket refills.
+HEARTBEAT_MIN_SECONDS = 5.0
+MOVE_BURST = 5
+MOVES_PER_SECOND = 2.0
+TOO_FAST = "Too many moves at once: wait a moment, then try again."
 
 
 def db_call(func: Any) -> Any:
@@ -40,6 +47,9 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
     seat_id: int | None = None
     group: str = ""
     seen_seq: int = -1  # fragments can overtake each other when moves commit in parallel
+    last_heartbeat: float = float("-inf")
+    move_tokens: float = MOVE_BURST
+    tokens_at: float = 0.0
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         """Channels' dispatch without its per-message database clean-up (see the module)."""
@@ -80,11 +90,28 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         if not isinstance(content, dict) or not content.get("type") or self.seat_index is None:
             return  # malformed, or a spectator: nothing to do
         if content.get("type") == "heartbeat":
-            await self.heartbeat()
+            now = time.monotonic()
+            if now - self.last_heartbeat >= HEARTBEAT_MIN_SECONDS:
+                self.last_heartbeat = now
+                await self.heartbeat()
+            return
+        if not self.may_move():
+            await self.send(text_data=await self.current_board(TOO_FAST))
             return
         rejected = await self.play(content)
         if rejected:
             await self.send(text_data=rejected)
+
+    def may_move(self) -> bool:
+        """A token bucket per socket: a burst of MOVE_BURST, then MOVES_PER_SECOND."""
+        now = time.monotonic()
+        elapsed = now - self.tokens_at
+        self.move_tokens = min(MOVE_BURST, self.move_tokens + elapsed * MOVES_PER_SECOND)
+        self.tokens_at = now
+        if self.move_tokens < 1:
+            return False
+        self.move_tokens -= 1
+        return True
 
     async def table_update(self, message: dict[str, Any]) -> None:
         """Pass on this seat's view of the move; spectators re-render for themselves."""

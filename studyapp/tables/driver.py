@@ -8,7 +8,11 @@ Celery redelivery after a worker crash, a reconnect that schedules again) is har
 
 With a broker configured the jobs are Celery tasks (``studyapp.tables.tasks``). With the embedded
 default (``CELERY_TASK_ALWAYS_EAGER``) they run in this process, on the server's event loop timer
-and in its sync thread, so a socket handler never waits for an agent to think.
+and in its sync thread, so a socket handler never waits for an agent to think. Everything else is
+the same on both paths (docs/architecture.md lists where they split): a job is claimed by a
+lease in the cache before it is scheduled, so the ticks of many sockets (connects, heartbeats)
+schedule it once; the lease is held while the job runs and lapses when its worker dies, and the
+periodic :func:`sweep` then schedules the job again.
 """
 
 from __future__ import annotations
@@ -17,8 +21,11 @@ import asyncio
 import contextlib
 import contextvars
 import logging
+import math
 import random
 import threading
+import uuid
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -26,7 +33,10 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.core.cache import cache
 from django.db import IntegrityError, transaction
+from django.db.models import Max
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from games.base import Agent, Event
@@ -39,18 +49,41 @@ from studyapp.tables.services import TableState, broadcast, commit, start, table
 log = logging.getLogger(__name__)
 
 
-def advance(snap: TableState) -> None:
-    """Schedule the next step of a table that is being played."""
+def turn_deadline(table: Table) -> float | None:
+    """The table's turn deadline in seconds, or None when it has none: 0, empty or a negative
+    number all mean "no deadline" (a study that lets people leave and come back)."""
+    raw = table.option("turn_deadline_seconds")
+    try:
+        seconds = float(raw or 0)
+    except (TypeError, ValueError):
+        return None
+    return seconds if seconds > 0 else None
+
+
+def agent_delay(snap: TableState) -> float:
+    """Agents next to people pause before moving, so the people can follow."""
+    return float(snap.table.option("agent_delay_seconds")) if snap.has_humans() else 0.0
+
+
+def advance(snap: TableState) -> list[str]:
+    """Schedule the next step of a table that is being played (an agent's turn, a deadline).
+    Safe to call as often as one likes: a step already scheduled is not scheduled again.
+    Returns what it scheduled now."""
     movers = snap.waiting_for()
     if not movers:
-        return
-    table = snap.table
-    if any(snap.seat(index).kind == Seat.Kind.AGENT for index in movers):
-        delay = float(table.option("agent_delay_seconds")) if snap.has_humans() else 0.0
-        schedule("take_agent_turn", (table.pk, snap.next_seq), delay)
-    deadline = table.option("turn_deadline_seconds")
-    if deadline and any(snap.seat(index).kind == Seat.Kind.HUMAN for index in movers):
-        schedule("check_deadline", (table.pk, snap.next_seq), float(deadline))
+        return []
+    table, seq = snap.table, snap.next_seq
+    scheduled = []
+    agents = any(snap.seat(index).kind == Seat.Kind.AGENT for index in movers)
+    if agents and schedule("take_agent_turn", (table.pk, seq), agent_delay(snap), table=table):
+        scheduled.append("agent turn scheduled")
+    deadline = turn_deadline(table)
+    if deadline is not None and any(snap.seat(i).kind == Seat.Kind.HUMAN for i in movers):
+        due = (snap.last_at or timezone.now()) + timedelta(seconds=deadline)
+        delay = (due - timezone.now()).total_seconds()
+        if schedule("check_deadline", (table.pk, seq), delay, table=table):
+            scheduled.append("deadline check scheduled")
+    return scheduled
 
 
 def agent_seed(table_seed: int, seat: int, seq: int) -> int:
@@ -67,6 +100,7 @@ class AgentTurn:
     index: int
     agent: Agent | None
     error: str = ""
+    skip: bool = False  # a seat whose person left under the "skip" policy: it only passes
 
 
 def prepare_agent_turn(table_id: int, seq: int) -> AgentTurn | None:
@@ -80,6 +114,8 @@ def prepare_agent_turn(table_id: int, seq: int) -> AgentTurn | None:
         return None
     index = agents[0]
     seat = snap.seat(index)
+    if seat.agent_spec == SKIP_SPEC:
+        return AgentTurn(snap, index, None, skip=True)
     try:
         agent = agent_for_seat(
             seat,
@@ -100,6 +136,8 @@ async def agent_move(turn: AgentTurn) -> tuple[Event, dict[str, Any]]:
     place (an oracle withdraws the question, other seats make the fallback move), and the turn's
     usage says why: ``error``, and ``reply``, the start of the model's last text, if it sent one."""
     snap, index = turn.snap, turn.index
+    if turn.skip:
+        return snap.engine.fallback(snap.state, index), {}
     if turn.agent is None:
         move = Move(snap.engine.failed(snap.state, index, turn.error), turn.error)
     else:
@@ -164,24 +202,28 @@ def resume(table_id: int) -> bool:
     return True
 
 
-def take_agent_turn(table_id: int, seq: int) -> str:
+def take_agent_turn(table_id: int, seq: int, lease: Lease | None = None) -> str:
     """Let the first agent seat the table waits for move, if the table is still at ``seq``."""
     turn = prepare_agent_turn(table_id, seq)
     if turn is None:
         return "stale"
-    event, usage = run_async(agent_move(turn))
+    event, usage = run_async((lease or Lease("")).hold(agent_move(turn)))
     return finish_agent_turn(turn.snap, event, usage)
 
 
-async def take_agent_turn_async(table_id: int, seq: int) -> str:
+async def take_agent_turn_async(table_id: int, seq: int, lease: Lease | None = None) -> str:
     """The embedded mode's agent turn: the database work in the server's sync thread, the agent's
     thinking on the event loop, so a slow model never holds up the sockets."""
     turn = await sync_to_async(prepare_agent_turn)(table_id, seq)
     if turn is None:
         return "stale"
-    event, usage = await agent_move(turn)
+    event, usage = await (lease or Lease("")).hold(agent_move(turn))
     return await sync_to_async(finish_agent_turn)(turn.snap, event, usage)
 
+
+# The seat of a person who left a table whose dropout policy is "skip": every turn of theirs is
+# the engine's do-nothing move, played at once.
+SKIP_SPEC = "skip"
 
 # Offline agents are built per role; the site default may not play every role.
 OFFLINE_ROLE_AGENTS = {("twenty-questions", "questioner"): "offline:infogain"}
@@ -206,23 +248,34 @@ def check_deadline(table_id: int, seq: int) -> str:
     humans = [i for i in snap.waiting_for() if snap.seat(i).kind == Seat.Kind.HUMAN]
     if not humans:
         return "no human to wait for"
-    deadline = float(snap.table.option("turn_deadline_seconds"))
+    deadline = turn_deadline(snap.table)
+    if deadline is None:
+        return "no deadline"
     due = snap.last_at + timedelta(seconds=deadline) if snap.last_at else timezone.now()
     if timezone.now() < due:
-        schedule("check_deadline", (table_id, seq), (due - timezone.now()).total_seconds())
+        delay = (due - timezone.now()).total_seconds()
+        schedule("check_deadline", (table_id, seq), delay, table=snap.table, again=True)
         return "early"
+    return apply_dropout(snap, humans[0])
+
+
+def apply_dropout(snap: TableState, index: int, *, dropped: bool = False) -> str:
+    """The table's dropout policy for a person who missed the deadline (``dropped``: who left
+    the study): ``end`` aborts the table, ``replace`` hands the seat to the replacement agent,
+    ``skip`` plays the seat's do-nothing move for this turn, and for a person who left, for every
+    turn of theirs from now on (the seat passes to :data:`SKIP_SPEC`)."""
     policy = snap.table.option("dropout")
     try:
         if policy == "end":
-            event = {"type": "abort", "reason": "A player missed the turn deadline."}
+            why = "A player left the study." if dropped else "A player missed the turn deadline."
+            event = {"type": "abort", "reason": why}
             commit(snap, event, snap.engine.apply(snap.state, event))
             return "ended"
-        index = humans[0]
-        if policy == "skip":
+        if policy == "skip" and not dropped:
             event = snap.engine.fallback(snap.state, index)
             commit(snap, event, snap.engine.apply(snap.state, event))
             return "skipped"
-        spec = replacement_spec(snap, index)
+        spec = SKIP_SPEC if policy == "skip" else replacement_spec(snap, index)
         event = {"type": "takeover", "seat": index, "by": spec}
         commit(
             snap,
@@ -233,7 +286,25 @@ def check_deadline(table_id: int, seq: int) -> str:
         )
     except IntegrityError:
         return "stale"
-    return "replaced"
+    return "skipping" if spec == SKIP_SPEC else "replaced"
+
+
+def drop_out(table_id: int, index: int) -> str:
+    """A person left the study (they withdrew, or were idle past the study's limit): apply the
+    table's dropout policy to their seat now instead of at the deadline. Their seat is no longer
+    theirs afterwards, so moves they still send are refused."""
+    for _ in range(3):  # another move may land first; judge again on the new log
+        snap = table_state(table_id)
+        if snap.table.status not in (Table.Status.LOBBY, Table.Status.PLAYING) or snap.is_over:
+            return "over"
+        if snap.table.status == Table.Status.LOBBY:
+            return "lobby"
+        if snap.seat(index).kind != Seat.Kind.HUMAN:
+            return "not a person's seat"
+        result = apply_dropout(snap, index, dropped=True)
+        if result != "stale":
+            return result
+    return "stale"
 
 
 def check_lobby(table_id: int) -> str:
@@ -244,7 +315,8 @@ def check_lobby(table_id: int) -> str:
         return "not a lobby"
     due = table.created_at + timedelta(seconds=float(table.option("wait_seconds")))
     if timezone.now() < due:
-        schedule("check_lobby", (table_id,), (due - timezone.now()).total_seconds())
+        delay = (due - timezone.now()).total_seconds()
+        schedule("check_lobby", (table_id,), delay, table=table, again=True)
         return "early"
     vacant = [seat for seat in table.seats.all() if seat.is_vacant]
     seated = len(vacant) < table.seats.count()
@@ -264,17 +336,22 @@ def check_lobby(table_id: int) -> str:
 
 
 def tick(table_id: int) -> None:
-    """Catch up on anything overdue (called on connect and heartbeat): timers of the embedded
-    mode die with the process, and after a restart this resumes the table from its log."""
+    """Catch up on anything overdue (called on connect and heartbeat), the same with and without
+    Celery: a lobby past its wait limit starts, and a table being played has its next step
+    scheduled unless it already is (a timer lost with a process, a task lost with a worker).
+    It never judges a deadline itself: only a job that finds the deadline passed does."""
+    if settings.CELERY_TASK_ALWAYS_EAGER and (loop := server_loop()) is not None:
+        ensure_sweeping(loop)
     table = Table.objects.get(pk=table_id)
     if table.status == Table.Status.LOBBY:
-        check_lobby(table_id)
+        due = table.created_at + timedelta(seconds=float(table.option("wait_seconds")))
+        if due <= timezone.now():
+            check_lobby(table_id)
+        else:
+            delay = (due - timezone.now()).total_seconds()
+            schedule("check_lobby", (table_id,), delay, table=table)
     elif table.status == Table.Status.PLAYING:
-        snap = table_state(table)
-        if settings.CELERY_TASK_ALWAYS_EAGER:
-            advance(snap)
-        elif snap.waiting_for():
-            check_deadline(table_id, snap.next_seq)
+        advance(table_state(table))
 
 
 def resume_unfinished() -> list[int]:
@@ -282,11 +359,95 @@ def resume_unfinished() -> list[int]:
     resumed = []
     for table in Table.objects.filter(status__in=[Table.Status.LOBBY, Table.Status.PLAYING]):
         if table.status == Table.Status.LOBBY:
-            schedule("check_lobby", (table.pk,), 0)
+            schedule("check_lobby", (table.pk,), 0, table=table)
         else:
             advance(table_state(table))
         resumed.append(table.pk)
     return resumed
+
+
+def idle_limit(table: Table) -> float | None:
+    """A study's limit on how long a person may leave their table waiting before they count as
+    having left the study (``idle_limit_seconds``); None: no limit."""
+    try:
+        seconds = float(table.options.get("idle_limit_seconds") or 0)
+    except (TypeError, ValueError):
+        return None
+    return seconds if seconds > 0 else None
+
+
+def sweep() -> dict[str, int]:
+    """The periodic catch-up (Celery beat, or a timer on the embedded server's loop): lobbies
+    past their wait limit, and every table that has been quiet for a while has its next step
+    scheduled again unless a live job holds it (an agent turn whose worker died, a deadline that
+    is due), and a study participant idle past the study's limit is dropped. Returns counts."""
+    now = timezone.now()
+    done: Counter[str] = Counter()
+    for table in Table.objects.filter(status=Table.Status.LOBBY):
+        if table.created_at + timedelta(seconds=float(table.option("wait_seconds"))) <= now:
+            done[f"lobby {check_lobby(table.pk)}"] += 1
+    quiet_since = now - timedelta(seconds=settings.TABLE_SWEEP_SECONDS)
+    quiet = (
+        Table.objects.filter(status=Table.Status.PLAYING)
+        .annotate(last=Coalesce(Max("turns__created_at"), "started_at", "created_at"))
+        .filter(last__lte=quiet_since)
+        .values_list("pk", flat=True)
+    )
+    for table_id in quiet:
+        snap = table_state(table_id)
+        for name in drop_idle(snap, now) or advance(snap):
+            done[name] += 1
+    return dict(done)
+
+
+def drop_idle(snap: TableState, now: Any) -> list[str]:
+    """Drop the study participants this table has waited on longer than the study's idle limit
+    (through the participants app, which applies the table's dropout policy to their seat)."""
+    limit = idle_limit(snap.table)
+    waited = (now - (snap.last_at or now)).total_seconds()
+    if limit is None or waited < limit:
+        return []
+    from studyapp.participants import flow
+
+    dropped = []
+    for index in snap.waiting_for():
+        if snap.seat(index).kind != Seat.Kind.HUMAN:
+            continue
+        participant = seat_participant(snap, index)
+        if participant is None:
+            drop_out(snap.table.pk, index)  # a table with no study behind it: the policy alone
+        else:
+            flow.mark_dropped(participant)
+        dropped.append("idle person dropped")
+    return dropped
+
+
+def seat_participant(snap: TableState, index: int) -> Any:
+    """The study participant at a person's seat: ``options["people"]`` maps seat index to
+    participant id at tables with several people; a table with one person seat has one round."""
+    from studyapp.participants.models import Participant, Round
+
+    people = snap.table.options.get("people") or {}
+    if str(index) in people:
+        return Participant.objects.filter(pk=people[str(index)]).first()
+    rounds = Round.objects.filter(table_id=snap.table.pk).select_related("participant")
+    humans = [seat for seat in snap.seats if seat.kind == Seat.Kind.HUMAN or seat.session_key]
+    if len(humans) == 1 and len(rounds) == 1:
+        return rounds[0].participant
+    return None
+
+
+def person_left(table_id: int, participant_id: int) -> str:
+    """The participants app's call when a person stops taking part (withdrew, or was marked as
+    dropped out): the table's dropout policy is applied to their seat at once."""
+    table = Table.objects.get(pk=table_id)
+    people = {int(v): int(k) for k, v in (table.options.get("people") or {}).items()}
+    if participant_id in people:
+        return drop_out(table_id, people[participant_id])
+    humans = list(table.seats.filter(kind=Seat.Kind.HUMAN).values_list("index", flat=True))
+    if len(humans) != 1:
+        return "seat unknown"
+    return drop_out(table_id, humans[0])
 
 
 JOBS: dict[str, Callable[..., str]] = {
@@ -295,60 +456,169 @@ JOBS: dict[str, Callable[..., str]] = {
     "check_lobby": check_lobby,
 }
 
-# Embedded mode: jobs already waiting on a timer, so a reconnect does not schedule a second one.
-_pending: set[tuple[str, tuple]] = set()
-_pending_lock = threading.Lock()
 _inline = threading.local()
 _loops = threading.local()
+QUEUED = "queued"
 
 
-def schedule(name: str, args: tuple, delay: float) -> None:
-    """Run job ``name`` after ``delay`` seconds: a Celery task, or in-process when eager."""
-    if not settings.CELERY_TASK_ALWAYS_EAGER:
-        from studyapp.tables import tasks
+def lease_key(name: str, table: Table, args: tuple) -> str:
+    """The cache key that stands for one job of one table. It names the table's creation time as
+    well as its id, so a table id used again (a test database made anew) is a new key."""
+    born = int(table.created_at.timestamp() * 1_000_000)
+    return ":".join(["tables", "job", name, str(born), *map(str, args)])
 
-        tasks.TASKS[name].apply_async(args, countdown=max(delay, 0))
-        return
-    loop = server_loop()
-    if loop is None:
+
+@dataclass
+class Lease:
+    """A claim on a job in the shared cache (Redis in production, so it holds across daphne
+    processes and workers). ``schedule`` adds it as queued for the job's delay plus a margin; the
+    job that runs it renews it while it works and deletes it at the end. A job whose worker dies
+    stops renewing, the lease lapses within ``TABLE_JOB_LEASE_SECONDS``, and the next tick or
+    sweep schedules the job again. An empty key is no lease (a job run inline or by hand)."""
+
+    key: str
+    token: str = ""
+
+    def take(self) -> bool:
+        """Start running: False if another copy of the job is running right now."""
+        if not self.key:
+            return True
+        held = cache.get(self.key)
+        if isinstance(held, str) and held.startswith("running:"):
+            return False
+        self.token = f"running:{uuid.uuid4().hex}"
+        self.renew()
+        return True
+
+    def renew(self) -> None:
+        if self.key:
+            cache.set(self.key, self.token, math.ceil(settings.TABLE_JOB_LEASE_SECONDS))
+
+    def release(self) -> None:
+        if self.key and cache.get(self.key) == self.token:
+            cache.delete(self.key)
+
+    async def hold(self, work: Any) -> Any:
+        """Await ``work`` (an agent thinking), renewing the lease while it runs."""
+        if not self.key:
+            return await work
+
+        async def keep() -> None:
+            while True:
+                await asyncio.sleep(settings.TABLE_JOB_LEASE_SECONDS / 3)
+                self.renew()
+
+        keeper = asyncio.ensure_future(keep())
+        try:
+            return await work
+        finally:
+            keeper.cancel()
+
+
+def schedule(name: str, args: tuple, delay: float, *, table: Table, again: bool = False) -> bool:
+    """Run job ``name`` after ``delay`` seconds, unless it is already scheduled or running:
+    a Celery task, or a timer on the embedded server's loop. ``again``: the job reschedules
+    itself (a deadline checked early). Returns whether it was scheduled now.
+
+    A Celery task is sent only when it is due within ``TABLE_SCHEDULE_HORIZON_SECONDS``: a
+    countdown longer than the broker's visibility timeout would be delivered twice, and the
+    sweep sends it when it comes near."""
+    delay = max(delay, 0.0)
+    celery = not settings.CELERY_TASK_ALWAYS_EAGER
+    loop = None if celery else server_loop()
+    if not celery and loop is None:
         # No server around (a management command, a plain test): agent turns run right here,
-        # one after another; timers are left to the next connect or heartbeat.
+        # one after another; timers are left to the next connect, heartbeat or sweep.
         if name == "take_agent_turn":
             run_inline(JOBS[name], args)
-        return
-    key = (name, args)
-    with _pending_lock:
-        if key in _pending:
-            return
-        _pending.add(key)
+            return True
+        return False
+    if celery and delay > settings.TABLE_SCHEDULE_HORIZON_SECONDS:
+        return False
+    key = lease_key(name, table, args)
+    ttl = math.ceil(delay + settings.TABLE_JOB_LEASE_SECONDS)  # whole seconds for Redis
+    if again:
+        cache.set(key, QUEUED, ttl)
+    elif not cache.add(key, QUEUED, ttl):
+        return False
+    if celery:
+        from studyapp.tables import tasks
+
+        tasks.TASKS[name].apply_async(args, {"lease": key}, countdown=delay)
+        return True
+    ensure_sweeping(loop)
     # A fresh context: the job must not inherit this sync thread's "executor in use" marker.
-    loop.call_soon_threadsafe(_call_later, loop, max(delay, 0), key, context=contextvars.Context())
+    job = (name, args, key)
+    loop.call_soon_threadsafe(_call_later, loop, delay, job, context=contextvars.Context())
+    return True
 
 
-def _call_later(loop: asyncio.AbstractEventLoop, delay: float, key: tuple[str, tuple]) -> None:
-    loop.call_later(delay, lambda: _spawn(loop, key))
+def run_job(name: str, args: tuple, lease: str = "") -> str:
+    """A table job as a Celery worker runs it: under its lease, skipped if a copy is running."""
+    held = Lease(lease)
+    if not held.take():
+        return "running elsewhere"
+    try:
+        if name == "take_agent_turn":
+            return take_agent_turn(*args, lease=held)
+        return JOBS[name](*args)
+    finally:
+        held.release()
+
+
+def _call_later(loop: asyncio.AbstractEventLoop, delay: float, job: tuple) -> None:
+    loop.call_later(delay, lambda: _spawn(loop, job))
 
 
 _running: set[asyncio.Task] = set()
 
 
-def _spawn(loop: asyncio.AbstractEventLoop, key: tuple[str, tuple]) -> None:
-    task = loop.create_task(_run_job(key))
+def _spawn(loop: asyncio.AbstractEventLoop, job: tuple) -> None:
+    task = loop.create_task(_run_job(*job))
     _running.add(task)
     task.add_done_callback(_running.discard)
 
 
-async def _run_job(key: tuple[str, tuple]) -> None:
-    with _pending_lock:
-        _pending.discard(key)
-    name, args = key
+async def _run_job(name: str, args: tuple, key: str) -> None:
+    """A table job as the embedded server runs it: the same lease as on a Celery worker."""
+    held = Lease(key)
+    if not held.take():
+        return
     try:
         if name == "take_agent_turn":
-            await take_agent_turn_async(*args)
+            await take_agent_turn_async(*args, lease=held)
         else:
             await sync_to_async(JOBS[name])(*args)
     except Exception:
         log.exception("table job %s%s failed", name, args)
+    finally:
+        held.release()
+
+
+_sweepers: set[asyncio.AbstractEventLoop] = set()
+
+
+def ensure_sweeping(loop: asyncio.AbstractEventLoop) -> None:
+    """The embedded server's stand-in for Celery beat: :func:`sweep` every
+    ``TABLE_SWEEP_SECONDS`` on its loop, started with the first job it schedules."""
+    if loop in _sweepers:
+        return
+    _sweepers.add(loop)
+
+    async def sweeping() -> None:
+        while True:
+            await asyncio.sleep(settings.TABLE_SWEEP_SECONDS)
+            try:
+                await sync_to_async(sweep)()
+            except Exception:
+                log.exception("table sweep failed")
+
+    loop.call_soon_threadsafe(_spawn_sweeper, loop, sweeping, context=contextvars.Context())
+
+
+def _spawn_sweeper(loop: asyncio.AbstractEventLoop, sweeping: Callable[[], Any]) -> None:
+    task = loop.create_task(sweeping())
+    _running.add(task)
 
 
 def run_inline(job: Callable[..., Any], args: tuple) -> None:

@@ -141,7 +141,8 @@ def kick_off(table_id: int) -> None:
 
     table = Table.objects.get(pk=table_id)
     if table.status == Table.Status.LOBBY:
-        driver.schedule("check_lobby", (table_id,), float(table.option("wait_seconds")))
+        wait = float(table.option("wait_seconds"))
+        driver.schedule("check_lobby", (table_id,), wait, table=table)
     else:
         driver.advance(table_state(table))
 
@@ -201,6 +202,11 @@ def validate(snap: TableState, seat: int, action: dict[str, Any]) -> tuple[Event
     if status != Table.Status.PLAYING or snap.is_over:
         raise IllegalMove("The game is over.")
     if snap.seat(seat).kind != Seat.Kind.HUMAN:
+        if snap.seat(seat).session_key or snap.seat(seat).user_id:
+            raise IllegalMove(
+                "This seat is no longer yours: you left the study or missed the turn deadline, "
+                "so it is played for you now."
+            )
         raise IllegalMove("An agent plays this seat now.")
     if seat not in snap.engine.to_move(snap.state):
         raise IllegalMove("It is not your turn.")

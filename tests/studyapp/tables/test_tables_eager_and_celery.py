@@ -1,0 +1,250 @@
+"""The places where the embedded mode (jobs on the server's loop) and Celery (jobs on a worker)
+take different paths, each tested on both (docs/architecture.md, "Eager and Celery"):
+
+1. ``driver.schedule``: a timer on the server's loop / a Celery task (sent only when due soon);
+2. an agent's turn: ``take_agent_turn_async`` on the loop / ``run_job`` on a worker thread;
+3. the periodic sweep: a timer on the loop / Celery beat's ``sweep_tables``.
+
+The Celery path runs on a real Celery worker in this process (the in-memory broker), so the
+behaviour under test is the worker's, not a stand-in. A socket connect and heartbeats go through
+the real ASGI application in both modes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+
+import pytest
+from asgiref.sync import sync_to_async
+from celery.contrib.testing.worker import start_worker
+from celery.signals import before_task_publish
+from django.core.cache import cache
+from django.db import connection
+
+from studyapp.celery import app
+from studyapp.tables import driver, services
+from studyapp.tables.models import Seat, Table, Turn
+from tests.studyapp.tables.conftest import make_session, socket
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ORACLE = {"kind": "agent", "agent_spec": "offline:kb"}
+QUESTIONER = {"kind": "agent", "agent_spec": "offline:infogain"}
+
+
+@pytest.fixture
+def celery_mode(settings) -> Iterator[list[str]]:
+    """Celery on: tasks go to the in-memory broker and nothing runs them. Yields the names of
+    the tasks sent."""
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    saved = (app.conf.broker_url, app.conf.task_always_eager, app.conf.broker_transport_options)
+    app.conf.broker_url = "memory://"
+    app.conf.task_always_eager = False
+    app.conf.broker_transport_options = {}
+    app._pool = None
+    app.amqp._producer_pool = None
+    sent: list[str] = []
+
+    def count(sender: str | None = None, **_: object) -> None:
+        sent.append(str(sender))
+
+    before_task_publish.connect(count, weak=False)
+    cache.clear()
+    try:
+        yield sent
+    finally:
+        before_task_publish.disconnect(count)
+        app.conf.broker_url, app.conf.task_always_eager, app.conf.broker_transport_options = saved
+        app._pool = None
+        app.amqp._producer_pool = None
+
+
+@pytest.fixture
+def worker(celery_mode: list[str]) -> Iterator[list[str]]:
+    """A real Celery worker (thread pool) consuming the in-memory broker."""
+    if connection.vendor == "sqlite":
+        pytest.skip(
+            "SQLite's in-memory test database locks whole tables between threads; the worker "
+            "tests run on PostgreSQL (DATABASE_URL), as Celery does in production"
+        )
+    with start_worker(app, pool="threads", concurrency=2, perform_ping_check=False):
+        yield celery_mode
+
+
+def wait_until(check, seconds: float = 20.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+async def await_until(check, seconds: float = 20.0) -> bool:
+    """``wait_until`` for async tests: the check runs in the sync thread between waits, so the
+    server loop's own jobs get that thread in the meantime."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if await sync_to_async(check)():
+            return True
+        await asyncio.sleep(0.1)
+    return False
+
+
+def person_table(session_key: str, **options: object) -> Table:
+    return services.create_table(
+        "twenty-questions",
+        {"answer": "Apple", "max_questions": 20},
+        [{"kind": "human", "session_key": session_key}, ORACLE],
+        **options,
+    )
+
+
+async def connect_and_beat(table_id: int, session_key: str, beats: int) -> None:
+    """A participant's page: connect, then ``beats`` heartbeat frames."""
+    communicator = socket(table_id, session_key)
+    connected, _ = await communicator.connect()
+    assert connected
+    await communicator.receive_from(timeout=5)  # the current view
+    for _ in range(beats):
+        await communicator.send_json_to({"type": "heartbeat"})
+    await asyncio.sleep(0.5)
+    await communicator.disconnect()
+
+
+# 1. No deadline means no deadline, on both paths: the bug of issue 11 --------------------------
+
+
+@pytest.mark.parametrize("deadline", [0, None])
+async def test_a_person_without_a_deadline_keeps_the_seat_on_connect_when_eager(
+    deadline: int | None,
+) -> None:
+    key = await make_session()
+    table = await sync_to_async(person_table)(key, turn_deadline_seconds=deadline)
+    await connect_and_beat(table.pk, key, beats=3)
+    assert not await Turn.objects.filter(table=table).aexists()
+    assert (await Seat.objects.aget(table=table, index=0)).kind == Seat.Kind.HUMAN
+
+
+@pytest.mark.parametrize("deadline", [0, None])
+async def test_a_person_without_a_deadline_keeps_the_seat_on_connect_under_celery(
+    worker: list[str], deadline: int | None
+) -> None:
+    key = await make_session()
+    table = await sync_to_async(person_table)(key, turn_deadline_seconds=deadline)
+    await connect_and_beat(table.pk, key, beats=3)
+    await asyncio.sleep(1.0)  # anything sent has had time to run on the worker
+    assert not await Turn.objects.filter(table=table).aexists()
+    assert (await Seat.objects.aget(table=table, index=0)).kind == Seat.Kind.HUMAN
+    assert "studyapp.tables.tasks.check_deadline" not in worker
+
+
+def test_a_deadline_of_zero_is_never_due(settings) -> None:
+    settings.TABLE_SWEEP_SECONDS = 0.0
+    table = person_table("session-a", turn_deadline_seconds=0)
+    assert driver.turn_deadline(table) is None
+    assert driver.check_deadline(table.pk, 0) == "no deadline"
+    driver.sweep()
+    driver.tick(table.pk)
+    assert not Turn.objects.filter(table=table).exists()
+
+
+# 1b. Heartbeats do not become tasks ----------------------------------------------------------
+
+
+async def test_many_heartbeats_send_at_most_one_task_per_step(celery_mode: list[str]) -> None:
+    key = await make_session()
+    table = await sync_to_async(person_table)(key, turn_deadline_seconds=30)
+    celery_mode.clear()
+    # One socket's burst is cut by its rate limit; several sockets' ticks by the job's lease.
+    for _ in range(10):
+        await connect_and_beat(table.pk, key, beats=50)
+    deadline_checks = [name for name in celery_mode if name.endswith("check_deadline")]
+    assert len(deadline_checks) <= 1
+    assert len(celery_mode) <= 1
+
+
+# 2. An agent's turn: on the server loop and on a worker --------------------------------------
+
+
+def agent_table(seed: int) -> Table:
+    return services.create_table("twenty-questions", None, [QUESTIONER, ORACLE], seed=seed)
+
+
+def finished_cleanly(table: Table) -> bool:
+    snap = services.table_state(table.pk)
+    seqs = list(Turn.objects.filter(table=table).values_list("seq", flat=True))
+    return snap.is_over and seqs == list(range(len(seqs)))
+
+
+def test_agents_play_a_table_to_the_end_inline() -> None:
+    table = agent_table(seed=3)  # no server loop, eager: turns run inline
+    assert finished_cleanly(table)
+
+
+async def test_agents_play_a_table_to_the_end_on_the_server_loop() -> None:
+    table = await sync_to_async(agent_table)(seed=3)
+    done = await await_until(lambda: finished_cleanly(table))
+    assert done
+
+
+def test_agents_play_a_table_to_the_end_on_a_celery_worker(worker: list[str]) -> None:
+    table = agent_table(seed=3)
+    assert wait_until(lambda: finished_cleanly(table))
+    assert "studyapp.tables.tasks.take_agent_turn" in worker
+
+
+# 3. A lost job: its lease lapses and the sweep schedules it again ----------------------------
+
+
+def test_the_sweep_reschedules_an_agent_turn_whose_task_was_lost(
+    celery_mode: list[str], settings
+) -> None:
+    settings.TABLE_JOB_LEASE_SECONDS = 1
+    settings.TABLE_SWEEP_SECONDS = 0.0
+    table = agent_table(seed=5)
+    assert celery_mode == ["studyapp.tables.tasks.take_agent_turn"]
+    app.control.purge()  # the task dies with its worker before anyone ran it
+    assert driver.sweep() == {}  # its lease still stands: nothing is sent twice
+    time.sleep(1.1)
+    assert driver.sweep() == {"agent turn scheduled": 1}
+    if connection.vendor == "sqlite":
+        return  # see the worker fixture
+    with start_worker(app, pool="threads", concurrency=1, perform_ping_check=False):
+        assert wait_until(lambda: finished_cleanly(table))
+
+
+def test_a_second_copy_of_a_running_job_does_nothing() -> None:
+    lease = driver.Lease("tables:job:test:1")
+    assert lease.take()
+    assert driver.run_job("take_agent_turn", (0, 0), "tables:job:test:1") == "running elsewhere"
+    lease.release()
+    assert cache.get("tables:job:test:1") is None
+
+
+# Only the sweep drops a person idle past the limit, so these show that it runs.
+
+
+async def test_the_embedded_server_sweeps_on_its_own_loop(settings) -> None:
+    settings.TABLE_SWEEP_SECONDS = 0.2
+    key = await make_session()
+    table = await sync_to_async(person_table)(
+        key, turn_deadline_seconds=0, idle_limit_seconds=1, dropout="end"
+    )
+    await connect_and_beat(table.pk, key, beats=1)
+    ended = await await_until(
+        lambda: Table.objects.get(pk=table.pk).status == Table.Status.ABORTED, 10
+    )
+    assert ended
+
+
+def test_celery_beat_sweeps_with_the_same_function(worker: list[str], settings) -> None:
+    from studyapp.tables.tasks import sweep_tables
+
+    settings.TABLE_SWEEP_SECONDS = 0.0
+    table = person_table("session-a", turn_deadline_seconds=0, idle_limit_seconds=1, dropout="end")
+    time.sleep(1.1)
+    sweep_tables.delay()
+    assert wait_until(lambda: Table.objects.get(pk=table.pk).status == Table.Status.ABORTED)
