@@ -289,6 +289,8 @@ def test_the_rules_models_read_restate_the_papers_and_say_how_to_guess():
     assert "157 candidate words" in rules and "up to 20" in rules
     assert "Yes, No, or Invalid" in rules and "letters or spelling" in rules
     assert "To make a guess" in rules
+    assert '("Is it a cat or a dog?") is not a guess' in rules
+    assert guess_of("Is it a cat or a dog?") is None
     assert ", ".join(CANDIDATES) in rules
     for house_rule in ("log2", "reward", "earns", "names exactly one", "naming"):
         assert house_rule not in rules.lower()
