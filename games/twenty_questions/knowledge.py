@@ -285,6 +285,12 @@ class KnowledgeBase:
         for key in data["phrases"]:
             parts.update(_split_tokens(key))
         self.lexicon = Lexicon(whole, parts)
+        # a fact may be written the way a question puts it: "sit_on" is the concept "sit"
+        self.aliases = {
+            key: value
+            for key, value in data["phrases"].items()
+            if " " in key and not any(mark in value for mark in "+!.-")
+        }
         self.classes = {name: self._parse(text) for name, text in data["classes"].items()}
         self.facts: dict[str, frozenset[tuple[str, str]]] = {}
         self.size: dict[str, float] = {}
@@ -295,12 +301,9 @@ class KnowledgeBase:
         self.relations: dict[str, set[str]] = {}
         for relation, concept in real:
             self.relations.setdefault(concept, set()).add(relation)
-        used = set(self.relations)
         for relation, items in data["known"].items():
-            for item in items.split():
-                concept = self.concept(item)
-                if concept not in used:  # a known concept is answered No, in its relation
-                    self.relations.setdefault(concept, set()).add(relation)
+            for item in items.split():  # asked in this relation, a known concept is answered No
+                self.relations.setdefault(self.concept(item), set()).add(relation)
         # token sequence (lemmas) -> the concepts it names, each with True where negated
         self.phrases: dict[tuple[str, ...], tuple[tuple[str | None, str, bool], ...]] = {}
         for concept in self.relations:
@@ -326,6 +329,9 @@ class KnowledgeBase:
         return _PREP_NORMAL.get(word) or self.lexicon.lemma(word)
 
     def concept(self, item: str) -> str:
+        alias = self.aliases.get(item.replace("_", " "))
+        if alias is not None and alias != item:
+            return self.concept(alias)
         return "_".join(self.lemma(part) for part in item.split("_"))
 
     def _parse(self, text: str) -> dict[str, list]:
@@ -422,7 +428,7 @@ def _meaning(kb: KnowledgeBase, part: str) -> tuple[str | None, str, bool]:
 def _derived(size: float, weight: float) -> list[str]:
     """Size words that follow from the typical size (cm) and weight (kg)."""
     out = []
-    if size >= 60:
+    if size >= 60 and weight >= 3:
         out += ["big"]
     if size < 30:
         out += ["small"]
