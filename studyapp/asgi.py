@@ -15,11 +15,14 @@ from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: 
 
 from studyapp.tables.routing import websocket_urlpatterns  # noqa: E402
 
+# daphne serves /static/ too (htmx and its ws extension from django-htmx, found by the staticfiles
+# finders), DEBUG or not, so `make run` needs nothing else; SERVE_STATIC=0 when a proxy serves the
+# collected files instead.
+http_app = ASGIStaticFilesHandler(django_asgi_app) if settings.SERVE_STATIC else django_asgi_app
+
 application = ProtocolTypeRouter(
     {
-        # With DEBUG, daphne serves /static/ too (htmx and its ws extension from django-htmx),
-        # so `make run` needs nothing else; production collects static files for a web server.
-        "http": ASGIStaticFilesHandler(django_asgi_app) if settings.DEBUG else django_asgi_app,
+        "http": http_app,
         "websocket": AllowedHostsOriginValidator(
             AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
         ),

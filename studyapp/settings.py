@@ -4,6 +4,7 @@ the in-memory channel layer, Celery tasks run in-process, offline agents."""
 from __future__ import annotations
 
 import os
+import secrets
 from pathlib import Path
 
 import dj_database_url
@@ -47,15 +48,29 @@ def env_float(name: str, default: float) -> float:
         raise ImproperlyConfigured(f"{name} must be a number, not {raw!r}") from err
 
 
-DEBUG = env_bool("DEBUG", True)
-SECRET_KEY = env_str("SECRET_KEY", "dev-only-insecure-key-change-me" if DEBUG else "")
-if not SECRET_KEY:
-    raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
+def local_secret_key(path: Path) -> str:
+    """The key kept in ``path``, made on first use (readable by this user only), so that `make run`
+    needs no setup and its sessions survive a restart. Several machines must share SECRET_KEY."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return path.read_text(encoding="ascii").strip()
+    key = secrets.token_urlsafe(50)
+    with os.fdopen(handle, "w", encoding="ascii") as out:
+        out.write(key + "\n")
+    return key
+
+
+# Debug pages show settings, engine state and secret words: only for a developer who asks for them
+# (`DEBUG=1 make run`), never by default.
+DEBUG = env_bool("DEBUG", False)
+VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))
+SECRET_KEY = env_str("SECRET_KEY") or local_secret_key(VAR_DIR / "secret_key")
 ALLOWED_HOSTS = [
     h for h in env_str("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h
 ]
 CSRF_TRUSTED_ORIGINS = [o for o in env_str("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
-VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))
 
 INSTALLED_APPS = [
     "daphne",
@@ -224,3 +239,34 @@ LOGIN_URL = "/admin/login/"
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 X_FRAME_OPTIONS = "DENY"
+# daphne serves /static/ itself (from the apps and static/, no collectstatic needed), so `make run`
+# works with DEBUG off; SERVE_STATIC=0 when a proxy serves STATIC_ROOT instead.
+SERVE_STATIC = env_bool("SERVE_STATIC", True)
+
+# HTTPS, behind a TLS proxy (docs/production.md): HTTPS=1 makes the cookies secure, redirects plain
+# HTTP and sends HSTS; SECURE_PROXY_SSL_HEADER=X-Forwarded-Proto tells Django which header the proxy
+# sets (only when the proxy always sets it). With these `manage.py check --deploy` is clean.
+HTTPS = env_bool("HTTPS", False)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = HTTPS
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", HTTPS)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000 if HTTPS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", HTTPS)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", HTTPS)
+PROXY_SSL_HEADER = env_str("SECURE_PROXY_SSL_HEADER")
+if PROXY_SSL_HEADER:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_" + PROXY_SSL_HEADER.upper().replace("-", "_"), "https")
+
+# New participants per client address (REMOTE_ADDR; behind a proxy run daphne with --proxy-headers
+# so it is the person's address): at most this many in 10 seconds and in a minute, then a 429 page.
+# Pilot bots (a staff pilot token on the link) are not counted.
+PARTICIPANT_RATE_BURST = env_int("PARTICIPANT_RATE_BURST", 10)
+PARTICIPANT_RATE_PER_MINUTE = env_int("PARTICIPANT_RATE_PER_MINUTE", 30)
+
+# Logs: warnings and errors to stderr. Nothing at INFO carries a secret word, a completion code or
+# a session key (tests/studyapp/test_secrecy_attacks.py checks the captured log).
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
+}

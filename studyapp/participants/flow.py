@@ -4,10 +4,12 @@ landing → consent → instructions (practice question) → rounds 1..N → pol
 Every step is derived from the participant record (:func:`next_step`), so someone who leaves and
 comes back lands where they stopped, and a crafted request for a later step is sent back.
 
-A browser is tied to its participant through the session. On a study link the recruiter's
-PROLIFIC_PID is also the person's identity (as on Prolific itself), so the same link opened in
-another browser rejoins that person's participant instead of starting a second one; a personal
-invite stays bound to the browser that claimed it.
+A browser is tied to its participant through the session, and the same browser always resumes.
+A PROLIFIC_PID alone is no password (anyone may type one), so another browser rejoins that
+person's participant only when the link also carries the recruiter's SESSION_ID of their
+submission (Prolific passes the same one when the person reopens it) or the resume code the
+participant was shown (:func:`resume_code`); otherwise it is refused (:class:`AlreadyTakingPart`).
+A personal invite stays bound to the browser that claimed it.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from django.contrib.sessions.backends.base import SessionBase
 from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.crypto import constant_time_compare, salted_hmac
 
 from studyapp.participants.models import Invite, Participant, Round, Study
 
@@ -80,6 +83,11 @@ class StoppedEarlier(Exception):
     def __init__(self, participant: Participant) -> None:
         super().__init__(participant.public_id)
         self.participant = participant
+
+
+class AlreadyTakingPart(Exception):
+    """The PROLIFIC_PID on this link is another browser's participant, and the link shows neither
+    that submission's SESSION_ID nor the participant's resume code."""
 
 
 class StepRefused(Exception):
@@ -152,6 +160,39 @@ def returning_participant(study: Study, ids: Mapping[str, str]) -> Participant |
     return study.participants.filter(prolific_pid=pid).first()
 
 
+def resume_code(participant: Participant) -> str:
+    """The code that lets this participant go on in another browser; shown only to them. Derived
+    from the site's SECRET_KEY, so nothing more is stored."""
+    value = f"{participant.pk}:{participant.public_id}"
+    return salted_hmac("studyapp.participants.resume", value).hexdigest()[:16]
+
+
+def resume_token(participant: Participant) -> str:
+    """What the participant's "continue in another browser" link carries: ``<public id>.<code>``."""
+    return f"{participant.public_id}.{resume_code(participant)}"
+
+
+def resumed_participant(study: Study, token: str) -> Participant | None:
+    """The participant of ``study`` whose resume token this is, if it is right."""
+    public_id, _, code = token.partition(".")
+    if not public_id or not code:
+        return None
+    participant = study.participants.filter(public_id=public_id).first()
+    if participant is None or not constant_time_compare(code, resume_code(participant)):
+        return None
+    return participant
+
+
+def may_rejoin(participant: Participant, ids: Mapping[str, str], token: str = "") -> bool:
+    """Whether a new browser with ``ids`` (and maybe a resume ``token``) is this participant: the
+    recruiter's SESSION_ID of their submission, or their resume token."""
+    session_id = ids.get("prolific_session_id", "")
+    if session_id and constant_time_compare(session_id, participant.prolific_session_id or ""):
+        return True
+    resumed = resumed_participant(participant.study, token) if token else None
+    return resumed is not None and resumed.pk == participant.pk
+
+
 def rejoin(session: SessionBase, participant: Participant) -> Participant:
     """Tie this browser to a returning participant, who goes on where they stopped (no second
     consent). Someone who stopped taking part is not taken back in."""
@@ -162,17 +203,28 @@ def rejoin(session: SessionBase, participant: Participant) -> Participant:
 
 
 def start(
-    session: SessionBase, study: Study, ids: Mapping[str, str], *, pilot: bool = False
+    session: SessionBase,
+    study: Study,
+    ids: Mapping[str, str],
+    *,
+    pilot: bool = False,
+    resume: str = "",
 ) -> Participant:
     """The Start button on a study link: record the visit and tie it to this browser, or rejoin
-    the participant this Prolific ID already is. ``pilot`` (a staff-issued pilot token was on
+    the participant this Prolific ID already is (see :func:`may_rejoin`), or the one whose
+    ``resume`` token the link carries. ``pilot`` (a staff-issued pilot token was on
     the link, see :mod:`studyapp.participants.pilots`) flags a simulated participant."""
     participant = session_participant(session, study)
     if participant is not None:
         return participant
     returning = returning_participant(study, ids)
     if returning is not None:
+        if not may_rejoin(returning, ids, resume):
+            raise AlreadyTakingPart
         return rejoin(session, returning)
+    resumed = resumed_participant(study, resume) if resume else None
+    if resumed is not None:
+        return rejoin(session, resumed)
     participant = Participant.objects.create(study=study, is_pilot=pilot)
     _remember(session, participant, ids)
     return participant
@@ -283,9 +335,13 @@ def _rejoin_instead(
     session: SessionBase, visit: Participant, returning: Participant
 ) -> Participant:
     """Drop a visit that never consented in favour of the participant its Prolific ID already is,
-    so the admin lists no empty extra row."""
+    so the admin lists no empty extra row; that participant is only joined on the same terms as
+    at the study link (:func:`may_rejoin`)."""
+    ids = session.get(f"recruiter:{visit.pk}", {})
     _forget(session, visit)
     visit.delete()
+    if not may_rejoin(returning, ids):
+        raise AlreadyTakingPart
     return rejoin(session, returning)
 
 

@@ -37,7 +37,13 @@ def new_invite_token() -> str:
 
 def validate_completion_url(value: str) -> None:
     """A recruiter's full address, or a path on this site (the demo study, which has no real
-    recruiter, returns people to a local page that shows their code)."""
+    recruiter, returns people to a local page that shows their code).
+
+    Browsers read a backslash as a slash, so ``/\\evil.example/x`` and ``\\\\evil.example`` go to
+    another site just like ``//evil.example``: backslashes, control characters and spaces are
+    refused everywhere, and a path must not start with two slashes."""
+    if "\\" in value or any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        raise ValidationError("A completion address may not contain backslashes or spaces.")
     if value.startswith("/") and not value.startswith("//"):
         return
     try:
@@ -230,6 +236,10 @@ class Study(models.Model):
     def completion_link(self, code: str) -> str:
         """The recruiter's return address with the code, or '' when the study has none."""
         if not self.completion_url:
+            return ""
+        try:  # a row saved past the admin form (before this check existed) must not redirect away
+            validate_completion_url(self.completion_url)
+        except ValidationError:
             return ""
         joiner = "&" if "?" in self.completion_url else "?"
         return f"{self.completion_url}{joiner}{urlencode({'cc': code})}"

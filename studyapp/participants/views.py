@@ -13,9 +13,10 @@ from functools import wraps
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.http import urlencode
 from django.views.decorators.http import require_http_methods
 
-from studyapp.participants import assignment, flow, pilots
+from studyapp.participants import assignment, flow, pilots, ratelimit
 from studyapp.participants.forms import ChecksForm, ConsentForm, PolicyForm, WithdrawForm
 from studyapp.participants.models import POLICY_MAX_LENGTH, Invite, Participant, Study
 
@@ -28,6 +29,16 @@ def not_found(request: HttpRequest, message: str) -> HttpResponse:
 
 def refused(request: HttpRequest, message: str) -> HttpResponse:
     return render(request, "participants/refused.html", {"message": message}, status=403)
+
+
+def taking_part_elsewhere(request: HttpRequest, study: Study) -> HttpResponse:
+    """A PROLIFIC_PID that another browser already uses, without that submission's SESSION_ID
+    or the participant's resume code: nothing of that participant is shown."""
+    return render(request, "participants/elsewhere.html", {"study": study}, status=409)
+
+
+def too_many_starts(request: HttpRequest) -> HttpResponse:
+    return render(request, "429.html", status=429)
 
 
 def stopped_earlier(request: HttpRequest, participant: Participant) -> HttpResponse:
@@ -95,11 +106,19 @@ def study_link(request: HttpRequest, slug: str) -> HttpResponse:
             request, "participants/welcome.html", {"study": study, "error": str(err)}, status=400
         )
     pilot = pilots.is_pilot_token(study.slug, request.GET.get("pilot", ""))
-    if flow.returning_participant(study, ids) is None and assignment.is_full(study, pilot=pilot):
+    resume = request.GET.get("resume", "")
+    returning = flow.returning_participant(study, ids) or (
+        flow.resumed_participant(study, resume) if resume else None
+    )
+    if returning is None and assignment.is_full(study, pilot=pilot):
         return study_full(request, study)
     if request.method == "POST":
+        if returning is None and not pilot and ratelimit.over_limit(request):
+            return too_many_starts(request)
         try:
-            participant = flow.start(request.session, study, ids, pilot=pilot)
+            participant = flow.start(request.session, study, ids, pilot=pilot, resume=resume)
+        except flow.AlreadyTakingPart:
+            return taking_part_elsewhere(request, study)
         except flow.StoppedEarlier as stopped:
             return stopped_earlier(request, stopped.participant)
         return redirect(step_url(participant))
@@ -159,6 +178,8 @@ def consent(request: HttpRequest, participant: Participant) -> HttpResponse:
             )
         except flow.StepRefused:
             form.add_error(None, "The consent form has changed; please read it again.")
+        except flow.AlreadyTakingPart:
+            return taking_part_elsewhere(request, study)
         except flow.StoppedEarlier as stopped:
             return stopped_earlier(request, stopped.participant)
         else:
@@ -199,6 +220,9 @@ def play(request: HttpRequest, participant: Participant) -> HttpResponse:
         return redirect(step_url(participant))
     context = {"participant": participant, "study": participant.study, **state}
     context["shown_policy"] = flow.shown_policy(participant)
+    link = reverse("participants:study_link", args=[participant.study.slug])
+    token = urlencode({"resume": flow.resume_token(participant)})
+    context["resume_link"] = request.build_absolute_uri(f"{link}?{token}")
     return render(request, "participants/play.html", context)
 
 
@@ -215,20 +239,12 @@ def policy(request: HttpRequest, participant: Participant) -> HttpResponse:
 @require_http_methods(["GET"])
 def recruiter_return(request: HttpRequest, slug: str) -> HttpResponse:
     """A stand-in for the recruiter's completion page, for studies without a real recruiter (the
-    demo): it shows which of the study's codes came back."""
+    demo): it shows the code that came back, and never whether it is one of the study's codes
+    (that would let anyone try guesses until one is the finished code)."""
     study = Study.objects.filter(slug=slug).first()
     if study is None:
         return not_found(request, "There is no study at this address. Please check the link.")
-    code = request.GET.get("cc", "")
-    kinds = {
-        study.code_finished: "finished",
-        study.code_dropped: "stopped early",
-        study.code_screened: "did not take part",
-        study.code_failed_checks: "did not pass the checks",
-        study.code_lobby_timeout: "waited, but no table formed",
-    }
-    kinds.pop("", None)
-    context = {"study": study, "code": code, "kind": kinds.get(code) if code else None}
+    context = {"study": study, "code": request.GET.get("cc", "")[:64]}
     return render(request, "participants/recruiter_return.html", context)
 
 

@@ -122,7 +122,9 @@ class Seat(models.Model):
         ]
 
     def __str__(self) -> str:
-        who = self.agent_spec if self.kind == self.Kind.AGENT else (self.session_key[:6] or "empty")
+        # never any of the session key: it opens the seat
+        held = "held" if self.session_key or self.user_id else "empty"
+        who = self.agent_spec if self.kind == self.Kind.AGENT else held
         return f"seat {self.index} of table #{self.table_id} ({self.kind}: {who})"
 
     @property

@@ -11,6 +11,13 @@ def in_process_tasks(settings) -> None:
     settings.CELERY_TASK_ALWAYS_EAGER = True
 
 
+@pytest.fixture(autouse=True)
+def no_participant_rate_limit(settings) -> None:
+    """Tests start many participants from one address in a second; the rate-limit tests set the
+    limits they check."""
+    settings.PARTICIPANT_RATE_BURST = settings.PARTICIPANT_RATE_PER_MINUTE = 100_000
+
+
 @pytest.fixture(scope="session", autouse=True)
 def close_thread_connections(django_db_setup, django_db_blocker):
     """In-process table jobs and consumers use threads, and each thread keeps its own database
