@@ -157,9 +157,14 @@ def games_frame(records: Iterable[Record]) -> pd.DataFrame:
 
 
 def turns_frame(records: Iterable[Record]) -> pd.DataFrame:
-    """One row per event of every record's log, keyed to its game by ``table``."""
-    rows = []
+    """One row per event of every record's log, keyed to its game by ``table``. Built column by
+    column (an export streams millions of turns through here)."""
+    columns: dict[str, list] = {name: [] for name in TURN_COLUMNS}
     for index, record in enumerate(records):
+        events = record.get("events") or []
+        n = len(events)
+        if not n:
+            continue
         keys = {
             "experiment": record.get("experiment"),
             "game": record["game"],
@@ -169,35 +174,40 @@ def turns_frame(records: Iterable[Record]) -> pd.DataFrame:
             "round": record["round"],
             "sample": record["sample"],
         }
-        times = record.get("turn_times") or []
+        for name, value in keys.items():
+            columns[name].extend([value] * n)
+        columns["seq"].extend(range(n))
+        for name in ("seat", "type", "text", "answer", "target"):
+            columns[name].extend([event.get(name) for event in events])
+        columns["chars"].extend(
+            [len(t) if isinstance(t := event.get("text"), str) else 0 for event in events]
+        )
+        times = list(record.get("turn_times") or [])
+        times += [None] * (n - len(times))
+        columns["created_at"].extend(times[:n])
+        starts = [record.get("started_at"), *times[: n - 1]]
+        columns["duration_s"].extend(
+            [_seconds_between(a, b) for a, b in zip(starts, times[:n], strict=True)]
+        )
         usages = record.get("turn_usage") or []
-        previous = record.get("started_at")
-        for seq, event in enumerate(record.get("events") or []):
-            text = event.get("text")
-            at = times[seq] if seq < len(times) else None
-            usage = (usages[seq] if seq < len(usages) else None) or {}
-            rows.append(
-                {
-                    **keys,
-                    "seq": seq,
-                    "seat": event.get("seat"),
-                    "type": event.get("type"),
-                    "text": text,
-                    "answer": event.get("answer"),
-                    "target": event.get("target"),
-                    "chars": len(text) if isinstance(text, str) else 0,
-                    "created_at": at,
-                    "duration_s": _seconds_between(previous, at),
-                    "calls": usage.get("calls"),
-                    "input_tokens": usage.get("input_tokens"),
-                    "output_tokens": usage.get("output_tokens"),
-                    "latency_s": usage.get("latency_s"),
-                    "usage_error": usage.get("error"),
-                    "event": encode_event(event),
-                }
-            )
-            previous = at
-    return typed(pd.DataFrame(rows, columns=list(TURN_COLUMNS)), TURN_COLUMNS)
+        if any(usages):
+            usages = [(usages[i] if i < len(usages) else None) or {} for i in range(n)]
+            for name, key in TURN_USAGE.items():
+                columns[name].extend([usage.get(key) for usage in usages])
+        else:
+            for name in TURN_USAGE:
+                columns[name].extend([None] * n)
+        columns["event"].extend([encode_event(event) for event in events])
+    return typed(pd.DataFrame(columns, columns=list(TURN_COLUMNS)), TURN_COLUMNS)
+
+
+TURN_USAGE = {
+    "calls": "calls",
+    "input_tokens": "input_tokens",
+    "output_tokens": "output_tokens",
+    "latency_s": "latency_s",
+    "usage_error": "error",
+}
 
 
 def _seconds_between(start: str | None, end: str | None) -> float | None:
