@@ -108,6 +108,8 @@ _AT_FRAME = {
 }  # fmt: skip
 _PREP_NORMAL = {"off": "from", "into": "in", "onto": "on"}
 _TRAILING = {"in", "on", "at", "with", "from"}  # prepositions that may end a verb phrase
+_IN_PHRASE = {"a", "an", "the", "your", "my", "their", "some", IT, "you", "us", "me", "people"}
+_PERCEIVE = {"hear", "see", "find", "notice", "meet", "encounter", "spot"}
 _QUANTIFIERS = {"lot", "lots", "many", "several", "much", "plenty", "loads", "bunch"}
 _QUANTIFIED = {"carry", "have", "hold", "contain", "store", "seat", "fit", "transport"}
 _MOTION = {"ride", "drive", "take", "go", "bring", "carry", "walk", "fly", "sail", "travel", "run"}
@@ -235,13 +237,18 @@ def _forms(word: str) -> list[str]:
 class Lexicon:
     """Lemmas known to the knowledge base, and a lemmatiser that prefers them."""
 
-    def __init__(self, whole: set[str], parts: set[str]) -> None:
+    def __init__(self, whole: set[str], parts: set[str], keys: set[str] = frozenset()) -> None:
         self.whole = whole
         self.parts = parts
+        self.keys = keys  # other words for concepts; an inflected one ("kids") is still "kid"
 
     @lru_cache(maxsize=8192)  # noqa: B019 - one lexicon per process
     def lemma(self, word: str) -> str:
         forms = _forms(word)
+        if word in self.keys and word not in IRREGULAR and word.endswith("s"):
+            for form in forms[1:]:
+                if form in self.whole:
+                    return form
         for known in (self.whole, self.parts):
             for form in forms:
                 if form in known:
@@ -284,7 +291,7 @@ class KnowledgeBase:
             (whole if "_" not in item else parts).update(item.split("_"))
         for key in data["phrases"]:
             parts.update(_split_tokens(key))
-        self.lexicon = Lexicon(whole, parts)
+        self.lexicon = Lexicon(whole, parts, set(data["synonyms"]))
         # a fact may be written the way a question puts it: "sit_on" is the concept "sit"
         self.aliases = {
             key: value
@@ -314,6 +321,8 @@ class KnowledgeBase:
                 if concept not in self.relations:
                     raise ValueError(f"{path.name}: {key!r} means {concept!r}, which no fact uses")
             lemmas = tuple(self.lemma(t) for t in _split_tokens(key))
+            if len(lemmas) == 1 and lemmas[0] != key and lemmas[0] in self.relations:
+                continue  # "woods" is a form of "wood", which is a concept of its own
             self.phrases[lemmas] = meaning
         self.longest = max(len(key) for key in self.phrases)
         self.references = {
@@ -524,9 +533,10 @@ _NUMBER_WORDS = {
     "1": 1, "2": 2, "3": 3, "4": 4, "5": 5, "6": 6, "7": 7, "8": 8,
 }  # fmt: skip
 _COUNT = re.compile(
-    r"\b(more than|over|at least|fewer than|less than|under|exactly|only)\s+"
+    r"\b(more than|over|at least|fewer than|less than|under|exactly|only|have|has|got|with)\s+"
     r"(one|two|three|four|five|six|seven|eight|[1-8])\s+([a-z]+)"
 )
+_USUAL_COUNT = {"leg": 4, "wheel": 4, "eye": 2, "ear": 2, "wing": 2, "string": 4}
 
 
 def _count_test(match: re.Match) -> Test:
@@ -535,12 +545,16 @@ def _count_test(match: re.Match) -> Test:
     n = _NUMBER_WORDS[number]
     part = KB.lemma(noun)
 
-    def count(word: str) -> int:
+    def count(word: str) -> int | None:
         facts = KB.facts[word]
-        for name, value in (("two", 2), ("four", 4)):
+        for name, value in (("two", 2), ("four", 4), ("many", 10)):
             if ("has", f"{name}_{part}") in facts:
                 return value
-        return 4 if ("has", part) in facts else 0
+        return None if ("has", part) in facts else 0  # None: has some, number not known
+
+    def usual(word: str) -> int:
+        known = count(word)
+        return _USUAL_COUNT.get(part, 1) if known is None else known
 
     compare = {
         "more than": lambda c: c > n,
@@ -551,8 +565,10 @@ def _count_test(match: re.Match) -> Test:
         "under": lambda c: c < n,
         "exactly": lambda c: c == n,
         "only": lambda c: c == n,
-    }[how]
-    return lambda w: compare(count(w))
+    }.get(how)
+    if compare is None:  # "does it have two legs?": No only when it has another number of them
+        return lambda w: count(w) == n or (count(w) is None and n > 0)
+    return lambda w: compare(usual(w))
 
 
 def _normalise(question: str) -> tuple[str, bool]:
@@ -579,6 +595,8 @@ def _normalise(question: str) -> tuple[str, bool]:
     text = re.sub(r"'s\b", "", text)
     text = re.sub(r",?\s*or not\s*\??\s*$", "?", text)
     text = re.sub(r"\bout of\b", "from", text)
+    text = re.sub(r"\b(live|lives|living|grow|grows|growing|found|swim|swims|go|goes)\s+there\b",
+                  r"\1 in it", text)  # fmt: skip
     # "is it a fruit, like an apple?": the example only illustrates
     text = (
         re.sub(
@@ -619,9 +637,15 @@ def read(question: str) -> Test | None:
         return lambda w: w in named
     tests: list[Test] = []
     for match in list(_COUNT.finditer(text)):
-        if "has" in KB.relations.get(KB.lemma(match.group(3)), ()):
+        how, number, noun = match.groups()
+        if how in ("have", "has", "got", "with") and (
+            f"{number}_{KB.lemma(noun)}" in KB.relations or number == "one"
+        ):
+            continue  # a fact of its own ("four_wheel"), or "one" meaning "a"
+        if "has" in KB.relations.get(KB.lemma(noun), ()):
             tests.append(_count_test(match))
-            text = text.replace(match.group(0), " ")
+            keep = how if how in ("have", "has", "got", "with") else ""
+            text = text.replace(match.group(0), f" {keep} ")
         else:  # "can more than one person sit on it?"
             text = text.replace(match.group(0), " " + match.group(3))
     for match in list(_COMPARISON.finditer(text)):
@@ -677,7 +701,7 @@ def _clauses(text: str) -> tuple[list[Clause], bool, bool]:
         best = None
         j, seq, positions = i, [], []
         while j < n and len(seq) < KB.longest:
-            if tokens[j] in ("a", "an", "the", "your", "my", "their", "some", IT, "you") and seq:
+            if tokens[j] in _IN_PHRASE and seq:
                 j += 1
                 continue
             if seq and seq[-1] in _QUANTIFIED and tokens[j] in _QUANTIFIERS:  # "carry lots of …"
@@ -724,6 +748,9 @@ def _clauses(text: str) -> tuple[list[Clause], bool, bool]:
             i = best[1] + 1
             continue
         single = best is not None and best[1] == i
+        if (best is None or single) and token in _PERCEIVE and _next(tokens, i) == IT:
+            i += 1  # "would you hear it at a concert?": the place is what is asked
+            continue
         if (
             (best is None or single)
             and token in ("work", "function", "operate", "run")
