@@ -55,6 +55,26 @@ def csv_response(filename: str, header: list[str], rows: Iterable[list[object]])
     return response
 
 
+def bonus_sheet(participants: Iterable[Participant]) -> tuple[HttpResponse, int]:
+    """The recruiter's bulk bonus format (Prolific's "bulk bonus payment" box): one line
+    ``participant_id,amount`` per unpaid bonus above zero, no header, amounts with two decimals.
+    Returns the download and how many people with a bonus owed had no recruiter ID to pay it to.
+    """
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = 'attachment; filename="bonus-sheet.csv"'
+    sheet = safe_csv.writer(response)
+    missing = 0
+    for p in participants:
+        if p.payment_status != "owed" or not p.bonus or p.bonus <= 0:
+            continue
+        recruiter_id = p.prolific_pid or p.recruiter_pid
+        if not recruiter_id:
+            missing += 1
+            continue
+        sheet.writerow([recruiter_id, f"{p.bonus:.2f}"])
+    return response, missing
+
+
 def payment_row(p: Participant) -> list[object]:
     spent = p.time_spent
     return [
@@ -333,7 +353,7 @@ class ParticipantAdmin(admin.ModelAdmin):
     ]
     list_filter = ["study", "status", "paid", "is_pilot", "condition"]
     search_fields = ["public_id", "prolific_pid", "recruiter_pid"]
-    actions = ["mark_paid", "mark_dropped", "export_payment_sheet"]
+    actions = ["mark_paid", "mark_dropped", "export_payment_sheet", "export_bonus_sheet"]
     inlines = [RoundInline]
     readonly_fields = [
         "public_id",
@@ -416,3 +436,18 @@ class ParticipantAdmin(admin.ModelAdmin):
         participants = queryset.select_related("study", "invite").order_by("pk")
         rows = (payment_row(p) for p in participants)
         return csv_response("payment-sheet.csv", PAYMENT_COLUMNS, rows)
+
+    @admin.action(description="Download the bonus sheet of the selected (participant_id,amount)")
+    def export_bonus_sheet(
+        self, request: HttpRequest, queryset: QuerySet[Participant]
+    ) -> HttpResponse:
+        """Unpaid bonuses above zero in the recruiter's bulk format; after paying them there, mark
+        the participants paid here so the next sheet leaves them out."""
+        response, missing = bonus_sheet(queryset.select_related("study").order_by("pk"))
+        if missing:
+            self.message_user(
+                request,
+                f"{missing} participant(s) with a bonus owed have no recruiter ID; pay them apart.",
+                messages.WARNING,
+            )
+        return response
