@@ -118,6 +118,7 @@ _NUMBERS = {"one", "two", "three", "four", "five", "six", "eight", "many", "seve
 _LETTERS = re.compile(
     r"\b(the letters? [a-z]\b|letters? [a-z]\b|how many letters|letters? (in|of) (the|its|this)"
     r"|(word|name)\b.*\bletters?|letters?\b.*\b(word|name)|\bletters? long|same letter|double letter"
+    r"|(\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve) (letters|characters)"
     r"|spell\w*|spelt|alphabet\w*|syllables?|vowels?|consonants?|rhymes?|initials?"
     r"|anagram|plural|singular|capital(ized|ised)?|pronounc\w*"
     r"|(starts?|begins?|ends?|starting|beginning|ending|finish\w*) with( an?)?( [a-z])?\b"
