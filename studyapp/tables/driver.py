@@ -149,7 +149,12 @@ async def agent_move(turn: AgentTurn) -> tuple[Event, dict[str, Any]]:
             move = Move(snap.engine.failed(snap.state, index, error), error)
     usage = turn_usage(turn.agent)
     if move.error:
-        log.warning("table %s: seat %s could not move: %s", snap.table.pk, index, move.error)
+        # The reason may quote the model's reply, and an oracle's reply may name the secret word:
+        # it goes to the turn's usage (staff only); the log line at WARNING says only where.
+        log.warning(
+            "table %s: seat %s could not move (reason in the turn's usage)", snap.table.pk, index
+        )
+        log.debug("table %s: seat %s could not move: %s", snap.table.pk, index, move.error)
         usage["error"] = move.error
         if move.reply:
             usage["reply"] = move.reply[:REPLY_CHARS]
