@@ -311,7 +311,12 @@ class KnowledgeBase:
             self.relations.setdefault(concept, set()).add(relation)
         for relation, items in data["known"].items():
             for item in items.split():  # asked in this relation, a known concept is answered No
-                self.relations.setdefault(self.concept(item), set()).add(relation)
+                concept = self.concept(item)
+                held = self.relations.setdefault(concept, set())
+                if relation in ("use", "act") and held & {"use", "act"}:
+                    continue  # "is it grown?" asks what it does, in other words
+                held.add(relation)
+
         # token sequence (lemmas) -> the concepts it names, each with True where negated
         self.phrases: dict[tuple[str, ...], tuple[tuple[str | None, str, bool], ...]] = {}
         for concept in self.relations:
@@ -326,6 +331,14 @@ class KnowledgeBase:
                 continue  # "woods" is a form of "wood", which is a concept of its own
             self.phrases[lemmas] = meaning
         self.longest = max(len(key) for key in self.phrases)
+        # concept -> the purposes it is part of ("book" -> "store_book", "hold_book")
+        self.purposes: dict[str, set[str]] = {}
+        for relation, concept in real:
+            if relation in ("use", "act") and "_" in concept:
+                for part in concept.split("_")[1:]:
+                    names = {part, *(c for _, c, _ in self.phrases.get((part,), ()))}
+                    for name in names:
+                        self.purposes.setdefault(name, set()).add(concept)
         self.references = {
             tuple(self.lemma(t) for t in _split_tokens(name)): (float(s), float(w))
             for name, (s, w) in data["references"].items()
@@ -411,11 +424,16 @@ class KnowledgeBase:
         return frozenset(facts)
 
     def holds_loosely(self, word: str, relation: str | None, concept: str) -> bool:
-        """Like :meth:`holds`, also counting the concept with a preposition ("write_on")."""
+        """Like :meth:`holds`, also counting the concept with a preposition ("write_on"), and
+        the purposes the concept is part of ("for books": "store_book")."""
+        forms = (concept, *(f"{concept}_{p}" for p in ("on", "in", "with", "from", "at")))
+        if any(self.holds(word, relation, form) for form in forms if form in self.relations):
+            return True
+        facts = self.facts[word]
         return any(
-            self.holds(word, relation, form)
-            for form in (concept, *(f"{concept}_{p}" for p in ("on", "in", "with", "from", "at")))
-            if form in self.relations
+            (r, purpose) in facts
+            for purpose in self.purposes.get(concept, ())
+            for r in ("use", "act")
         )
 
     def holds(self, word: str, relation: str | None, concept: str) -> bool:
@@ -784,7 +802,20 @@ def _clauses(text: str) -> tuple[list[Clause], bool, bool]:
             # not pair with the verb ("display_image") would only narrow it by accident
             i = last + 1
             continue
-        purpose = i > 0 and tokens[i - 1] in ("for", "to") and "use" in tokens[:i]
+        purpose = i > 0 and (
+            tokens[i - 1] == "for" or (tokens[i - 1] in ("to", "in") and "use" in tokens[:i])
+        )
+        before = [t for t in tokens[:i] if t not in _IN_PHRASE]
+        following = _next(tokens, last)
+        if (
+            before
+            and before[-1] in _HAS_FRAME
+            and all("has" not in KB.relations.get(c, ()) for _, c, _ in meaning)
+            and following is not None
+            and "has" in KB.relations.get(following, ())
+        ):
+            i = last + 1  # "does it have a big seed?": the part is asked, not its size
+            continue
         for fixed, concept, negated_word in meaning:
             relation = fixed or _relation(tokens, surface, i, last, concept)
             clauses.append(Clause(relation, concept, negated_word != without, purpose))
