@@ -334,7 +334,7 @@ class KnowledgeBase:
         # concept -> the purposes it is part of ("book" -> "store_book", "hold_book")
         self.purposes: dict[str, set[str]] = {}
         for relation, concept in real:
-            if relation in ("use", "act") and "_" in concept:
+            if relation in ("use", "act") and "_" in concept and not concept.startswith("need_"):
                 for part in concept.split("_")[1:]:
                     names = {part, *(c for _, c, _ in self.phrases.get((part,), ()))}
                     for name in names:
@@ -430,10 +430,11 @@ class KnowledgeBase:
         if any(self.holds(word, relation, form) for form in forms if form in self.relations):
             return True
         facts = self.facts[word]
-        return any(
-            (r, purpose) in facts
-            for purpose in self.purposes.get(concept, ())
-            for r in ("use", "act")
+        if any((r, p) in facts for p in self.purposes.get(concept, ()) for r in ("use", "act")):
+            return True
+        return any(  # "used for carrying things": carries people, cargo, water...
+            r in ("use", "act") and fact.startswith(concept + "_") and not fact.startswith("need_")
+            for r, fact in facts
         )
 
     def holds(self, word: str, relation: str | None, concept: str) -> bool:
@@ -479,7 +480,7 @@ def _derived(size: float, weight: float) -> list[str]:
     if size <= 250 and weight <= 500:
         out += ["house_size"]
     if weight <= 25 and size <= 250:
-        out += ["carry"]
+        out += ["carryable"]
     if weight <= 5 and size <= 100:
         out += ["portable"]
     return out
@@ -818,6 +819,8 @@ def _clauses(text: str) -> tuple[list[Clause], bool, bool]:
             continue
         for fixed, concept, negated_word in meaning:
             relation = fixed or _relation(tokens, surface, i, last, concept)
+            if concept == "carry" and relation != "act" and not purpose:
+                relation, concept = "is", "carryable"  # "can you carry it?": light enough
             clauses.append(Clause(relation, concept, negated_word != without, purpose))
         object_of = _next_index(tokens, last)
         without = False
