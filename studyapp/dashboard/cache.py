@@ -80,16 +80,18 @@ def current(scope: str) -> tuple[AnalysisResult, bool]:
     version = data_version(scope)
     result, _ = AnalysisResult.objects.get_or_create(scope=scope)
     fresh = result.version == version and result.status == AnalysisResult.Status.DONE
-    if not fresh and not _under_way(result, version):
+    if not fresh and not _under_way(result):
         request_computation(result, version)
         result.refresh_from_db()
     return result, fresh
 
 
-def _under_way(result: AnalysisResult, version: str) -> bool:
+def _under_way(result: AnalysisResult) -> bool:
+    """A computation is queued or running and not silent for long. One at a time per scope: while
+    games keep landing, the next visit after it ends starts the next one."""
     busy = result.status in (AnalysisResult.Status.QUEUED, AnalysisResult.Status.RUNNING)
     recent = time.time() - result.updated_at.timestamp() < STALE_AFTER_S
-    return busy and recent and result.wanted == version
+    return busy and recent
 
 
 def request_computation(result: AnalysisResult, version: str) -> None:
