@@ -114,7 +114,6 @@ _QUANTIFIERS = {"lot", "lots", "many", "several", "much", "plenty", "loads", "bu
 _QUANTIFIED = {"carry", "have", "hold", "contain", "store", "seat", "fit", "transport"}
 _MOTION = {"ride", "drive", "take", "go", "bring", "carry", "walk", "fly", "sail", "travel", "run"}
 _NEGATIONS = {"not", "never", "no", "non"}
-_NUMBERS = {"one", "two", "three", "four", "five", "six", "eight", "many", "several"}
 _LETTERS = re.compile(
     r"\b(the letters? [a-z]\b|letters? [a-z]\b|how many letters|letters? (in|of) (the|its|this)"
     r"|(word|name)\b.*\bletters?|letters?\b.*\b(word|name)|\bletters? long|same letter|double letter"
