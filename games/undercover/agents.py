@@ -1,17 +1,20 @@
 """The offline Who is Undercover agent: the no-network default and the reference line on plots.
 
-It describes its word with the phrases in :mod:`games.undercover.words` and votes for the seat whose
-clues share the fewest words with those phrases. It follows the paper's two strategy tips in their
-plainest form: when the clues of two or more other seats do not fit its word, it takes itself for
-the difference, guesses the word the others hold, and describes that word from then on.
+It plays fair next to people. Its clues are only ever descriptors of its own word (the phrases in
+:mod:`games.undercover.words`); it never takes up the word it hears from others. It votes from
+evidence: it infers the other word from the clues it heard (the word whose descriptors they share
+most words with), and for each player weighs how much better their clues fit that word than its
+own. A clue that fits neither, the way people often talk, is weak evidence either way, so a
+player is not voted out for describing the word in their own words; with no evidence against
+anyone it abstains. ``benchmarks/undercover_fairness.py`` measures this next to a scripted person.
 """
 
 from __future__ import annotations
 
 import random
+import statistics
 from collections import Counter
 from functools import cache, lru_cache
-from itertools import combinations
 
 from games.base import Event, Observation
 from games.undercover.engine import clue_problem, normalise
@@ -20,8 +23,15 @@ from games.undercover.words import DESCRIPTORS
 NAMES = ("descriptor", "kb", "random")  # one agent; the aliases let `offline:kb` serve every game
 
 _STOP_TEXT = """a an and are as at be by for from has have in is it its of on or the to with you your
-one who what when where which can made used very"""
+one who what when where which can made used very this that they them their there people some lot
+lots often really just like get got make"""
 _STOP_WORDS = frozenset(_STOP_TEXT.split())
+# Pseudo-words added to every clue's length: a clue with one matching word among many, or a short
+# vague one, counts for less than a clue full of a word's vocabulary.
+VAGUENESS = 2.0
+# Evidence a player must show before a vote against them: at least one clue that leans clearly
+# towards the other word.
+MIN_EVIDENCE = 0.15
 
 
 @lru_cache(maxsize=8192)
@@ -36,7 +46,8 @@ def content_words(text: str) -> frozenset[str]:
 
 
 class DescriptorAgent:
-    """Gives the next unused descriptor of its word; votes for the clues that fit its word least."""
+    """Gives the next unused descriptor of its own word; votes for the player whose clues point
+    most clearly to the other word, or abstains when nobody's do."""
 
     def __init__(self, seed: int = 0) -> None:
         self.seed = seed
@@ -47,46 +58,75 @@ class DescriptorAgent:
         return self.clue(observation)
 
     def phrases(self, word: str) -> list[str]:
-        """Single descriptors first, then pairs of them, in an order fixed by the seed."""
+        """Its word's descriptors, in an order fixed by the seed."""
         single = list(DESCRIPTORS.get(word, ()))
         random.Random(f"{self.seed}:{word}").shuffle(single)
-        return single + [f"{first}, and {second}" for first, second in combinations(single, 2)]
+        return single
 
     def clue(self, observation: Observation) -> Event:
-        word = self.believed_word(observation)
+        word = observation["word"]
         said = frozenset(
             normalise(clue["text"]) for clue in observation["clues"] if clue["text"] is not None
         )
         rejected = observation.get("rejected")
         refused = rejected["action"].get("text") if rejected else None
-        for phrase in self.phrases(word):
-            if phrase != refused and clue_problem(phrase, observation["word"], said) is None:
+        phrases = self.phrases(word)
+        pairs = [f"{a}, and {b}" for a, b in zip(phrases, phrases[1:] + phrases[:1], strict=True)]
+        for phrase in phrases + pairs:
+            if phrase != refused and clue_problem(phrase, word, said) is None:
                 return {"type": "clue", "text": phrase}
         return {"type": "clue", "text": None}
 
-    def believed_word(self, observation: Observation) -> str:
-        """Its own word, or the word it guesses the others hold once their clues say it differs."""
-        word = observation["word"]
-        spoke = {clue["seat"] for clue in observation["clues"] if clue["text"] is not None}
-        fits = _fits(observation, word, [seat for seat in _others(observation) if seat in spoke])
-        if sum(1 for fit in fits.values() if fit < 0.5) < 2:
-            return word
-        heard: set[str] = set()
-        for clue in observation["clues"]:
-            if clue["seat"] != observation["seat"] and clue["text"] is not None:
-                heard |= content_words(clue["text"])
-        return _guess_word(frozenset(heard), word)
+    def evidence(self, observation: Observation) -> dict[int, float]:
+        """Per other player still in the game: how much better their clues fit the other word
+        than this seat's own (positive: they seem to hold the other word)."""
+        own = observation["word"]
+        other = other_word(observation)
+        evidence = {}
+        for seat in _others(observation):
+            score = 0.0
+            for clue in observation["clues"]:
+                if clue["seat"] == seat and clue["text"] is not None:
+                    words = content_words(clue["text"])
+                    size = len(words) + VAGUENESS
+                    score += (
+                        len(words & _vocabulary(other)) - len(words & _vocabulary(own))
+                    ) / size
+            evidence[seat] = score
+        return evidence
 
     def vote(self, observation: Observation) -> Event:
-        if observation.get("rejected"):
+        targets = _targets(observation)
+        if observation.get("rejected") or not targets:
             return {"type": "vote", "target": None}
-        fits = _fits(observation, self.believed_word(observation), _targets(observation))
-        if not fits:
+        # Only a player whose clues lean clearly to the other word is a suspect; one it merely
+        # cannot read (vague clues, other words than its descriptors) is not. When most players
+        # lean that way this seat is likely the difference itself, and the rule still holds: it
+        # votes for the clearest of them, never for the player it cannot read.
+        # Evidence counts against a player only as far as it stands out from the table's: words
+        # that every player uses say nothing about who holds which word.
+        evidence = self.evidence(observation)
+        usual = statistics.median(evidence.values()) if evidence else 0.0
+        suspects = {
+            seat: score
+            for seat, score in evidence.items()
+            if score >= MIN_EVIDENCE and score - usual >= MIN_EVIDENCE and seat in targets
+        }
+        if not suspects:
             return {"type": "vote", "target": None}
-        lowest = min(fits.values())
-        suspects = [seat for seat, fit in fits.items() if fit == lowest]
+        best = max(suspects.values())
         rng = random.Random(f"{self.seed}:{observation['seat']}:{observation['vote_round']}")
-        return {"type": "vote", "target": rng.choice(suspects)}
+        return {"type": "vote", "target": rng.choice([s for s, v in suspects.items() if v == best])}
+
+
+def other_word(observation: Observation) -> str:
+    """The word this seat infers the other side holds, from the clues it heard alone: the word
+    (not its own) whose descriptors share the most words with them."""
+    heard: set[str] = set()
+    for clue in observation["clues"]:
+        if clue["seat"] != observation["seat"] and clue["text"] is not None:
+            heard |= content_words(clue["text"])
+    return _guess_word(frozenset(heard), observation["word"])
 
 
 @cache
@@ -119,19 +159,6 @@ def _guess_word(heard: frozenset[str], own: str) -> str:
     best = max(counts.values())
     order = list(DESCRIPTORS)
     return min((word for word, n in counts.items() if n == best), key=order.index)
-
-
-def _fits(observation: Observation, word: str, seats: list[int]) -> dict[int, float]:
-    """Per seat, the share of the words in its clues that also describe ``word`` (0 if silent)."""
-    vocabulary = _vocabulary(word)
-    fits = {}
-    for seat in seats:
-        words: set[str] = set()
-        for clue in observation["clues"]:
-            if clue["seat"] == seat and clue["text"] is not None:
-                words |= content_words(clue["text"])
-        fits[seat] = len(words & vocabulary) / len(words) if words else 0.0
-    return fits
 
 
 def _others(observation: Observation) -> list[int]:
