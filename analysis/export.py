@@ -17,6 +17,7 @@ is how ``export_study`` streams a study of any size without holding it in memory
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from analysis.safe_csv import restore_cell, safe_cell
 
 # Cells that could need the guard: a quick vectorised filter; safe_cell decides for each of them.
 RISKY = r"^'*(?:[\t\r]|\s*[=+\-@])"
+RISKY_RE = re.compile(RISKY)
 
 FORMATS = ("csv", "parquet")
 NA = "\\N"
@@ -54,8 +56,14 @@ def guarded(frame: pd.DataFrame) -> pd.DataFrame:
         values = frame[column]
         if not holds_text(values):
             continue
-        risky = values.astype("string").str.contains(RISKY, regex=True, na=False)
-        if risky.any():
+        # Most text columns repeat a few values (game, player, setting): test each value once.
+        flagged = [
+            u
+            for u in pd.unique(values.dropna().to_numpy())
+            if isinstance(u, str) and RISKY_RE.match(u)
+        ]
+        if flagged:
+            risky = values.isin(flagged).fillna(False).astype(bool)
             if not copied:
                 out, copied = out.copy(), True
             out.loc[risky.to_numpy(), safe_cell(column)] = values[risky].map(safe_cell)
