@@ -17,7 +17,9 @@ thing, places, life, sounds, feel, negations and sets (83.3% on first reading), 
 everyday questions after an audit of the facts behind the commonest questions (74.7% on first
 reading), round 8, 115 questions, many of them "is it for …?" (72.2% on first reading), round 9,
 101 questions of the commonest kinds in casual phrasing ("is it something you …?") (99.0% on
-first reading); what each round showed was then fixed in general, not question by question.
+first reading), round 10, 64 questions in the formal phrasing of language models ("is it used
+primarily for recreational purposes?") (78.1% on first reading); what each round showed was then
+fixed in general, not question by question.
 
     .venv/bin/python benchmarks/oracle.py            # figures only
     .venv/bin/python benchmarks/oracle.py --errors   # also list every disagreement

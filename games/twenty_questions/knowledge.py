@@ -92,6 +92,7 @@ _SKIP = {
     "regularly", "daily", "typical", "usual", "normal", "common", "general",
     "there", "here", "when", "while", "where", "before", "after", "during", "about",
     "keep", "kept", "find", "found", "locate", "located", "see", "seen", "situated",
+    "purpose", "purposes", "origin", "setting", "settings",
     "go", "goes", "went", "take", "bring", "put", "own",
 }  # fmt: skip
 # "a piece of furniture", "a kind of fruit": the first word only introduces the second
@@ -749,6 +750,8 @@ def _clauses(text: str) -> tuple[list[Clause], bool, bool]:
                     break
                 if tokens[k] in (",", "?", ".", IT):
                     break
+        if token == "when" and clauses and (best is None or best[0] == ()):
+            break  # "does it make a sound when played?": the rest only says when
         if tokens[i] in ("inside", "outside") and (
             # "red inside", "spiky on the outside", "hammers inside"
             (clauses and clauses[-1].relation in ("is", "has", "made"))
@@ -805,6 +808,8 @@ def _clauses(text: str) -> tuple[list[Clause], bool, bool]:
         purpose = i > 0 and (
             tokens[i - 1] == "for" or (tokens[i - 1] in ("to", "in") and "use" in tokens[:i])
         )
+        if surface[i].endswith("ing") and last + 1 < n and tokens[last + 1] in KB.relations:
+            purpose = True  # "an eating utensil", "a cutting tool": what it is for
         before = [t for t in tokens[:i] if t not in _IN_PHRASE]
         following = _next(tokens, last)
         if (
