@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install install-ttra chromium run test lint format worker bench
+.PHONY: install install-ttra chromium run production test lint format worker bench
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,19 @@ run: install
 	$(BIN)/python manage.py seed_demo
 	@echo "Open http://$(HOST):$(PORT)/ (staff pages: http://$(HOST):$(PORT)/dashboard/)"
 	$(BIN)/daphne -b $(HOST) -p $(PORT) studyapp.asgi:application
+
+# The production topology on one machine (docs/production.md): PostgreSQL and Redis from
+# DATABASE_URL and REDIS_URL, WEB daphne processes on PORT, PORT+1, ..., WORKERS Celery workers and
+# Celery beat, all run by honcho from the Procfile. DEBUG is off; SECRET_KEY comes from the
+# environment or is made once into var/secret_key.
+WEB ?= 2
+WORKERS ?= 1
+production: install
+	@test -n "$$DATABASE_URL" -a -n "$$REDIS_URL" || { echo "make production needs DATABASE_URL (PostgreSQL) and REDIS_URL"; exit 2; }
+	DEBUG=false $(BIN)/python manage.py migrate --noinput
+	DEBUG=false $(BIN)/python manage.py seed_demo
+	@echo "Open http://$(HOST):$(PORT)/ ($(WEB) daphne processes on ports $(PORT) and up, $(WORKERS) worker(s), beat)"
+	DEBUG=false HOST=$(HOST) $(BIN)/honcho start -f Procfile -p $(PORT) -c web=$(WEB),worker=$(WORKERS),beat=1
 
 test: install chromium
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)

@@ -1,0 +1,112 @@
+"""What the production tests do and read inside the site's database (``Topology.call`` runs
+these in a process with the site's settings). Each returns plain JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.sessions.backends.db import SessionStore
+from django.utils import timezone
+
+from studyapp.tables import services
+from studyapp.tables.models import Table, Turn
+
+
+def new_session() -> str:
+    session = SessionStore()
+    session.create()
+    return session.session_key
+
+
+def study_round(slug: str) -> dict[str, Any]:
+    """A study participant who has consented and passed the checks begins round 1, as the
+    rounds page's button does (``flow.begin_round``)."""
+    from studyapp.participants import flow
+    from studyapp.participants.models import Participant, Study
+
+    study = Study.objects.get(slug=slug)
+    session = SessionStore()
+    session.create()
+    now = timezone.now()
+    participant = Participant.objects.create(
+        study=study,
+        status=Participant.Status.PLAYING,
+        practice_passed=True,
+        consent_version=study.consent_version,
+        consented_at=now,
+        started_at=now,
+    )
+    round_ = flow.begin_round(session, participant)
+    return {
+        "participant": participant.pk,
+        "table": round_.table_id,
+        "session": session.session_key,
+        "answer": round_.table.config["answer"],
+    }
+
+
+def round_result(participant_id: int) -> dict[str, Any]:
+    """The participant's first round as the study books it."""
+    from studyapp.participants import flow
+    from studyapp.participants.models import Participant
+
+    participant = Participant.objects.get(pk=participant_id)
+    flow.sync_round(participant)
+    round_ = participant.round_set.get(number=1)
+    snap = services.table_state(round_.table_id)
+    return {
+        "events": snap.events,
+        "reward": round_.reward,
+        "outcome": snap.engine.outcome(snap.state)[round_.seat]["reward"] if snap.is_over else None,
+        "total_reward": participant.total_reward,
+    }
+
+
+def mixed_undercover(people: int, agents: int) -> dict[str, Any]:
+    """An Undercover table where ``people`` browsers sit with offline agents."""
+    keys = [new_session() for _ in range(people)]
+    seats = [{"kind": "human", "session_key": key} for key in keys]
+    seats += [{"kind": "agent", "agent_spec": "offline:kb"}] * agents
+    config = services.get_engine("undercover").new_config(7, players=people + agents)
+    table = services.create_table(
+        "undercover", config, seats, seed=7, turn_deadline_seconds=0, dropout="replace"
+    )
+    return {"table": table.pk, "sessions": keys}
+
+
+def agent_tables(count: int) -> list[int]:
+    """Agent-only tables, half Twenty Questions and half Who is Undercover."""
+    ids = []
+    for i in range(count):
+        if i % 2:
+            seats = [{"kind": "agent", "agent_spec": "offline:kb"}] * 5
+            ids.append(services.create_table("undercover", None, seats, seed=i).pk)
+        else:
+            seats = [
+                {"kind": "agent", "agent_spec": "offline:infogain"},
+                {"kind": "agent", "agent_spec": "offline:kb"},
+            ]
+            ids.append(services.create_table("twenty-questions", None, seats, seed=i).pk)
+    return ids
+
+
+def tables_report(table_ids: list[int]) -> dict[str, Any]:
+    """Every table's state and log: open, finished, missing turns (gaps in ``seq``), logs that do
+    not replay under the rules (a turn played twice), and the longest wait between two turns."""
+    report = {"open": 0, "finished": 0, "missing": 0, "unreplayable": 0, "turns": 0, "gap_s": 0.0}
+    for table_id in table_ids:
+        table = Table.objects.get(pk=table_id)
+        turns = list(Turn.objects.filter(table_id=table_id).order_by("seq"))
+        seqs = [turn.seq for turn in turns]
+        report["turns"] += len(turns)
+        report["missing"] += len(seqs) and (max(seqs) + 1 - len(seqs))
+        report["open"] += table.is_open
+        report["finished"] += table.status == Table.Status.FINISHED
+        try:
+            services.table_state(table_id)
+        except Exception:
+            report["unreplayable"] += 1
+        for before, after in zip(turns, turns[1:], strict=False):
+            gap = (after.created_at - before.created_at).total_seconds()
+            report["gap_s"] = max(report["gap_s"], round(gap, 1))
+    return report

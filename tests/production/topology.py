@@ -1,0 +1,144 @@
+"""The production topology of ``make production`` started for a test: honcho runs the project's
+``Procfile`` (two daphne processes, a Celery worker and Celery beat) with DEBUG off against
+PostgreSQL and Redis, on a fresh database of its own (made and dropped by ``LiveSite``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.e2e.site import ROOT, LiveSite, free_port
+
+HONCHO = Path(sys.executable).with_name("honcho")
+
+
+def procfile_command(name: str) -> str:
+    """One process type's command line, as the Procfile gives it."""
+    for line in (ROOT / "Procfile").read_text().splitlines():
+        if line.startswith(f"{name}:"):
+            return line.split(":", 1)[1].strip()
+    raise KeyError(name)
+
+
+class Topology(LiveSite):
+    def __init__(self, var_dir: Path, web: int = 2, workers: int = 1, **env: str) -> None:
+        super().__init__(
+            var_dir,
+            DEBUG="false",
+            SECRET_KEY="production-test-only",
+            ALLOWED_HOSTS="127.0.0.1,localhost",
+            CELERY_TASK_ALWAYS_EAGER="false",
+            CELERY_BROKER_URL=os.environ["REDIS_URL"],
+            WORKER_CONCURRENCY="2",
+            **env,
+        )
+        self.web, self.workers = web, workers
+        self.port = self._free_block(web)
+        self.ports = [self.port + i for i in range(web)]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = var_dir / "honcho.log"
+        self.extra: list[subprocess.Popen] = []
+
+    @staticmethod
+    def _free_block(size: int) -> int:
+        while True:
+            port = free_port()
+            if all(_is_free(port + i) for i in range(1, size)):
+                return port
+
+    def start(self) -> None:
+        self.manage("migrate", "--noinput", "-v", "0")
+        subprocess.run(
+            [str(Path(sys.executable).with_name("celery")), "-A", "studyapp", "purge", "-f"],
+            cwd=ROOT,
+            env=self.env,
+            capture_output=True,
+            timeout=60,
+        )
+        concurrency = f"web={self.web},worker={self.workers},beat=1"
+        with self.log_path.open("w") as log:
+            self.process = subprocess.Popen(
+                [str(HONCHO), "start", "-f", "Procfile", "-p", str(self.port), "-c", concurrency],
+                cwd=ROOT,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        for port in self.ports:
+            self._wait_for(port)
+
+    def _wait_for(self, port: int) -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                return
+            except OSError:
+                time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(f"port {port} did not open; see {self.log_path}")
+
+    def start_worker(self, name: str) -> subprocess.Popen:
+        """One more worker, with the Procfile's command line, in a process group of its own."""
+        command = procfile_command("worker").replace("$PORT", name)
+        log = (self.log_path.parent / f"{name}.log").open("w")
+        worker = subprocess.Popen(
+            command,
+            shell=True,
+            cwd=ROOT,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self.extra.append(worker)
+        return worker
+
+    def call(self, function: str, *args: object) -> object:
+        """Run ``tests.production.site_jobs.<function>(*args)`` against the site's database."""
+        code = (
+            "import json, sys, django; django.setup(); "
+            "from tests.production import site_jobs; "
+            f"print(json.dumps(site_jobs.{function}(*json.loads(sys.argv[1]))))"
+        )
+        result = subprocess.run(
+            [sys.executable, "-c", code, json.dumps(args)],
+            cwd=ROOT,
+            env={**self.env, "DJANGO_SETTINGS_MODULE": "studyapp.settings"},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert result.returncode == 0, result.stderr[-3000:]
+        return json.loads(result.stdout.strip().splitlines()[-1])
+
+    def stop(self) -> None:
+        for worker in self.extra:
+            if worker.poll() is None:
+                os.killpg(worker.pid, signal.SIGTERM)
+                worker.wait(timeout=30)
+        if self.process is not None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+            self.process = None
+        super().stop()
+
+
+def _is_free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
