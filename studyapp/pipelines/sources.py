@@ -11,6 +11,7 @@ from django.conf import settings
 
 from games import get_engine
 from studyapp.tables.models import Table
+from studyapp.tables.moves import storable
 
 
 def table_records(
@@ -23,7 +24,7 @@ def table_records(
         tables = tables.filter(pk__in=table_ids)
     records = []
     for table in tables.order_by("pk"):
-        events = [turn.event for turn in table.turns.all()]
+        events = [storable(turn.event) for turn in table.turns.all()]  # see tables.moves
         state = engine.replay(table.config, events)
         if not engine.is_over(state):
             continue
