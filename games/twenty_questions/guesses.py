@@ -49,17 +49,64 @@ COLOURS = frozenset({"Orange", "Peach"})
 NAME = "NAME"  # stands for the candidate in the word list; real words are lower case
 
 
+# A guess is short; a longer text is an ordinary question whatever its words.
+MAX_GUESS_WORDS = 30
+# Every word the grammar knows: a text with any other word (besides the name) is no guess, which
+# settles most questions before the pattern runs.
+VOCABULARY: set[str] = {NAME}
+# The phrases of each class that may repeat (lead, hedge, tail), kept for the tests.
+REPEATED: dict[str, frozenset[tuple[str, ...]]] = {}
+
+
 def _any(*phrases: str) -> str:
     """A regex for any of ``phrases`` (space-separated words), each followed by one space."""
     ordered = sorted({p.strip() for p in phrases}, key=len, reverse=True)
+    for phrase in ordered:
+        VOCABULARY.update(phrase.split())
     return "(?:" + "|".join(re.escape(p) + " " for p in ordered) + ")"
+
+
+def _split(phrase: tuple[str, ...], parts: set[tuple[str, ...]]) -> bool:
+    """Whether ``phrase`` is two or more of ``parts`` one after another."""
+    ends = {0}
+    for end in range(1, len(phrase) + 1):
+        if any(phrase[start:end] in parts and (start or end < len(phrase)) for start in ends):
+            ends.add(end)
+    return len(phrase) in ends
+
+
+def _repeated(name: str, *phrases: str) -> str:
+    """:func:`_any` for a class that may repeat (``(...)*``). A phrase that is a run of shorter
+    ones is left out (the repetition matches it anyway), so that no run of words can be read in
+    two ways: an ambiguous repetition makes a failing match try every reading, which grows
+    exponentially with the length of the text (``tests`` check each class reads one way only)."""
+    codes = {tuple(p.split()) for p in phrases}
+    kept = {code for code in codes if not _split(code, codes - {code})}
+    REPEATED[name] = frozenset(kept)
+    return _any(*(" ".join(code) for code in kept))
+
+
+def uniquely_readable(codes: frozenset[tuple[str, ...]]) -> bool:
+    """Sardinas-Patterson: whether every run of ``codes`` splits into them in one way only."""
+    dangling = {v[len(u) :] for u in codes for v in codes if u != v and v[: len(u)] == u}
+    seen: set[tuple[str, ...]] = set()
+    while dangling:
+        if dangling & codes:
+            return False
+        seen |= dangling
+        dangling = {
+            *(w[len(c) :] for c in codes for w in dangling if len(w) > len(c) and w[: len(c)] == c),
+            *(c[len(w) :] for c in codes for w in dangling if len(c) > len(w) and c[: len(w)] == w),
+        } - seen
+    return True
 
 
 def _opt(pattern: str) -> str:
     return f"(?:{pattern})?"
 
 
-LEAD = _any(
+LEAD = _repeated(
+    "lead",
     "ok", "okay", "ok then", "so", "so then", "hmm", "hm", "hmmm", "um", "uh", "alright",
     "all right", "well", "and", "now", "then", "right", "fine", "yes", "yeah", "oh", "ah", "aha",
     "hey", "great", "good", "nice", "cool", "thanks", "thank you", "in that case", "if so",
@@ -70,7 +117,8 @@ LEAD = _any(
     "final question", "wait",
 ) + r"|(?:q?\d+ )"  # fmt: skip
 
-HEDGE = _any(
+HEDGE = _repeated(
+    "hedge",
     "maybe", "perhaps", "possibly", "probably", "likely", "then", "so", "really", "actually",
     "just", "definitely", "surely", "certainly", "by any chance", "by chance", "indeed", "simply",
     "obviously", "clearly", "exactly", "in fact", "finally", "now", "still", "called", "named",
@@ -148,7 +196,7 @@ _BE_AFTER = _any(
     "might be", "would be", "will be", "ll be", "may be", "is going to be", "s got to be",
     "can only be", "can be", "is called", "s called",
 )  # fmt: skip
-STATEMENT = f"(?:{SUBJECT}{_BE_AFTER}|its )"  # "its": a common way to type "it's"
+STATEMENT = f"(?:{SUBJECT}{_BE_AFTER}|{_any('its')})"  # "its": a common way to type "it's"
 
 _BE_BEFORE = _any(
     "is", "was", "are", "were", "could", "might", "can", "would", "will", "should", "must", "may",
@@ -172,7 +220,8 @@ ARTICLE = _any(
     "a piece of", "piece of", "a sheet of",
 )  # fmt: skip
 
-TAIL = _any(
+TAIL = _repeated(
+    "tail",
     "by any chance", "perhaps", "maybe", "possibly", "probably", "then", "right", "correct",
     "yes", "yes or no", "or not", "or no", "is it", "isn t it", "is that it", "aren t they",
     "are they", "is that right", "is that correct", "am i right", "am i correct", "am i close",
@@ -208,6 +257,10 @@ def guess_in(words: list[str | Mention]) -> str | None:
         return None
     mention = mentions[0]
     line = "".join(f"{NAME if isinstance(w, Mention) else w} " for w in words)
+    if len(words) > MAX_GUESS_WORDS or not all(
+        word in VOCABULARY or word.removeprefix("q").isdigit() for word in line.split()
+    ):
+        return None
     match = GUESS.fullmatch(line)
     if match is None:
         return None

@@ -296,3 +296,36 @@ def test_the_rules_models_read_restate_the_papers_and_say_how_to_guess():
         assert house_rule not in rules.lower()
     example = rules.split("for example ")[1].split(";")[0].strip('"')
     assert guess_of(example) == "Violin"
+
+
+def test_each_repeating_class_of_the_grammar_reads_a_run_of_words_one_way_only():
+    from games.twenty_questions.guesses import REPEATED, uniquely_readable
+
+    assert set(REPEATED) == {"lead", "hedge", "tail"}
+    for name, codes in REPEATED.items():
+        assert uniquely_readable(codes), name
+    assert not uniquely_readable(frozenset({("so",), ("then",), ("so", "then")}))
+    assert not uniquely_readable(frozenset({("a", "b"), ("b", "c"), ("a",), ("c",)}))
+    assert ("so", "then") not in REPEATED["lead"] and guess_of("So then, a dog?") == "Dog"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "so then " * 13 + "dog big",  # took 27 s with "so then" in the lead class
+        "then " * 27 + "dog big",
+        "ok, " * 40 + "is it a dog?",
+        "is it " * 13 + "dog, maybe?" + " hmm" * 3 + " big",
+    ],
+)
+def test_a_hostile_question_is_decided_at_once(text):
+    import time
+
+    started = time.perf_counter()
+    assert guess_of(text) is None
+    assert time.perf_counter() - started < 0.5
+
+
+def test_a_long_text_is_never_a_guess():
+    assert guess_of("ok " * 26 + "is it a dog?") == "Dog"
+    assert guess_of("ok " * 27 + "is it a dog?") is None
