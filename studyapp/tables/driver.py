@@ -428,31 +428,22 @@ def drop_idle(snap: TableState, now: Any) -> list[str]:
 
 
 def seat_participant(snap: TableState, index: int) -> Any:
-    """The study participant at a person's seat: ``options["people"]`` maps seat index to
-    participant id at tables with several people; a table with one person seat has one round."""
-    from studyapp.participants.models import Participant, Round
+    """The study participant at a person's seat (their ``Round`` names table and seat)."""
+    from studyapp.participants.models import Round
 
-    people = snap.table.options.get("people") or {}
-    if str(index) in people:
-        return Participant.objects.filter(pk=people[str(index)]).first()
-    rounds = Round.objects.filter(table_id=snap.table.pk).select_related("participant")
-    humans = [seat for seat in snap.seats if seat.kind == Seat.Kind.HUMAN or seat.session_key]
-    if len(humans) == 1 and len(rounds) == 1:
-        return rounds[0].participant
-    return None
+    round_ = Round.objects.filter(table_id=snap.table.pk, seat=index).first()
+    return None if round_ is None else round_.participant
 
 
 def person_left(table_id: int, participant_id: int) -> str:
     """The participants app's call when a person stops taking part (withdrew, or was marked as
     dropped out): the table's dropout policy is applied to their seat at once."""
-    table = Table.objects.get(pk=table_id)
-    people = {int(v): int(k) for k, v in (table.options.get("people") or {}).items()}
-    if participant_id in people:
-        return drop_out(table_id, people[participant_id])
-    humans = list(table.seats.filter(kind=Seat.Kind.HUMAN).values_list("index", flat=True))
-    if len(humans) != 1:
-        return "seat unknown"
-    return drop_out(table_id, humans[0])
+    from studyapp.participants.models import Round
+
+    round_ = Round.objects.filter(table_id=table_id, participant_id=participant_id).first()
+    if round_ is None:
+        return "not at this table"
+    return drop_out(table_id, round_.seat)
 
 
 JOBS: dict[str, Callable[..., str]] = {
