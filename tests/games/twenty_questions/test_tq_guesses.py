@@ -87,6 +87,7 @@ GUESSES = [
     ("You're a horse!", "Horse"),
     ("Is it: a horse?", "Horse"),
     ("Is it a horse or not?", "Horse"),
+    ("Is it a horse? (This is my guess.)", "Horse"),
 ]
 
 NOT_GUESSES = [
