@@ -223,8 +223,8 @@ ARTICLE = _any(
 TAIL = _repeated(
     "tail",
     "this is my guess", "that s my guess", "that is my guess", "just a guess", "a wild guess",
-    "as a guess", "as my final guess", "by any chance", "perhaps", "maybe", "possibly", "probably", "then", "right", "correct",
-    "yes", "yes or no", "or not", "or no", "is it", "isn t it", "is that it", "aren t they",
+    "as a guess", "as my final guess", "by any chance", "perhaps", "maybe", "possibly",
+    "probably", "then", "right", "correct", "yes", "yes or no", "or not", "or no", "is it", "isn t it", "is that it", "aren t they",
     "are they", "is that right", "is that correct", "am i right", "am i correct", "am i close",
     "did i get it", "is my guess", "is my final guess", "is my answer", "is my final answer",
     "is my bet", "final answer", "final guess", "my guess", "my final guess", "my answer",
