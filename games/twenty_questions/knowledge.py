@@ -677,6 +677,8 @@ def read(question: str) -> Test | None:
     clauses, disjunctive, negated = _clauses(text)
     if not clauses and not tests:
         return None
+    if not tests and _nonsense(text, len(clauses)):
+        return None
 
     def clause_test(clause: Clause) -> Test:
         check = KB.holds_loosely if clause.loose else KB.holds
@@ -686,6 +688,27 @@ def read(question: str) -> Test | None:
     if disjunctive:
         return lambda w: any(t(w) for t in tests) != negated
     return lambda w: all(t(w) for t in tests) != negated
+
+
+_OPENERS = {
+    "is", "are", "was", "were", "does", "do", "did", "can", "could", "would", "will", "has",
+    "have", "should", "might", "may", "it", "its", "they", "isn", "aren", "doesn", "don", "am",
+}  # fmt: skip
+
+
+def _nonsense(text: str, known: int) -> bool:
+    """A string of words that is not a question ("purple monkey dishwasher?"): it does not open
+    like a question and most of its words mean nothing to the knowledge base."""
+    words = [w for w in _split_tokens(text) if w.isalpha()]
+    if not words or words[0] in _OPENERS:
+        return False
+    lexicon = KB.lexicon
+    unknown = [
+        w
+        for w in words
+        if KB.lemma(w) not in lexicon.whole | lexicon.parts and w not in _SKIP | _FILLER
+    ]
+    return len(unknown) > known
 
 
 def _clauses(text: str) -> tuple[list[Clause], bool, bool]:

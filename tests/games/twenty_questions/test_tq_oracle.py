@@ -162,6 +162,8 @@ def test_the_oracle_understands_natural_questions(text, word, reply):
         "Starts with S?",
         "Is the second letter o?",
         "Is it bigger than a flibbertigibbet?",
+        "Purple monkey dishwasher?",
+        "Banana bread recipe please?",
         "Zzzz?",
     ],
 )
