@@ -440,6 +440,8 @@ def withdraw(participant: Participant, *, delete_data: bool) -> str:
             participant.total_reward = 0.0
             participant.policy = ""
         participant.save()
+    if not delete_data:
+        leave_open_rounds(participant)
     return participant.study.code_dropped
 
 
@@ -460,6 +462,16 @@ def mark_dropped(participant: Participant) -> None:
     participant.finished_at = participant.last_seen_at or timezone.now()
     participant.settle_payment()
     participant.save()
+    leave_open_rounds(participant)
+
+
+def leave_open_rounds(participant: Participant) -> None:
+    """Someone who stops taking part leaves the table of their open round by its dropout policy
+    (replaced, skipped or ended): the seat is no longer theirs and the table is not left waiting."""
+    from studyapp.tables import driver
+
+    for round_ in participant.round_set.filter(finished_at__isnull=True):
+        driver.person_left(round_.table_id, participant.pk)
 
 
 # --- rounds (tables are created and read through studyapp.tables.services) -------------------
@@ -553,7 +565,12 @@ def begin_round(session: SessionBase, participant: Participant) -> Round:
         return existing
     number = participant.rounds_finished + 1
     # The study's design makes the table (study_tables); an Undercover seat may wait in a lobby.
-    round_ = study_tables.create_round(participant, number, session.session_key)
+    try:
+        round_ = study_tables.create_round(participant, number, session.session_key)
+    except IntegrityError:  # a double click or a second tab made this round a moment ago
+        existing = current_round(participant)
+        take_seat(session, existing)
+        return existing
     participant.current_round = number
     participant.save(update_fields=["current_round"])
     return round_

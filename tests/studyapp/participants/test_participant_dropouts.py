@@ -1,0 +1,92 @@
+"""People who stop taking part inside a round: their table is not left waiting and their seat is
+no longer theirs; several "next round" clicks at once make one table."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.utils import timezone
+
+from games.base import IllegalMove
+from studyapp.participants import flow
+from studyapp.participants.models import Participant, Round, Study
+from studyapp.tables import driver, services
+from studyapp.tables.models import Seat, Table, Turn
+from tests.studyapp.participants.participant_helpers import get_ready, page
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def start_round(client: Client, participant: Participant) -> Round:
+    client.post(page(participant, "play"))
+    return flow.current_round(participant)
+
+
+def test_five_next_round_posts_at_once_make_one_table(alice: Client, study: Study) -> None:
+    if connection.vendor == "sqlite":
+        pytest.skip("SQLite's in-memory test database locks whole tables between threads")
+    participant = get_ready(alice, study)
+    cookie = alice.cookies["sessionid"].value
+    barrier = threading.Barrier(5)
+    codes: list[int] = []
+
+    def post() -> None:
+        browser = Client()
+        browser.cookies["sessionid"] = cookie
+        barrier.wait()
+        try:
+            codes.append(browser.post(page(participant, "play")).status_code)
+        except Exception as err:
+            codes.append(repr(err))
+
+    threads = [threading.Thread(target=post) for _ in range(5)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(codes) == [302] * 5
+    assert Round.objects.filter(participant=participant).count() == 1
+
+
+def test_who_withdraws_keeping_their_data_can_no_longer_move(alice: Client, study: Study) -> None:
+    participant = get_ready(alice, study)
+    round_ = start_round(alice, participant)
+    flow.withdraw(participant, delete_data=False)
+    # The agent that took the seat may already have played the round out (no server: inline).
+    with pytest.raises(IllegalMove, match="no longer yours|The game is over"):
+        services.submit(round_.table_id, round_.seat, {"type": "question", "text": "Is it red?"})
+    first = Turn.objects.filter(table_id=round_.table_id).order_by("seq").first()
+    assert first.event["type"] == "takeover"  # the study's policy: replace
+    assert Table.objects.get(pk=round_.table_id).status != Table.Status.PLAYING
+
+
+@pytest.mark.parametrize("policy", ["replace", "skip", "end"])
+def test_a_person_idle_past_the_study_limit_is_dropped_and_the_table_ends(
+    alice: Client, study: Study, settings, policy: str
+) -> None:
+    settings.TABLE_SWEEP_SECONDS = 0
+    Study.objects.filter(pk=study.pk).update(
+        turn_deadline_seconds=0, idle_limit_seconds=60, dropout=policy
+    )
+    participant = get_ready(alice, Study.objects.get(pk=study.pk))
+    round_ = start_round(alice, participant)
+    table = Table.objects.get(pk=round_.table_id)
+    assert table.options["idle_limit_seconds"] == 60
+    driver.sweep()
+    assert Participant.objects.get(pk=participant.pk).status == Participant.Status.PLAYING
+    Table.objects.filter(pk=table.pk).update(started_at=timezone.now() - timedelta(seconds=61))
+    driver.sweep()
+    assert Participant.objects.get(pk=participant.pk).status == Participant.Status.DROPPED
+    table.refresh_from_db()
+    assert table.status in (Table.Status.FINISHED, Table.Status.ABORTED)
+    seat = Seat.objects.get(table=table, index=round_.seat)
+    if policy == "skip":
+        assert seat.agent_spec == driver.SKIP_SPEC
+        events = [t.event for t in Turn.objects.filter(table=table).order_by("seq")]
+        assert events[0]["type"] == "takeover" and table.status == Table.Status.FINISHED
+    if policy == "end":
+        assert table.status == Table.Status.ABORTED
