@@ -84,11 +84,11 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             return UNREADABLE
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
-        if content is UNREADABLE and self.seat_index is not None:
+        if self.seat_index is None:
+            return  # a spectator: nothing to do
+        if not isinstance(content, dict) or not content.get("type"):  # not JSON, or not a move
             await self.send(text_data=await self.current_board(UNREADABLE_MESSAGE))
             return
-        if not isinstance(content, dict) or not content.get("type") or self.seat_index is None:
-            return  # malformed, or a spectator: nothing to do
         if content.get("type") == "heartbeat":
             now = time.monotonic()
             if now - self.last_heartbeat >= HEARTBEAT_MIN_SECONDS:

@@ -257,6 +257,9 @@ async def connected(table_id: int, key: str):
         ('{"type": "question", "text": ' + "[" * 100_000, "could not be read"),
         ('{"type": "question", "text": ' + "[" * 500 + "]" * 500 + "}", "not a list"),
         ("not json", "could not be read"),
+        ("[1, 2]", "could not be read"),
+        ('{"text": "Is it red?"}', "could not be read"),
+        ('"question"', "could not be read"),
     ],
 )
 async def test_the_socket_answers_bad_frames_with_a_reason_and_stays_open(frame, reason):
