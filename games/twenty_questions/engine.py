@@ -302,6 +302,8 @@ class TwentyQuestionsEngine(Engine[State]):
             if event.get("seat") not in (QUESTIONER, ORACLE):
                 raise IllegalMove("takeover needs the seat that changes hands: 0 or 1")
             return state
+        if kind == "resume":  # staff resumed a table paused after oracle failures; no rule effect
+            return state
         if state.over:
             raise IllegalMove("the game is over")
         if kind == "abort":

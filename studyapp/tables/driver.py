@@ -185,25 +185,29 @@ def finish_agent_turn(snap: TableState, event: Event, usage: dict[str, Any]) -> 
 
 
 def failures_in_a_row(events: list[Event]) -> int:
-    """Questions withdrawn (``void``) since the oracle last answered."""
+    """Questions withdrawn (``void``) since the oracle last answered or staff resumed the table."""
     count = 0
     for event in reversed(events):
-        if event["type"] == "answer":
+        if event["type"] in ("answer", "resume"):
             break
         count += event["type"] == "void"
     return count
 
 
 def resume(table_id: int) -> bool:
-    """Staff resume a paused table (the answering model works again): play goes on where it
-    stopped, and a further failure pauses it again at once."""
+    """Staff resume a paused table (the answering model works again). A ``resume`` turn records
+    when: it restarts the count of failures in a row, and the person whose turn it is gets a whole
+    turn from now, not from before the pause."""
     if not Table.objects.filter(pk=table_id, status=Table.Status.PAUSED).update(
         status=Table.Status.PLAYING
     ):
         return False
     snap = table_state(table_id)
-    broadcast(snap)
-    advance(snap)
+    event = {"type": "resume", "by": "staff"}
+    try:
+        commit(snap, event, snap.engine.apply(snap.state, event))
+    except IntegrityError:  # another writer moved first; the table is playing either way
+        advance(table_state(table_id))
     return True
 
 

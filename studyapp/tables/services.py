@@ -34,7 +34,7 @@ from studyapp.tables.moves import clean_action, storable
 
 COMMIT_ATTEMPTS = 5
 # Event types only the driver writes (the engine accepts them from anyone, so we must filter).
-DRIVER_EVENTS = ("abort", "takeover", "void")
+DRIVER_EVENTS = ("abort", "takeover", "void", "resume")
 PAUSED_MESSAGE = (
     "The game is paused: the answering side is unavailable. The researchers have been told; "
     "please wait, your questions so far are kept."

@@ -103,3 +103,8 @@ async def test_a_game_whose_oracle_keeps_failing_ends_aborted_after_three_voids(
     assert [event["type"] for event in events] == ["question", "void"] * 3 + ["abort"]
     assert ENGINE.outcome(state)[QUESTIONER]["aborted"] and state.voids == 3
     assert len(failures) == 3 and all("500" in failure["error"] for failure in failures)
+
+
+def test_a_resume_has_no_rule_effect():
+    state = void(asked())
+    assert ENGINE.apply(state, {"type": "resume", "by": "staff"}) == state

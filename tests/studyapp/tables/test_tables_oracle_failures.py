@@ -136,6 +136,30 @@ def test_the_table_pauses_after_the_configured_failures_and_staff_resume_it(
     assert turns(table)[-1].event == {"type": "answer", "seat": 1, "answer": "Yes"}
 
 
+def test_a_resume_is_logged_and_the_count_of_failures_starts_again(
+    site: FakeLLMServer, session_key: str
+) -> None:
+    site.server_error_share = 1.0
+    table = person_and_model(session_key, max_oracle_failures=2)
+    ask(table)
+    ask(table, "Is it red?")
+    assert driver.resume(table.pk)
+    assert turns(table)[-1].event == {"type": "resume", "by": "staff"}
+    ask(table, "Is it blue?")  # one more failure: not two in a row since the resume
+    table.refresh_from_db()
+    assert table.status == Table.Status.PLAYING
+    ask(table, "Is it green?")
+    table.refresh_from_db()
+    assert table.status == Table.Status.PAUSED
+
+
+def test_a_player_cannot_send_a_resume_or_a_void(session_key: str) -> None:
+    table = person_and_model(session_key, "offline:kb")
+    for action in ({"type": "resume"}, {"type": "void", "reason": "x"}):
+        with pytest.raises(IllegalMove, match="Players cannot send that"):
+            services.submit(table, 0, action)
+
+
 def test_the_default_limit_comes_from_settings(
     settings, site: FakeLLMServer, session_key: str
 ) -> None:
