@@ -12,7 +12,6 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -161,24 +160,20 @@ def test_a_full_study_turns_newcomers_away_with_the_return_instruction(site: Sit
     assert page.locator("#start").count() == 0
 
 
-def test_twelve_pilots_fill_the_demo_undercover_study_in_balance(tmp_path: Path):
-    """``manage.py pilot demo-undercover --participants 12`` against a served site: every table
-    finishes by the rules, people and agents share tables, both conditions get six."""
-    server = LiveSite(tmp_path, AGENT_DELAY_SECONDS="0")
-    server.start()
-    try:
-        server.manage("seed_demo")
-        result = subprocess.run(
-            [sys.executable, "manage.py", "pilot", "demo-undercover"]
-            + ["--participants", "12", "--base", server.url],
-            cwd=ROOT,
-            env=server.env,
-            capture_output=True,
-            text=True,
-            timeout=900,
-        )
-    finally:
-        server.stop()
+def test_twelve_pilots_fill_the_demo_undercover_study_in_balance(site: Site):
+    """``manage.py pilot demo-undercover --participants 12`` against the served site: every table
+    finishes by the rules, people and agents share tables, both conditions get six. (The same
+    site as the other tests: two sites on one Redis database would share table groups.)"""
+    site.manage("seed_demo")
+    result = subprocess.run(
+        [sys.executable, "manage.py", "pilot", "demo-undercover"]
+        + ["--participants", "12", "--base", site.url],
+        cwd=ROOT,
+        env=site.env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert result.returncode == 0, result.stderr[-3000:] + result.stdout[-3000:]
     report = json.loads(result.stdout)
     assert report["ok"] and report["problems"] == []
