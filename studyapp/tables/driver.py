@@ -337,7 +337,9 @@ def check_lobby(table_id: int) -> str:
         start(table)
         return "filled"
     updated = Table.objects.filter(pk=table_id, status=Table.Status.LOBBY).update(
-        status=Table.Status.ABORTED, exit_code=new_exit_code(), finished_at=timezone.now()
+        status=Table.Status.ABORTED,
+        exit_code=table.options.get("exit_code") or new_exit_code(),  # a study's fixed code
+        finished_at=timezone.now(),
     )
     if updated:
         broadcast(table_state(table_id))
