@@ -63,6 +63,18 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--lockstep", action="store_true", help="all clients start moving at the same instant"
     )
+    parser.add_argument(
+        "--mode",
+        choices=["humans", "study"],
+        default="humans",
+        help="humans: human-only tables, no Celery; study: Twenty Questions and Undercover "
+        "tables where people sit with agents whose turns run on a Celery worker, then the "
+        "floor (one INSERT and one group send per move) on the same stack",
+    )
+    parser.add_argument("--workers", type=int, default=1, help="Celery workers (study mode)")
+    parser.add_argument(
+        "--agent-delay", type=float, default=0.5, help="agents' pause next to people (study mode)"
+    )
     parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL", ""))
     parser.add_argument("--redis-url", default=os.environ.get("REDIS_URL", ""))
     args = parser.parse_args()
@@ -193,10 +205,12 @@ def own_cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def start_server(port: int, env: dict[str, str]) -> subprocess.Popen:
+def start_server(
+    port: int, env: dict[str, str], app: str = "studyapp.asgi:application"
+) -> subprocess.Popen:
     daphne = Path(sys.executable).with_name("daphne")
     return subprocess.Popen(
-        [str(daphne), "-b", "127.0.0.1", "-p", str(port), "studyapp.asgi:application"],
+        [str(daphne), "-b", "127.0.0.1", "-p", str(port), app],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -237,6 +251,11 @@ def percentile(values: list[float], q: float) -> float:
 
 def main() -> None:
     args = parse_args()
+    if args.mode == "study":
+        from benchmarks.ws_study import main as study_main
+
+        study_main(args)
+        return
     env = server_env(args)
     os.environ.update(env)
     pairs = (args.clients + 1) // 2

@@ -1,0 +1,338 @@
+"""``benchmarks/ws_load.py --mode study``: what a real study does, against the floor, as JSON.
+
+Study phase: half the sockets ask at Twenty Questions tables whose oracle is an agent, the rest sit
+two by two at Who is Undercover tables with three agents; every agent turn runs as a Celery task
+on ``--workers`` real workers; daphne (``--servers`` processes), Redis and PostgreSQL as in
+production. Each person moves when their board asks for a move, at most once per ``--interval``.
+Latency: from sending a move to the first frame showing the next ``seq`` (the person's own move
+broadcast back), as in the human-only mode.
+
+Floor phase, same run, same daphne, Redis and PostgreSQL: ``benchmarks/floor_asgi.py``, a consumer
+that does one INSERT and one group send per move, played by the same number of sockets in pairs.
+
+Afterwards: lost turns (moves the server acknowledged that are not in the log), duplicated turns
+(a person's move text logged twice, or seq gaps), server CPU per move (daphne processes and
+workers), and the ratio of the study's p95 to the floor's.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/web REDIS_URL=redis://127.0.0.1:6379/4 \\
+        .venv/bin/python benchmarks/ws_load.py --mode study --clients 200 --seconds 30 \\
+        --servers 2 --workers 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from benchmarks.ws_load import (
+    SEQ,
+    TARGET_P95_MS,
+    cpu_seconds,
+    free_port,
+    percentile,
+    start_server,
+    wait_for_port,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+STATUS = re.compile(r'data-status="(\w+)"')
+TURN = re.compile(r'data-turn="(\d)"')
+TARGET = re.compile(r'name="target" value="(\d+)"')
+
+
+class Person:
+    """One socket. ``wants`` says from a frame whether it is this socket's move, and what."""
+
+    def __init__(self, url: str, origin: str, key: str, name: str, kind: str) -> None:
+        self.url, self.origin, self.key, self.name, self.kind = url, origin, key, name, kind
+        self.latencies: list[float] = []
+        self.sent = self.rejected = self.index = 0
+
+    def wants(self, frame: str, seq: int) -> dict | None:
+        if self.kind == "floor":
+            turn = TURN.search(frame)
+            if turn and int(turn[1]) == self.index:
+                return {"seq": seq, "text": f"{self.name} move {self.sent}"}
+            return None
+        if 'id="question-text"' in frame:
+            return {"type": "question", "text": f"Is it alive? ({self.name} move {self.sent})"}
+        if 'id="clue-text"' in frame:
+            return {"type": "clue", "text": f"a clue from {self.name}, number {self.sent}"}
+        targets = TARGET.findall(frame)
+        if targets:
+            return {"type": "vote", "target": int(targets[0])}
+        return None
+
+    async def play(self, until: float, interval: float, offset: float) -> None:
+        from websockets.asyncio.client import connect
+
+        headers = {"Cookie": f"sessionid={self.key}", "Origin": self.origin} if self.key else {}
+        async with connect(self.url, additional_headers=headers, open_timeout=60) as ws:
+            last_move = time.monotonic() + offset - interval
+            waiting: tuple[int, float] | None = None
+            while time.monotonic() < until:
+                try:
+                    frame = await asyncio.wait_for(ws.recv(), timeout=until - time.monotonic())
+                except TimeoutError:
+                    break
+                seq = int(SEQ.search(frame)[1])
+                if waiting and seq >= waiting[0]:
+                    self.latencies.append(time.perf_counter() - waiting[1])
+                    waiting = None
+                elif waiting and 'role="alert"' in frame:
+                    self.rejected += 1
+                    waiting = None
+                status = STATUS.search(frame)
+                if status and status[1] in ("finished", "aborted"):
+                    break
+                move = None if waiting else self.wants(frame, seq)
+                if move is None:
+                    continue
+                pause = last_move + interval - time.monotonic()
+                if pause > 0:
+                    await asyncio.sleep(pause)
+                if time.monotonic() >= until:
+                    break
+                last_move = time.monotonic()
+                waiting = (seq + 1, time.perf_counter())
+                await ws.send(json.dumps(move))
+                self.sent += 1
+
+
+def prepare_study(clients: int, agent_delay: float) -> list[tuple[int, str, str]]:
+    """Tables of a study: (table, session key, kind) per person."""
+    from django.contrib.sessions.backends.db import SessionStore
+
+    from games import get_engine
+    from studyapp.tables import services
+
+    def session() -> str:
+        store = SessionStore()
+        store.create()
+        return store.session_key
+
+    options = {"turn_deadline_seconds": 0, "agent_delay_seconds": agent_delay}
+    people = []
+    twenty = clients // 2
+    for i in range(twenty):
+        config = get_engine("twenty-questions").new_config(i)
+        config["max_questions"] = 100000  # the table goes on for the whole run
+        key = session()
+        table = services.create_table(
+            "twenty-questions",
+            config,
+            [{"kind": "human", "session_key": key}, {"kind": "agent", "agent_spec": "offline:kb"}],
+            seed=i,
+            **options,
+        )
+        people.append((table.pk, key, "twenty-questions"))
+    for i in range((clients - twenty + 1) // 2):
+        keys = [session(), session()]
+        seats = [{"kind": "human", "session_key": key} for key in keys]
+        seats += [{"kind": "agent", "agent_spec": "offline:kb"}] * 3
+        table = services.create_table("undercover", None, seats, seed=i, **options)
+        people += [(table.pk, key, "undercover") for key in keys]
+    return people
+
+
+def start_worker(env: dict[str, str]) -> subprocess.Popen:
+    celery = Path(sys.executable).with_name("celery")
+    return subprocess.Popen(
+        [str(celery), "-A", "studyapp", "worker", "-l", "error", "--concurrency", "2"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=open(os.environ.get("WS_LOAD_LOG", os.devnull), "a"),  # noqa: SIM115
+        start_new_session=True,
+    )
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU of a process and its children (a Celery worker's pool)."""
+    total = cpu_seconds(pid)
+    children = Path(f"/proc/{pid}/task/{pid}/children")
+    if children.exists():
+        for child in children.read_text().split():
+            with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+                total += tree_cpu(int(child))
+    return total
+
+
+async def run(people: list[Person], seconds: float, interval: float) -> float:
+    start = time.monotonic()
+    rng = random.Random(0)
+    await asyncio.gather(
+        *(p.play(start + seconds, interval, rng.uniform(0, interval)) for p in people),
+        return_exceptions=True,
+    )
+    return time.monotonic() - start
+
+
+def figures(people: list[Person], elapsed: float, cpu: float) -> dict:
+    ms = [x * 1000 for p in people for x in p.latencies]
+    sent = sum(p.sent for p in people)
+    return {
+        "sockets": len(people),
+        "moves_sent": sent,
+        "moves_per_s": round(len(ms) / elapsed, 1),
+        "p50_ms": round(percentile(ms, 0.50), 1),
+        "p95_ms": round(percentile(ms, 0.95), 1),
+        "p99_ms": round(percentile(ms, 0.99), 1),
+        "server_cpu_s": round(cpu, 1),
+        "server_cpu_ms_per_move": round(1000 * cpu / max(sent, 1), 2),
+        "rejected": sum(p.rejected for p in people),
+    }
+
+
+def phase(processes: list[subprocess.Popen], people: list[Person], args) -> dict:
+    before = sum(tree_cpu(p.pid) for p in processes)
+    elapsed = asyncio.run(run(people, args.seconds, args.interval))
+    time.sleep(1.0)
+    cpu = sum(tree_cpu(p.pid) for p in processes) - before
+    return figures(people, elapsed, cpu)
+
+
+def stop(processes: list[subprocess.Popen]) -> None:
+    for process in processes:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+    for process in processes:
+        process.wait(timeout=30)
+
+
+def study_log(people: list[tuple[int, str, str]], sent: int, rejected: int) -> dict:
+    from studyapp.tables.models import Seat, Turn
+
+    table_ids = sorted({table for table, _, _ in people})
+    rows = list(
+        Turn.objects.filter(table_id__in=table_ids).values_list("table_id", "seq", "seat", "event")
+    )
+    gaps = 0
+    for table_id in table_ids:
+        seqs = [seq for table, seq, _, _ in rows if table == table_id]
+        gaps += len(seqs) and (max(seqs) + 1 - len(seqs))
+    human = set(
+        Seat.objects.filter(table_id__in=table_ids, kind=Seat.Kind.HUMAN).values_list(
+            "table_id", "index"
+        )
+    )
+    human_turns = sum(1 for table, _, seat, _ in rows if (table, seat) in human)
+    texts = Counter(
+        (table, event.get("text"))
+        for table, _, seat, event in rows
+        if event.get("type") in ("question", "clue") and (table, seat) in human
+    )
+    repeated = sum(1 for n in texts.values() if n > 1)
+    return {
+        "turns_logged": len(rows),
+        "human_turns_logged": human_turns,
+        "agent_turns_logged": len(rows) - human_turns,
+        "lost_turns": max(0, sent - rejected - human_turns),
+        "duplicated_turns": repeated + gaps,
+    }
+
+
+def floor_log(rooms: int, sent: int) -> dict:
+    from django.db import connection
+
+    from benchmarks.floor_asgi import TABLE
+
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT count(*), count(DISTINCT (room, seq)) FROM {TABLE}")
+        rows, distinct = cursor.fetchone()
+        cursor.execute(f"DROP TABLE {TABLE}")
+    return {"rows": rows, "lost_turns": max(0, sent - rows), "duplicated_turns": rows - distinct}
+
+
+def main(args: argparse.Namespace) -> None:
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "studyapp.settings",
+        "DATABASE_URL": args.database_url,
+        "REDIS_URL": args.redis_url,
+        "DEBUG": "false",
+        "SECRET_KEY": "benchmark-only",
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "CELERY_TASK_ALWAYS_EAGER": "false",
+        "PYTHONPATH": str(ROOT),
+    }
+    os.environ.update(env)
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    from studyapp.celery import app
+
+    call_command("migrate", verbosity=0)
+    app.control.purge()
+    ports = [free_port() for _ in range(args.servers)]
+    servers = [start_server(port, {**env}) for port in ports]
+    workers = [start_worker(env) for _ in range(args.workers)]
+    try:
+        for port in ports:
+            wait_for_port(port)
+        time.sleep(3)  # the workers join the queue
+        tables = prepare_study(args.clients, args.agent_delay)
+        people = []
+        for table, key, kind in tables:
+            port = ports[table % len(ports)]
+            url = f"ws://127.0.0.1:{port}/ws/tables/{table}/"
+            people.append(Person(url, f"http://127.0.0.1:{port}", key, f"t{table}{key[:4]}", kind))
+        study = phase(servers + workers, people, args)
+        study.update(
+            study_log(tables, study["moves_sent"], study["rejected"]),
+            servers=len(servers),
+            workers=len(workers),
+        )
+    finally:
+        stop(workers)
+        for server in servers:
+            server.terminate()
+            server.wait(timeout=10)
+
+    from benchmarks.floor_asgi import create_table
+
+    create_table()
+    floor_ports = [free_port() for _ in range(args.servers)]
+    floors = [start_server(port, env, "benchmarks.floor_asgi:application") for port in floor_ports]
+    try:
+        for port in floor_ports:
+            wait_for_port(port)
+        people = []
+        rooms = (args.clients + 1) // 2
+        for room in range(rooms):
+            port = floor_ports[room % len(floor_ports)]
+            for index in range(2):
+                person = Person(f"ws://127.0.0.1:{port}/floor/{room}/", "", "", f"r{room}", "floor")
+                person.index = index
+                people.append(person)
+        floor = phase(floors, people, args)
+        floor.update(floor_log(rooms, floor["moves_sent"]), servers=len(floors))
+    finally:
+        for server in floors:
+            server.terminate()
+            server.wait(timeout=10)
+    print(
+        json.dumps(
+            {
+                "mode": "study",
+                "seconds": args.seconds,
+                "study": study,
+                "floor": floor,
+                "p95_ratio_to_floor": round(study["p95_ms"] / max(floor["p95_ms"], 0.001), 2),
+                "target_p95_ms": TARGET_P95_MS,
+            }
+        )
+    )
