@@ -248,3 +248,25 @@ def test_celery_beat_sweeps_with_the_same_function(worker: list[str], settings) 
     time.sleep(1.1)
     sweep_tables.delay()
     assert wait_until(lambda: Table.objects.get(pk=table.pk).status == Table.Status.ABORTED)
+
+
+# The socket's own limits (the same on both paths) ----------------------------------------------
+
+
+async def test_a_socket_that_floods_moves_is_told_to_slow_down() -> None:
+    from studyapp.tables.consumers import MOVE_BURST, TOO_FAST
+
+    key = await make_session()
+    table = await sync_to_async(person_table)(key, turn_deadline_seconds=0)
+    communicator = socket(table.pk, key)
+    await communicator.connect()
+    await communicator.receive_from(timeout=5)
+    for n in range(MOVE_BURST + 5):
+        await communicator.send_json_to({"type": "question", "text": f"Is it alive? {n}"})
+    frames = []
+    while not await communicator.receive_nothing(timeout=0.5):
+        frames.append(await communicator.receive_from(timeout=5))
+    await communicator.disconnect()
+    assert sum(TOO_FAST in frame for frame in frames) >= 4
+    questions = Turn.objects.filter(table=table, event__type="question")
+    assert 1 <= await questions.acount() <= MOVE_BURST
