@@ -89,7 +89,11 @@ def current(scope: str) -> tuple[AnalysisResult, bool]:
 def _under_way(result: AnalysisResult) -> bool:
     """A computation is queued or running and not silent for long. One at a time per scope: while
     games keep landing, the next visit after it ends starts the next one."""
-    busy = result.status in (AnalysisResult.Status.QUEUED, AnalysisResult.Status.RUNNING)
+    requested = bool(result.wanted)  # a row just created asked for nothing yet
+    busy = requested and result.status in (
+        AnalysisResult.Status.QUEUED,
+        AnalysisResult.Status.RUNNING,
+    )
     recent = time.time() - result.updated_at.timestamp() < STALE_AFTER_S
     return busy and recent
 
