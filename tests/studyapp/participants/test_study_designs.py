@@ -3,6 +3,7 @@ assignment and quotas, comprehension checks, fixed codes, pilot flags and valida
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 
 import pytest
@@ -324,3 +325,46 @@ def test_check_models_calls_each_spec_once_and_shows_latency_or_the_error(
     llm_server.retry_after = 0
     text = staff.post(url, data, follow=True).content.decode()
     assert "openai-compatible:tiny: " in text and "answered in" not in text.split("tiny")[1][:40]
+
+
+def admin_post(study: Study, **changes) -> dict:
+    """The study's admin change form as a browser would post it, with ``changes``."""
+    import json as _json
+
+    fields = [
+        "title", "slug", "game", "rounds", "oracle_spec", "seed", "shown_policy",
+        "turn_deadline_seconds", "dropout", "idle_limit_seconds", "assignment_seed", "version",
+        "check_attempts", "consent_version", "consent_text", "instructions", "policy_question",
+        "completion_url", "code_finished", "code_dropped", "code_screened", "code_failed_checks",
+        "code_lobby_timeout", "payment_amount", "currency", "bonus_per_reward",
+    ]  # fmt: skip
+    data = {name: getattr(study, name) for name in fields}
+    data["design"] = _json.dumps(study.design)
+    data["checks"] = _json.dumps(study.checks)
+    data["active"] = "on" if study.active else ""
+    data.update(
+        {
+            "conditions-TOTAL_FORMS": "0",
+            "conditions-INITIAL_FORMS": "0",
+            "conditions-MIN_NUM_FORMS": "0",
+            "conditions-MAX_NUM_FORMS": "1000",
+        }
+    )
+    data.update(changes)
+    return {k: ("" if v is None else v) for k, v in data.items()}
+
+
+def test_the_admin_refuses_a_mistyped_spec_and_an_unconfigured_provider(staff, settings):
+    settings.OPENAI_API_KEY = ""
+    study = make_study()
+    url = reverse("admin:participants_study_change", args=[study.pk])
+    seats = [PERSON, {"kind": "agent", "spec": "gpt4o"}, AGENT, AGENT]
+    response = staff.post(url, admin_post(study, design=json.dumps({"seats": seats})))
+    assert response.status_code == 200 and "must look like" in response.content.decode()
+    seats[1]["spec"] = "openai:gpt-4o"
+    response = staff.post(url, admin_post(study, design=json.dumps({"seats": seats})))
+    assert "cannot be active while a model spec fails" in response.content.decode()
+    response = staff.post(url, admin_post(study, design=json.dumps({"seats": seats}), active=""))
+    assert response.status_code == 302  # an inactive draft may name it
+    study.refresh_from_db()
+    assert not study.active and study.design["seats"][1]["spec"] == "openai:gpt-4o"
