@@ -4,6 +4,8 @@ assignment and quotas, comprehension checks, fixed codes, pilot flags and valida
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from datetime import timedelta
 
 import pytest
@@ -77,7 +79,7 @@ def play_out(table_id: int) -> None:
 # --- paired words ----------------------------------------------------------------------------
 
 
-def test_a_twenty_round_study_plays_case_k_minus_1_in_round_k_without_repeats(alice):
+def test_a_twenty_round_study_plays_case_k_minus_1_in_round_k_without_repeats(alice, tmp_path):
     study = Study.objects.create(
         slug="tq20", title="TQ", rounds=20, seed=11, consent_text="x", code_finished="F"
     )
@@ -93,6 +95,13 @@ def test_a_twenty_round_study_plays_case_k_minus_1_in_round_k_without_repeats(al
         assert round_.table.options["round"] == round_.number
     words = [r.table.config["answer"] for r in rounds]
     assert len(set(words)) == 20
+    # The model side: a real experiment run with the study's seed meets the same configs.
+    out = tmp_path / "experiment.jsonl"
+    command = [sys.executable, "-m", "games", "experiment", "--game", "twenty-questions"]
+    command += ["--model", "offline:infogain", "--cases", "20", "--samples", "1", "--seed", "11"]
+    subprocess.run([*command, "--out", str(out)], check=True, capture_output=True, timeout=300)
+    cases = {r["case"]: r["config"] for r in map(json.loads, out.read_text().splitlines())}
+    assert [cases[k - 1] for k in range(1, 21)] == [r.table.config for r in rounds]
     participant.refresh_from_db()
     assert participant.status == Participant.Status.FINISHED
     assert participant.completion_code == "F"
