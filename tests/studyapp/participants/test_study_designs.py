@@ -3,6 +3,7 @@ assignment and quotas, comprehension checks, fixed codes, pilot flags and valida
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -377,3 +378,21 @@ def test_the_admin_refuses_a_mistyped_spec_and_an_unconfigured_provider(staff, s
     assert response.status_code == 302  # an inactive draft may name it
     study.refresh_from_db()
     assert not study.active and study.design["seats"][1]["spec"] == "openai:gpt-4o"
+
+
+def test_seed_demo_creates_the_mixed_undercover_study_once(db):
+    from django.core.management import call_command
+
+    from studyapp.participants import design
+
+    call_command("seed_demo", stdout=io.StringIO())
+    call_command("seed_demo", stdout=io.StringIO())
+    study = Study.objects.get(slug="demo-undercover")
+    study.full_clean()
+    assert study.game == "undercover" and study.active
+    arms = {c.name: c for c in study.conditions.all()}
+    assert {name: c.quota for name, c in arms.items()} == {"two-people": 6, "one-person": 6}
+    people = {name: design.person_seats(design.effective(study, name)["design"]) for name in arms}
+    assert people == {"two-people": [0, 1], "one-person": [0]}
+    assert design.study_problems(study) == []
+    assert all(spec.startswith("offline:") for _, spec, _ in design.model_specs(study))
