@@ -8,6 +8,7 @@ sheet. The payment sheet is the one export that carries recruiter IDs: paying pe
 from __future__ import annotations
 
 from collections.abc import Iterable
+from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import admin, messages
@@ -18,7 +19,7 @@ from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 
 from analysis import safe_csv
-from studyapp.participants import design, flow
+from studyapp.participants import design, flow, pilots
 from studyapp.participants.models import Condition, Invite, Participant, Round, Study
 
 PAYMENT_COLUMNS = [
@@ -253,10 +254,16 @@ class StudyAdmin(admin.ModelAdmin):
     def links(self, study: Study) -> str:
         if study.pk is None:
             return "-"
+        link = reverse("participants:study_link", args=[study.slug])
+        pilot = f"{link}?{urlencode({'pilot': pilots.pilot_token(study.slug)})}"
         return format_html(
-            'Study link: <code>{}</code> · <a href="{}">Generate personal invites (CSV)</a>',
-            reverse("participants:study_link", args=[study.slug]),
+            'Study link: <code>{}</code> · <a href="{}">Generate personal invites (CSV)</a>'
+            "<br>Pilot link (staff only, valid 7 days; visits through it are flagged as pilots, "
+            'never paid): <a href="{}" id="pilot-link">{}</a>',
+            link,
             reverse("admin:participants_study_invites", args=[study.pk]),
+            pilot,
+            pilot[:60] + "…",
         )
 
     def get_urls(self) -> list[URLPattern]:

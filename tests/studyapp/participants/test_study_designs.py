@@ -396,3 +396,17 @@ def test_seed_demo_creates_the_mixed_undercover_study_once(db):
     assert people == {"two-people": [0, 1], "one-person": [0]}
     assert design.study_problems(study) == []
     assert all(spec.startswith("offline:") for _, spec, _ in design.model_specs(study))
+
+
+def test_staff_find_a_pilot_link_on_the_study_page_that_flags_its_visits(staff, alice):
+    import html as _html
+    import re as _re
+
+    study = make_study()
+    page_html = staff.get(reverse("admin:participants_study_change", args=[study.pk]))
+    link = _html.unescape(
+        _re.search(r'href="([^"]+)" id="pilot-link"', page_html.content.decode())[1]
+    )
+    alice.post(link)
+    participant = Participant.objects.get(study=study)
+    assert participant.is_pilot
