@@ -9,7 +9,6 @@ urlpatterns = [
     path("tables/", tables.table_list, name="tables"),
     path("tables/<int:table_id>/", tables.watch, name="watch"),
     path("tables/<int:table_id>/resume/", tables.resume, name="resume_table"),
-    path("tables/<int:table_id>/resume/", tables.resume, name="resume_table"),
     path("analysis/", analysis.index, name="analysis"),
     path("analysis/tables/", analysis.page, name="analysis_tables"),
     path("analysis/tables/file/<str:name>", analysis.figure, name="analysis_tables_figure"),
