@@ -127,12 +127,15 @@ def test_a_participant_completes_a_study_and_staff_mark_them_paid(site: Site, br
     play_round(participant, frames, 1)
     expect(participant.locator("#total-reward")).to_have_text("0.63")  # 1/log2(3): found at 2
 
-    # The same person opens the same link in another browser: Start resumes at round 2, with no
-    # second consent, and the table's seat follows them there.
+    # The same person reopens their submission in another browser (the recruiter passes the same
+    # SESSION_ID): Start resumes at round 2, with no second consent, and the seat follows them.
+    # The Prolific ID alone would not do: anyone may type it.
     participant = browser.new_context().new_page()
     participant.set_default_timeout(15_000)
     frames = SocketFrames(participant)
-    participant.goto(f"{site.url}/s/e2e/?PROLIFIC_PID=60a1b2c3d4e5f60718293a4b&STUDY_ID=st7")
+    participant.goto(
+        f"{site.url}/s/e2e/?PROLIFIC_PID=60a1b2c3d4e5f60718293a4b&STUDY_ID=st7&SESSION_ID=se7"
+    )
     participant.click("#start")
     play_round(participant, frames, 2)
 
