@@ -195,12 +195,24 @@ def figures(people: list[Person], elapsed: float, cpu: float) -> dict:
     }
 
 
-def phase(processes: list[subprocess.Popen], people: list[Person], args) -> dict:
-    before = sum(tree_cpu(p.pid) for p in processes)
+def phase(
+    servers: list[subprocess.Popen],
+    people: list[Person],
+    args: argparse.Namespace,
+    workers: tuple[subprocess.Popen, ...] = (),
+) -> dict:
+    """Play; ``server_cpu`` counts daphne and workers, ``daphne_cpu`` the web processes alone
+    (the workers' share is mostly the agents' own thinking)."""
+    web = sum(tree_cpu(p.pid) for p in servers)
+    work = sum(tree_cpu(p.pid) for p in workers)
     elapsed = asyncio.run(run(people, args.seconds, args.interval))
     time.sleep(1.0)
-    cpu = sum(tree_cpu(p.pid) for p in processes) - before
-    return figures(people, elapsed, cpu)
+    web = sum(tree_cpu(p.pid) for p in servers) - web
+    work = sum(tree_cpu(p.pid) for p in workers) - work
+    result = figures(people, elapsed, web + work)
+    result["daphne_cpu_ms_per_move"] = round(1000 * web / max(result["moves_sent"], 1), 2)
+    result["worker_cpu_s"] = round(work, 1)
+    return result
 
 
 def stop(processes: list[subprocess.Popen]) -> None:
@@ -290,7 +302,7 @@ def main(args: argparse.Namespace) -> None:
             port = ports[table % len(ports)]
             url = f"ws://127.0.0.1:{port}/ws/tables/{table}/"
             people.append(Person(url, f"http://127.0.0.1:{port}", key, f"t{table}{key[:4]}", kind))
-        study = phase(servers + workers, people, args)
+        study = phase(servers, people, args, tuple(workers))
         study.update(
             study_log(tables, study["moves_sent"], study["rejected"]),
             servers=len(servers),
