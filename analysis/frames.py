@@ -54,6 +54,11 @@ GAME_COLUMNS: dict[str, tuple[str, str]] = {
         "boolean",
         "the answering seat failed during the game; such games are left out of every score",
     ),
+    "taken_over": (
+        "boolean",
+        "a person's seat that an agent took over during the game (a missed deadline or a "
+        "dropout); the game is not the person's and is left out of every score",
+    ),
     "reward": (
         "float64",
         "NDCG@20 reward (Twenty Questions) or 1.0/0.0 for a win (Undercover) of the evaluated seat",
@@ -244,6 +249,7 @@ def _game_row(record: Record, index: int) -> dict[str, Any]:
         "rules_version": str((record.get("config") or {}).get("rules_version") or DEFAULT_RULES),
         "pilot": bool(record.get("pilot", False)),
         "oracle_failed": oracle_failed(record),
+        "taken_over": bool(record.get("taken_over", False)),
         "reward": float(record["reward"]),
         "win": record.get("win"),
         "questions": record.get("questions", _questions(record, seat)),

@@ -233,10 +233,13 @@ def half_width(sd: pd.Series, n: pd.Series) -> pd.Series:
 
 
 def scored(games: pd.DataFrame) -> pd.DataFrame:
-    """The games that count: those whose answering seat did not fail."""
-    if "oracle_failed" not in games:
-        return games
-    return games[~games["oracle_failed"].fillna(False).astype(bool)]
+    """The games that count: those whose answering seat did not fail, and whose person (if any)
+    played to the end instead of an agent that took their seat over."""
+    keep = pd.Series(True, index=games.index)
+    for flag in ("oracle_failed", "taken_over"):
+        if flag in games:
+            keep &= ~games[flag].fillna(False).astype(bool)
+    return games[keep]
 
 
 def model_curves(games: pd.DataFrame, base: str = "none") -> pd.DataFrame:

@@ -136,6 +136,7 @@ def _records(
             who = _who(table, seat, round_, visitors)
             record = _record(table, seat.index, events, outcome, experiment, who)
             record["oracle"] = oracle if table.game == "twenty-questions" else None
+            record["taken_over"] = round_ is not None and seat.kind != Seat.Kind.HUMAN
             record["turn_times"] = times
             record["turn_usage"] = usages
             record["usage"] = _game_usage(usages) or table.options.get("usage")
@@ -237,7 +238,9 @@ def _job_position(table: Table) -> tuple[str, int, int] | None:
 def _who(table: Table, seat: Seat, round_: Round | None, visitors: dict) -> dict[str, Any]:
     """player, player_kind, setting, round, sample, condition and pilot flag of one seat."""
     options = table.options or {}
-    if seat.kind == Seat.Kind.HUMAN:
+    if seat.kind == Seat.Kind.HUMAN or round_ is not None:
+        # A study round stays its participant's game even when an agent took the seat over
+        # (the record is then flagged ``taken_over`` and left out of the people's scores).
         if round_ is not None:
             participant = round_.participant
             return {

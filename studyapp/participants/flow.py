@@ -515,6 +515,10 @@ def sync_round(participant: Participant) -> None:
     if not snap.is_over:
         return
     reward = float(snap.engine.outcome(snap.state)[round_.seat]["reward"])
+    if snap.seat(round_.seat).kind != "human":
+        # An agent took the seat over (a missed deadline): what it won is not the person's, so
+        # it never reaches their total or bonus (the export flags the game ``taken_over``).
+        reward = 0.0
     with transaction.atomic():
         updated = Round.objects.filter(pk=round_.pk, finished_at__isnull=True).update(
             reward=reward, finished_at=timezone.now()

@@ -29,12 +29,17 @@ def round_config(study: Study, number: int, players: int) -> Config:
     return case_config(study.game, study.seed, number - 1, **options)
 
 
-def table_options(study: Study, condition: str, number: int, design: dict[str, Any]) -> dict:
+def table_options(participant: Participant, number: int, design: dict[str, Any]) -> dict:
+    study, condition, pilot = participant.study, participant.condition, participant.is_pilot
     options: dict[str, Any] = {
         "study": study.slug,
         "condition": condition,
         "round": number,
-        "turn_deadline_seconds": study.turn_deadline_seconds,
+        # A deadline protects other people at the table from waiting; alone with agents, a person
+        # takes the time they need (the idle limit still ends a round someone walked away from).
+        "turn_deadline_seconds": study.turn_deadline_seconds
+        if len(designs.person_seats(design)) > 1
+        else 0,
         "dropout": study.dropout,
         "idle_limit_seconds": study.idle_limit_seconds,
         "person_seats": designs.person_seats(design),
@@ -46,7 +51,8 @@ def table_options(study: Study, condition: str, number: int, design: dict[str, A
             wait_seconds=design["wait_seconds"],
             lobby_timeout=design["lobby_timeout"],
             replacement_spec=design["replacement_spec"],
-            lobby_kind=f"study:{study.pk}:{condition}:{number}",
+            # Pilot bots never share a table with real people, nor people with pilots.
+            lobby_kind=f"study:{study.pk}:{condition}:{number}:{'pilot' if pilot else 'people'}",
         )
         if study.code_lobby_timeout:
             options["exit_code"] = study.code_lobby_timeout
@@ -97,7 +103,7 @@ def create_round(participant: Participant, number: int, session_key: str) -> Rou
             round_config(study, number, design["players"]),
             seat_list(design, session_key, person),
             seed=case_seed(study.seed, number - 1),
-            **table_options(study, participant.condition, number, design),
+            **table_options(participant, number, design),
         )
         return Round.objects.create(
             participant=participant, number=number, table=table, seat=person
@@ -109,7 +115,7 @@ def _join_lobby(participant: Participant, number: int, session_key: str, design:
     from studyapp.tables.models import Seat, Table
 
     study = participant.study
-    options = table_options(study, participant.condition, number, design)
+    options = table_options(participant, number, design)
     with transaction.atomic():
         Study.objects.select_for_update().filter(pk=study.pk).first()  # one joiner at a time
         seat = (

@@ -93,7 +93,9 @@ def active_study(slug: str) -> Study | None:
 @require_http_methods(["GET", "POST"])
 def study_link(request: HttpRequest, slug: str) -> HttpResponse:
     """The one shareable link, e.g. /s/<slug>/?PROLIFIC_PID=…&STUDY_ID=…&SESSION_ID=…"""
-    study = active_study(slug)
+    # A closed study refuses newcomers only: people already in it go on (their own browser, their
+    # submission's SESSION_ID or their resume link), so closing a study never strands anyone.
+    study = Study.objects.filter(slug=slug).first()
     if study is None:
         return not_found(request, "There is no open study at this address. Please check the link.")
     existing = flow.session_participant(request.session, study)
@@ -110,6 +112,8 @@ def study_link(request: HttpRequest, slug: str) -> HttpResponse:
     returning = flow.returning_participant(study, ids) or (
         flow.resumed_participant(study, resume) if resume else None
     )
+    if returning is None and not study.active:
+        return not_found(request, "There is no open study at this address. Please check the link.")
     if returning is None and assignment.is_full(study, pilot=pilot):
         return study_full(request, study)
     if request.method == "POST":

@@ -50,14 +50,9 @@ log = logging.getLogger(__name__)
 
 
 def turn_deadline(table: Table) -> float | None:
-    """The table's turn deadline in seconds, or None when it has none: 0, empty or a negative
-    number all mean "no deadline" (a study that lets people leave and come back)."""
-    raw = table.option("turn_deadline_seconds")
-    try:
-        seconds = float(raw or 0)
-    except (TypeError, ValueError):
-        return None
-    return seconds if seconds > 0 else None
+    """The table's turn deadline in seconds, or None when it has none (see
+    :meth:`Table.turn_deadline`)."""
+    return table.turn_deadline()
 
 
 def agent_delay(snap: TableState) -> float:

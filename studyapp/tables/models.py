@@ -73,6 +73,15 @@ class Table(models.Model):
             return self.options.get(name) or settings.DEFAULT_AGENT_SPEC
         return self.options.get(name, defaults[name])
 
+    def turn_deadline(self) -> float | None:
+        """The turn deadline in seconds, or None when there is none: 0, empty or a negative
+        number all mean "no deadline" (a study that lets people leave and come back)."""
+        try:
+            seconds = float(self.option("turn_deadline_seconds") or 0)
+        except (TypeError, ValueError):
+            return None
+        return seconds if seconds > 0 else None
+
     def has_humans(self) -> bool:
         return any(seat.kind == Seat.Kind.HUMAN for seat in self.seats.all())
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import secrets
 from collections import Counter
 from decimal import Decimal
 from typing import Any
@@ -34,7 +35,12 @@ class Command(BaseCommand):
         parser.add_argument("--participants", type=int, default=4)
         parser.add_argument("--base", default="http://127.0.0.1:8000")
         parser.add_argument("--token", default="", help="a pilot token (default: made here)")
-        parser.add_argument("--prefix", default="PILOT", help="start of the bots' Prolific IDs")
+        parser.add_argument(
+            "--prefix",
+            default="",
+            help="start of the bots' Prolific IDs (default: PILOT and a fresh run id, so a second "
+            "pilot of the same study plays anew instead of rejoining the first run's bots)",
+        )
 
     def handle(self, *args: object, **options: Any) -> None:
         study = Study.objects.filter(slug=options["slug"]).first()
@@ -51,7 +57,7 @@ class Command(BaseCommand):
                 options["participants"],
                 token=token,
                 answers=answers,
-                prefix=options["prefix"],
+                prefix=options["prefix"] or f"PILOT{secrets.token_hex(3).upper()}-",
             )
         )
         report = pilot_report(study, results)
