@@ -12,6 +12,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.urls import reverse
 
+from studyapp.participants.flow import DEFAULT_CHECKS
 from studyapp.participants.models import Condition, Study
 
 STAFF_USERNAME = "researcher"
@@ -61,15 +62,7 @@ UNDERCOVER_STUDY = {
     "code_lobby_timeout": "DEMOUCWAIT",
     "payment_amount": "6.00",
     "checks": [
-        {
-            "question": "What may your clue in a speaking round not do?",
-            "options": [
-                "Describe your word in one sentence",
-                "Say your word or spell out its letters",
-                "Mention something your word is used for",
-            ],
-            "answer": "Say your word or spell out its letters",
-        },
+        *DEFAULT_CHECKS["undercover"],
         {
             "question": "Who wins when the player with the different word is voted out?",
             "options": ["The player with the different word", "The players with the common word"],
