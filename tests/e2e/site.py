@@ -30,7 +30,13 @@ def free_port() -> int:
 
 class LiveSite:
     def __init__(self, var_dir: Path, **env: str) -> None:
-        self.env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+        # Not this process's Django settings, nor what an in-process Celery worker of an earlier
+        # test left in the environment (it sets CELERY_LOG_LEVEL and friends to its own values).
+        self.env = {
+            k: v
+            for k, v in os.environ.items()
+            if k != "DJANGO_SETTINGS_MODULE" and not k.startswith("CELERY_LOG")
+        }
         self.env.update(
             VAR_DIR=str(var_dir),
             DEBUG="true",
