@@ -211,6 +211,10 @@ LLM_CACHE_DIR = env_str("LLM_CACHE_DIR", str(VAR_DIR / "llm-cache"))
 
 # Tables: how long humans wait and how agents pace themselves next to humans.
 AGENT_DELAY_SECONDS = env_float("AGENT_DELAY_SECONDS", 1.5)
+# Per socket: a burst of moves, then this many a second (a person never notices; a flood is told
+# to slow down). Browser tests that type faster than anyone raise it for their site.
+SOCKET_MOVE_BURST = env_int("SOCKET_MOVE_BURST", 5)
+SOCKET_MOVES_PER_SECOND = env_float("SOCKET_MOVES_PER_SECOND", 2.0)
 LOBBY_WAIT_SECONDS = env_int("LOBBY_WAIT_SECONDS", 120)
 TURN_DEADLINE_SECONDS = env_int("TURN_DEADLINE_SECONDS", 120)
 # A Twenty Questions table pauses after this many questions in a row that its answering model

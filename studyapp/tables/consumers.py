@@ -16,6 +16,7 @@ from typing import Any
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.conf import settings
 from django.db import connections
 
 from games.base import IllegalMove
@@ -30,8 +31,8 @@ UNREADABLE_MESSAGE = "That move could not be read; please use the form on this p
 # Per socket: heartbeats closer together than this are ignored (the page sends one every
 # HEARTBEAT_SECONDS), and moves beyond a small burst are refused until the bucket refills.
 HEARTBEAT_MIN_SECONDS = 5.0
-MOVE_BURST = 5
-MOVES_PER_SECOND = 2.0
+MOVE_BURST = settings.SOCKET_MOVE_BURST
+MOVES_PER_SECOND = settings.SOCKET_MOVES_PER_SECOND
 TOO_FAST = "Too many moves at once: wait a moment, then try again."
 
 

@@ -42,6 +42,9 @@ class LiveSite:
             DEBUG="true",
             CELERY_TASK_ALWAYS_EAGER="true",
             CELERY_BROKER_URL="",
+            # A test types faster than any person; the socket's limit has tests of its own.
+            SOCKET_MOVE_BURST="50",
+            SOCKET_MOVES_PER_SECOND="50",
         )
         self.env.update(env)
         self.database: str | None = None

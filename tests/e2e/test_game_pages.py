@@ -17,8 +17,6 @@ def start_twenty_questions(page) -> None:
 
 
 def ask(page, text: str) -> None:
-    # At a person's pace: a socket refuses moves beyond a short burst at 2 a second.
-    page.wait_for_timeout(500)
     before = page.locator("#history .answer").count()
     field = page.get_by_label("Your question")
     field.fill(text)
