@@ -421,8 +421,10 @@ def test_an_attacker_on_the_served_site_gets_no_seat_word_or_code(served):
     assert len(shapes) == 1  # every guess gets the same page
 
     # thirty new participants in a second from one address: refused after a few, with a page
+    # (the limit counts in fixed 10-second windows: thirty posts that straddle a window's end on
+    # a slow machine may get two bursts of 10 through, never more)
     results = [Browser(served.url).post("/s/demo/")[0] for _ in range(30)]
-    assert results.count(429) >= 15 and results[0] == 200
+    assert results.count(429) >= 10 and results[0] == 200
 
     # nothing secret in the server's log (access log and warnings at INFO); the attacker's own
     # guesses at /complete/?cc= are theirs, not a leak
