@@ -34,6 +34,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from benchmarks.ws_load import (
     SEQ,
@@ -74,40 +75,69 @@ class Person:
             return {"type": "vote", "target": int(targets[0])}
         return None
 
-    async def play(self, until: float, interval: float, offset: float) -> None:
+    async def play(self, seating: Seating, seconds: float, interval: float, offset: float) -> None:
         from websockets.asyncio.client import connect
 
         headers = {"Cookie": f"sessionid={self.key}", "Origin": self.origin} if self.key else {}
-        async with connect(self.url, additional_headers=headers, open_timeout=60) as ws:
-            last_move = time.monotonic() + offset - interval
-            waiting: tuple[int, float] | None = None
-            while time.monotonic() < until:
-                try:
-                    frame = await asyncio.wait_for(ws.recv(), timeout=until - time.monotonic())
-                except TimeoutError:
-                    break
-                seq = int(SEQ.search(frame)[1])
-                if waiting and seq >= waiting[0]:
-                    self.latencies.append(time.perf_counter() - waiting[1])
-                    waiting = None
-                elif waiting and 'role="alert"' in frame:
-                    self.rejected += 1
-                    waiting = None
-                status = STATUS.search(frame)
-                if status and status[1] in ("finished", "aborted"):
-                    break
-                move = None if waiting else self.wants(frame, seq)
-                if move is None:
-                    continue
-                pause = last_move + interval - time.monotonic()
-                if pause > 0:
-                    await asyncio.sleep(pause)
-                if time.monotonic() >= until:
-                    break
-                last_move = time.monotonic()
-                waiting = (seq + 1, time.perf_counter())
-                await ws.send(json.dumps(move))
-                self.sent += 1
+        arrived = False
+        try:
+            async with connect(self.url, additional_headers=headers, open_timeout=60) as ws:
+                frame = await ws.recv()  # the board a socket gets on connect
+                seating.arrive()
+                arrived = True
+                await seating.ready.wait()
+                until = seating.start + seconds
+                last_move = time.monotonic() + offset - interval
+                waiting: tuple[int, float] | None = None
+                while True:
+                    seq = int(SEQ.search(frame)[1])
+                    if waiting and seq >= waiting[0]:
+                        self.latencies.append(time.perf_counter() - waiting[1])
+                        waiting = None
+                    elif waiting and 'role="alert"' in frame:
+                        self.rejected += 1
+                        waiting = None
+                    status = STATUS.search(frame)
+                    if status and status[1] in ("finished", "aborted"):
+                        break
+                    move = None if waiting else self.wants(frame, seq)
+                    if move is not None:
+                        pause = last_move + interval - time.monotonic()
+                        if pause > 0:
+                            await asyncio.sleep(pause)
+                        if time.monotonic() >= until:
+                            break
+                        last_move = time.monotonic()
+                        waiting = (seq + 1, time.perf_counter())
+                        await ws.send(json.dumps(move))
+                        self.sent += 1
+                    try:
+                        frame = await asyncio.wait_for(ws.recv(), until - time.monotonic())
+                    except (TimeoutError, ValueError):
+                        break
+        finally:
+            if not arrived:
+                seating.arrive()
+
+
+class Seating:
+    """Every socket connects and gets its board before the clock starts: a study's people do not
+    all connect in the same second, so the storm of connects is timed on its own (``connect_s``)
+    and left out of the move latencies and the CPU per move."""
+
+    def __init__(self, people: int, on_start: Any) -> None:
+        self.left, self.on_start = people, on_start
+        self.ready = asyncio.Event()
+        self.began = self.start = time.monotonic()
+        self.connect_s = 0.0
+
+    def arrive(self) -> None:
+        self.left -= 1
+        if self.left == 0:
+            self.connect_s = time.monotonic() - self.began
+            self.on_start()
+            self.start = time.monotonic()
+            self.ready.set()
 
 
 def prepare_study(clients: int, agent_delay: float) -> list[tuple[int, str, str]]:
@@ -169,14 +199,17 @@ def tree_cpu(pid: int) -> float:
     return total
 
 
-async def run(people: list[Person], seconds: float, interval: float) -> float:
-    start = time.monotonic()
+async def run(
+    people: list[Person], seconds: float, interval: float, on_start: Any
+) -> tuple[float, float]:
+    """Seat everyone, then play for ``seconds``: the connect time and the time played."""
+    seating = Seating(len(people), on_start)
     rng = random.Random(0)
     await asyncio.gather(
-        *(p.play(start + seconds, interval, rng.uniform(0, interval)) for p in people),
+        *(p.play(seating, seconds, interval, rng.uniform(0, interval)) for p in people),
         return_exceptions=True,
     )
-    return time.monotonic() - start
+    return seating.connect_s, time.monotonic() - seating.start
 
 
 def figures(people: list[Person], elapsed: float, cpu: float) -> dict:
@@ -192,6 +225,12 @@ def figures(people: list[Person], elapsed: float, cpu: float) -> dict:
         "server_cpu_s": round(cpu, 1),
         "server_cpu_ms_per_move": round(1000 * cpu / max(sent, 1), 2),
         "rejected": sum(p.rejected for p in people),
+        **{
+            f"{kind}_p{q}_ms": round(percentile(sorted_ms, q / 100), 1)
+            for kind in sorted({p.kind for p in people} - {"floor"})
+            for sorted_ms in [[x * 1000 for p in people if p.kind == kind for x in p.latencies]]
+            for q in (50, 95)
+        },
     }
 
 
@@ -203,15 +242,20 @@ def phase(
 ) -> dict:
     """Play; ``server_cpu`` counts daphne and workers, ``daphne_cpu`` the web processes alone
     (the workers' share is mostly the agents' own thinking)."""
-    web = sum(tree_cpu(p.pid) for p in servers)
-    work = sum(tree_cpu(p.pid) for p in workers)
-    elapsed = asyncio.run(run(people, args.seconds, args.interval))
+    at_start: dict[str, float] = {}
+
+    def on_start() -> None:
+        at_start["web"] = sum(tree_cpu(p.pid) for p in servers)
+        at_start["work"] = sum(tree_cpu(p.pid) for p in workers)
+
+    connect_s, elapsed = asyncio.run(run(people, args.seconds, args.interval, on_start))
     time.sleep(1.0)
-    web = sum(tree_cpu(p.pid) for p in servers) - web
-    work = sum(tree_cpu(p.pid) for p in workers) - work
+    web = sum(tree_cpu(p.pid) for p in servers) - at_start.get("web", 0.0)
+    work = sum(tree_cpu(p.pid) for p in workers) - at_start.get("work", 0.0)
     result = figures(people, elapsed, web + work)
     result["daphne_cpu_ms_per_move"] = round(1000 * web / max(result["moves_sent"], 1), 2)
     result["worker_cpu_s"] = round(work, 1)
+    result["connect_s"] = round(connect_s, 1)
     return result
 
 

@@ -9,12 +9,15 @@ nothing to return to early, so callers run the work inline and stay deterministi
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from asgiref.sync import async_to_sync
+from asgiref.sync import SyncToAsync, async_to_sync
 from django.db import connections
+
+_loops = threading.local()
 
 
 async def _current_loop() -> asyncio.AbstractEventLoop:
@@ -31,6 +34,38 @@ def server_loop() -> asyncio.AbstractEventLoop | None:
         pass
     loop = async_to_sync(_current_loop)()
     return loop if loop.is_running() else None
+
+
+def in_server_thread() -> bool:
+    """Whether this sync thread was started from a running server's event loop (a view, a
+    consumer's database call): asgiref marks such threads, and its ``async_to_sync`` sends async
+    work back to that loop. The same test asgiref makes."""
+    local = SyncToAsync.threadlocal
+    return (
+        getattr(local, "main_event_loop", None) is not None
+        and getattr(local, "main_event_loop_pid", None) == os.getpid()
+    )
+
+
+def run_async(coro: Awaitable[Any]) -> Any:
+    """Await ``coro`` from sync code on an event loop kept per thread (a Celery worker, a
+    command). ``async_to_sync`` would start a thread and a loop for every call, and clients bound
+    to a loop (a model SDK's connections, the channel layer's Redis pool) would be made anew each
+    time; here they are reused across calls."""
+    loop = getattr(_loops, "loop", None)
+    if loop is None or loop.is_closed():
+        loop = asyncio.new_event_loop()
+        _loops.loop = loop
+    return loop.run_until_complete(coro)
+
+
+def call_async(func: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+    """Call an async function from sync code: on the server's loop from one of its threads (the
+    in-memory channel layer must be used from the loop that owns it), else on this thread's
+    loop (:func:`run_async`)."""
+    if in_server_thread():
+        return async_to_sync(func)(*args)
+    return run_async(func(*args))
 
 
 def start_thread(name: str, work: Callable[..., Any], *args: Any) -> threading.Thread:

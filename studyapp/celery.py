@@ -3,9 +3,24 @@
 import os
 
 from celery import Celery
+from celery.signals import task_postrun, task_prerun
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "studyapp.settings")
 
 app = Celery("studyapp")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@task_prerun.connect
+@task_postrun.connect
+def close_old_connections(task: object = None, **_: object) -> None:
+    """Around each task on a worker, what Django does around each request: drop a database
+    connection that is broken or older than CONN_MAX_AGE, keep the rest (CELERY_DB_REUSE_MAX keeps
+    Celery from closing every connection after every task). An eager task runs inside its
+    caller's request or transaction, which owns the connection."""
+    if getattr(getattr(task, "request", None), "is_eager", False):
+        return
+    from django.db import close_old_connections as close
+
+    close()

@@ -121,7 +121,10 @@ TEMPLATES = [
 
 DATABASE_URL = env_str("DATABASE_URL")
 if DATABASE_URL:
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+    # Connections are kept for a minute and checked before reuse, in web processes and workers.
+    DATABASES = {
+        "default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)
+    }
 else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {
@@ -164,6 +167,10 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True  # a task on a worker that dies is delivered again
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Celery closes the database connection after every task unless told to reuse it: a new
+# PostgreSQL backend per agent turn. Workers keep it (CONN_MAX_AGE above applies; studyapp.celery
+# drops broken or old connections around each task, as Django does around each request).
+CELERY_DB_REUSE_MAX = 1000
 # Redis hands an unacknowledged task to another worker after the visibility timeout. Table jobs
 # do not wait for it (their leases and the sweep below recover them within about 20 s); it must
 # outlast the longest task, or a running one would be delivered again, and every countdown, which
@@ -193,7 +200,7 @@ CELERY_BEAT_SCHEDULE = {
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "studyapp.cache.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "studyapp",
         }

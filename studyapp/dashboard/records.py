@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import fields
 from datetime import UTC
 from typing import Any
 
@@ -30,9 +29,8 @@ from django.db import connection
 from django.db.models import Count, Q, QuerySet
 
 from analysis.frames import GAME_COLUMNS, TURN_COLUMNS, games_frame, turns_frame, typed
+from analysis.frames import USAGE_KEYS as COUNTERS
 from games import get_engine
-from games.llm.usage import Usage
-from studyapp.agents import seat_setting
 from studyapp.participants.models import Participant, Round, Study
 from studyapp.participants.pseudonyms import public_record
 from studyapp.tables.models import Seat, Table, Turn
@@ -40,9 +38,10 @@ from studyapp.tables.moves import storable
 
 AGENT_TABLES = "tables"  # the experiment name of tables played outside any study
 VISITORS = "visitors"  # the one player name of every human seat outside a study
-CHUNK = 2000  # tables per chunk
-# The counters of ``Turn.usage`` that add up over a game.
-USAGE_KEYS = tuple(field.name for field in fields(Usage))
+CHUNK = 5000  # tables per chunk
+# The counters of ``Turn.usage`` that add up over a game: the fields of games.llm.usage.Usage,
+# named here because importing it loads the model SDKs (seconds an export does not need).
+USAGE_KEYS = (*COUNTERS, "latency_s")
 
 PARTICIPANT_COLUMNS: dict[str, tuple[str, str]] = {
     "player": ("string", "pseudonymous participant id (the player column of games and turns)"),
@@ -91,13 +90,18 @@ def table_records(tables: QuerySet[Table], experiment: str = AGENT_TABLES) -> li
 def _records(
     ids: list[int], experiment: str, visitors: dict, with_events: bool = True
 ) -> list[dict[str, Any]]:
-    by_id = Table.objects.in_bulk(ids)
+    # Only the fields records use: building model instances is most of the cost at this size.
+    by_id = Table.objects.only(*TABLE_FIELDS).in_bulk(ids)
     seats: dict[int, list[Seat]] = defaultdict(list)
-    for seat in Seat.objects.filter(table_id__in=ids).select_related("policy").order_by("index"):
+    found = Seat.objects.filter(table_id__in=ids).select_related("policy").only(*SEAT_FIELDS)
+    for seat in found.order_by("index"):
         seats[seat.table_id].append(seat)
     rounds: dict[int, dict[int, Round]] = defaultdict(dict)
     has_seat = _has_field(Round, "seat")
-    for r in Round.objects.filter(table_id__in=ids).select_related("participant"):
+    found = list(Round.objects.filter(table_id__in=ids).only(*ROUND_FIELDS))
+    people = Participant.objects.only(*PERSON_FIELDS).in_bulk({r.participant_id for r in found})
+    for r in found:
+        r.participant = people[r.participant_id]  # one instance per person, not per round
         rounds[r.table_id][getattr(r, "seat", 0) if has_seat else 0] = r
     known = {
         pk
@@ -147,6 +151,21 @@ def _records(
     return records
 
 
+TABLE_FIELDS = ("game", "config", "seed", "status", "options", "started_at", "finished_at")
+SEAT_FIELDS = (
+    "table",
+    "index",
+    "kind",
+    "agent_spec",
+    "setting",
+    "policy",
+    "policy__kind",
+    "policy__text",
+)
+ROUND_FIELDS = ("table", "participant", "number", "reward", "seat")
+PERSON_FIELDS = ("public_id", "condition", "is_pilot")
+
+
 def _counts(table_ids: list[int]) -> dict[int, tuple[int, int]]:
     """Turns and the questioner's questions per table, counted by the database."""
     if not table_ids:
@@ -167,28 +186,33 @@ def _logs(table_ids: list[int]) -> dict[int, tuple[list, list, list]]:
 
     Read with one plain SQL query per chunk and the JSON parsed here: the ORM's per-row
     converters cost more than the export's whole budget at a million turns. Text that escapes an
-    unstorable character goes through the tables app's :func:`storable`, as the ORM would."""
+    unstorable character goes through the tables app's :func:`storable`, as the ORM would. Each
+    distinct event text is parsed once (answers repeat), so events are shared: read them only."""
     logs: dict[int, tuple[list, list, list]] = {}
     if not table_ids:
         return logs
-    vendor = connection.vendor
-    when = "created_at::text" if vendor == "postgresql" else "created_at"
-    event = "event::text" if vendor == "postgresql" else "event"
-    usage = "usage::text" if vendor == "postgresql" else "usage"
+    postgres = connection.vendor == "postgresql"
+    when = "to_json(created_at) #>> '{}'" if postgres else "created_at"  # ISO-8601, as _iso
+    event = "event::text" if postgres else "event"
+    usage = "usage::text" if postgres else "usage"
     marks = ", ".join(["%s"] * len(table_ids))
     sql = (
         f"SELECT table_id, {event}, {when}, {usage} FROM {Turn._meta.db_table} "
         f"WHERE table_id IN ({marks}) ORDER BY table_id, seq"
     )
     loads = json.loads
+    parsed: dict[str, Any] = {}
     with connection.cursor() as cursor:
         cursor.execute(sql, table_ids)
         while rows := cursor.fetchmany(20_000):
             for table_id, text, created_at, cost in rows:
                 events, times, usages = logs.setdefault(table_id, ([], [], []))
-                value = loads(text) if isinstance(text, str) else text
-                events.append(storable(value) if "\\u" in text else value)
-                times.append(_iso(created_at))
+                value = parsed.get(text) if isinstance(text, str) else text
+                if value is None:
+                    value = loads(text)
+                    value = parsed[text] = storable(value) if "\\u" in text else value
+                events.append(value)
+                times.append(created_at if postgres else _iso(created_at))
                 usages.append(loads(cost) or None if cost and cost != "{}" else None)
     return logs
 
@@ -269,6 +293,8 @@ def _who(table: Table, seat: Seat, round_: Round | None, visitors: dict) -> dict
     if position is not None:
         setting, sample, number = position
     else:
+        from studyapp.agents import seat_setting  # here: it loads the model SDKs
+
         setting = options.get("setting") or seat_setting(seat)
         if "round" in options and "study" in options:
             # A model seated in a study round plays that round, like the people.

@@ -115,7 +115,10 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         return True
 
     async def table_update(self, message: dict[str, Any]) -> None:
-        """Pass on this seat's view of the move; spectators re-render for themselves."""
+        """Pass on this seat's view of the move; spectators re-render for themselves. The move
+        also moves on this process's fold of the table (:func:`services.follow`), so the next
+        move here need not rebuild the table from its log."""
+        services.follow(self.table_id, message["seq"], message.get("event"))
         if message["seq"] < self.seen_seq:
             return  # an older view arriving late would undo a newer one
         self.seen_seq = message["seq"]

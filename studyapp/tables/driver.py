@@ -42,7 +42,7 @@ from django.utils import timezone
 from games.base import Agent, Event
 from games.runner import REPLY_CHARS, Move, choose
 from studyapp.agents import agent_for_seat, turn_usage
-from studyapp.background import server_loop
+from studyapp.background import run_async, server_loop
 from studyapp.tables.models import Seat, Table, new_exit_code
 from studyapp.tables.services import TableState, broadcast, commit, start, table_state
 
@@ -454,7 +454,6 @@ JOBS: dict[str, Callable[..., str]] = {
 }
 
 _inline = threading.local()
-_loops = threading.local()
 QUEUED = "queued"
 
 
@@ -631,13 +630,3 @@ def run_inline(job: Callable[..., Any], args: tuple) -> None:
             next_job(*next_args)
     finally:
         _inline.queue = None
-
-
-def run_async(coro: Any) -> Any:
-    """Await an agent from sync code on a loop kept per thread, so model clients that hold
-    connections stay bound to one loop across turns."""
-    loop = getattr(_loops, "loop", None)
-    if loop is None or loop.is_closed():
-        loop = asyncio.new_event_loop()
-        _loops.loop = loop
-    return loop.run_until_complete(coro)

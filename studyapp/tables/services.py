@@ -7,10 +7,13 @@ driver schedule whatever the table waits for next. Losing the race for a ``seq``
 moved first: rebuild and validate again against the new state.
 
 A move does not replay the whole log: each process keeps the last fold it saw of each table being
-played (:func:`recent_state`). The log stays the source of truth. A fold that is behind the log
-(another process moved) commits at a ``seq`` that is taken, so the unique key refuses it and the
-move is judged again on a rebuild; a rejection is always judged on a rebuild too. This holds
-because a table being played changes only by turns (status and seats change with a turn).
+played (:func:`recent_state`), and moves the fold on with the moves other processes broadcast (an
+agent's turn committed on a worker; :func:`follow`). The log stays the source of truth. A fold
+that is behind the log (a broadcast not yet arrived) commits at a ``seq`` that is taken, so the
+unique key refuses it and the move is judged again on a rebuild; a rejection is always judged on
+a rebuild too. This holds because a table being played changes only by turns (status and seats
+change with a turn), and a broadcast only moves a fold on by a plain move: a turn that changes a
+seat or the table's status (a takeover, a pause, the end) makes the next move rebuild.
 """
 
 from __future__ import annotations
@@ -22,13 +25,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from games import get_engine
 from games.base import Config, Engine, Event, IllegalMove
+from studyapp.background import call_async
 from studyapp.tables.models import Seat, Table, Turn
 from studyapp.tables.moves import clean_action, storable
 
@@ -184,6 +187,33 @@ def remember(snap: TableState) -> None:
             _recent.popitem(last=False)
 
 
+def follow(table_id: int, seq: int, event: Event | None) -> None:
+    """A move committed elsewhere was broadcast (``seq`` tables' turns now): move this process's
+    fold of the table on by ``event``, if the fold was one turn behind. ``event`` is None for a
+    turn that changed more than the log (see the module): the fold is then dropped."""
+    with _recent_lock:
+        snap = _recent.get(table_id)
+        if snap is None or snap.next_seq >= seq:
+            return
+        del _recent[table_id]
+    if event is None or snap.next_seq != seq - 1:
+        return
+    try:
+        state = snap.engine.apply(snap.state, event)
+    except IllegalMove:  # cannot happen for a committed move; the next move rebuilds
+        return
+    remember(
+        TableState(
+            table=snap.table,
+            engine=snap.engine,
+            state=state,
+            events=[*snap.events, event],
+            seats=snap.seats,
+            last_at=timezone.now(),
+        )
+    )
+
+
 def recent_state(table_id: int) -> TableState:
     """The table as this process last saw it being played, else rebuilt from the log. It may be
     behind the log; :func:`submit` says why that is safe."""
@@ -326,8 +356,25 @@ def broadcast(snap: TableState) -> None:
         else None
         for seat in snap.seats
     ]
-    message = {"type": "table.update", "seq": snap.next_seq, "boards": boards}
-    async_to_sync(layer.group_send)(table_group(snap.table.pk), message)
+    message = {
+        "type": "table.update",
+        "seq": snap.next_seq,
+        "boards": boards,
+        "event": followable(snap),
+    }
+    call_async(layer.group_send, table_group(snap.table.pk), message)
+
+
+def followable(snap: TableState) -> Event | None:
+    """The move just committed, when other processes may move their folds on by it (see
+    :func:`follow`): a plain move at a table still being played. Events stay inside the server
+    (the channel layer); sockets only pass on their seat's board."""
+    if snap.last_turn is None or not snap.events or snap.next_seq != snap.last_turn.seq + 1:
+        return None
+    event = snap.events[-1]
+    if event.get("type") in DRIVER_EVENTS or snap.table.status != Table.Status.PLAYING:
+        return None
+    return None if snap.is_over else event
 
 
 def find_seat(table_id: int, session_key: str | None, user: Any) -> Seat | None:
