@@ -165,16 +165,23 @@ class Client:
                     self.latencies.append((waiting[1], time.perf_counter() - waiting[1]))
                     waiting = None
                 if waiting is None and self.my_turn(frame):
-                    pause = last_move + interval - time.monotonic()
-                    if pause > 0:
-                        await asyncio.sleep(pause)
-                    if time.monotonic() >= until:
+                    last_move = await paced(last_move, interval, until)
+                    if last_move is None:
                         break
-                    last_move = time.monotonic()
                     waiting = (seq + 1, time.perf_counter())
                     await ws.send(json.dumps(self.move()))
                     self.sent += 1
             self.unanswered = 1 if waiting else 0
+
+
+async def paced(last_move: float, interval: float, until: float) -> float | None:
+    """Wait until ``interval`` has passed since a client's last move: the time of its next move,
+    or None if the run is over by then."""
+    pause = last_move + interval - time.monotonic()
+    if pause > 0:
+        await asyncio.sleep(pause)
+    now = time.monotonic()
+    return None if now >= until else now
 
 
 async def run_clients(

@@ -41,6 +41,7 @@ from benchmarks.ws_load import (
     TARGET_P95_MS,
     cpu_seconds,
     free_port,
+    paced,
     percentile,
     start_server,
     wait_for_port,
@@ -58,6 +59,7 @@ class Person:
     def __init__(self, url: str, origin: str, key: str, name: str, kind: str) -> None:
         self.url, self.origin, self.key, self.name, self.kind = url, origin, key, name, kind
         self.latencies: list[float] = []
+        self.sent_at: list[float] = []  # when each measured move was sent, after the start
         self.sent = self.rejected = self.index = 0
 
     def wants(self, frame: str, seq: int) -> dict | None:
@@ -88,11 +90,12 @@ class Person:
                 await seating.ready.wait()
                 until = seating.start + seconds
                 last_move = time.monotonic() + offset - interval
-                waiting: tuple[int, float] | None = None
+                waiting: tuple[int, float, float] | None = None
                 while True:
                     seq = int(SEQ.search(frame)[1])
                     if waiting and seq >= waiting[0]:
                         self.latencies.append(time.perf_counter() - waiting[1])
+                        self.sent_at.append(waiting[2] - seating.start)
                         waiting = None
                     elif waiting and 'role="alert"' in frame:
                         self.rejected += 1
@@ -102,13 +105,10 @@ class Person:
                         break
                     move = None if waiting else self.wants(frame, seq)
                     if move is not None:
-                        pause = last_move + interval - time.monotonic()
-                        if pause > 0:
-                            await asyncio.sleep(pause)
-                        if time.monotonic() >= until:
+                        last_move = await paced(last_move, interval, until)
+                        if last_move is None:
                             break
-                        last_move = time.monotonic()
-                        waiting = (seq + 1, time.perf_counter())
+                        waiting = (seq + 1, time.perf_counter(), time.monotonic())
                         await ws.send(json.dumps(move))
                         self.sent += 1
                     try:
@@ -212,8 +212,18 @@ async def run(
     return seating.connect_s, time.monotonic() - seating.start
 
 
-def figures(people: list[Person], elapsed: float, cpu: float) -> dict:
+def figures(people: list[Person], elapsed: float, cpu: float, warmup: float) -> dict:
+    """Latencies of every move, and ``steady_*`` of the moves sent after the first ``warmup``
+    seconds: at the start everyone's first move arrives within one ``--interval`` (a burst of one
+    move per person, several times the rate at which people then move), and in the study phase
+    each of those moves also sets an agent thinking."""
     ms = [x * 1000 for p in people for x in p.latencies]
+    steady = [
+        x * 1000
+        for p in people
+        for x, at in zip(p.latencies, p.sent_at, strict=True)
+        if at >= warmup
+    ]
     sent = sum(p.sent for p in people)
     return {
         "sockets": len(people),
@@ -222,6 +232,9 @@ def figures(people: list[Person], elapsed: float, cpu: float) -> dict:
         "p50_ms": round(percentile(ms, 0.50), 1),
         "p95_ms": round(percentile(ms, 0.95), 1),
         "p99_ms": round(percentile(ms, 0.99), 1),
+        "steady_p50_ms": round(percentile(steady, 0.50), 1),
+        "steady_p95_ms": round(percentile(steady, 0.95), 1),
+        "steady_p99_ms": round(percentile(steady, 0.99), 1),
         "server_cpu_s": round(cpu, 1),
         "server_cpu_ms_per_move": round(1000 * cpu / max(sent, 1), 2),
         "rejected": sum(p.rejected for p in people),
@@ -252,7 +265,7 @@ def phase(
     time.sleep(1.0)
     web = sum(tree_cpu(p.pid) for p in servers) - at_start.get("web", 0.0)
     work = sum(tree_cpu(p.pid) for p in workers) - at_start.get("work", 0.0)
-    result = figures(people, elapsed, web + work)
+    result = figures(people, elapsed, web + work, args.warmup)
     result["daphne_cpu_ms_per_move"] = round(1000 * web / max(result["moves_sent"], 1), 2)
     result["worker_cpu_s"] = round(work, 1)
     result["connect_s"] = round(connect_s, 1)
@@ -388,6 +401,9 @@ def main(args: argparse.Namespace) -> None:
                 "study": study,
                 "floor": floor,
                 "p95_ratio_to_floor": round(study["p95_ms"] / max(floor["p95_ms"], 0.001), 2),
+                "steady_p95_ratio_to_floor": round(
+                    study["steady_p95_ms"] / max(floor["steady_p95_ms"], 0.001), 2
+                ),
                 "target_p95_ms": TARGET_P95_MS,
             }
         )

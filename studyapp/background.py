@@ -20,20 +20,20 @@ from django.db import connections
 _loops = threading.local()
 
 
-async def _current_loop() -> asyncio.AbstractEventLoop:
-    return asyncio.get_running_loop()
-
-
 def server_loop() -> asyncio.AbstractEventLoop | None:
-    """The event loop of the server this code runs under, if any. From a sync thread started by
-    the server (a view, a consumer's database call) ``async_to_sync`` reaches that loop; with no
-    server it makes a throwaway loop, which is closed by the time it returns."""
+    """The running event loop of the server this code runs under, if any: the current one in
+    async code; from a sync thread the server started (a view, a consumer's database call) the
+    loop asgiref recorded for it. None with no server (a management command, a test using
+    Django's test client, a Celery worker) or once the server's loop has stopped: a job that
+    asks while the server shuts down must not wait on a loop that will never run it."""
     try:
         return asyncio.get_running_loop()
     except RuntimeError:
         pass
-    loop = async_to_sync(_current_loop)()
-    return loop if loop.is_running() else None
+    if not in_server_thread():
+        return None
+    loop = SyncToAsync.threadlocal.main_event_loop
+    return loop if loop.is_running() and not loop.is_closed() else None
 
 
 def in_server_thread() -> bool:
@@ -60,10 +60,10 @@ def run_async(coro: Awaitable[Any]) -> Any:
 
 
 def call_async(func: Callable[..., Awaitable[Any]], *args: Any) -> Any:
-    """Call an async function from sync code: on the server's loop from one of its threads (the
-    in-memory channel layer must be used from the loop that owns it), else on this thread's
-    loop (:func:`run_async`)."""
-    if in_server_thread():
+    """Call an async function from sync code: on the server's loop from one of its threads while
+    it runs (the in-memory channel layer must be used from the loop that owns it), else on this
+    thread's loop (:func:`run_async`)."""
+    if server_loop() is not None:
         return async_to_sync(func)(*args)
     return run_async(func(*args))
 

@@ -35,7 +35,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.db.models import Count, Max
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -393,17 +393,57 @@ def sweep() -> dict[str, int]:
         if table.created_at + timedelta(seconds=float(table.option("wait_seconds"))) <= now:
             done[f"lobby {check_lobby(table.pk)}"] += 1
     quiet_since = now - timedelta(seconds=settings.TABLE_SWEEP_SECONDS)
-    quiet = (
+    quiet = list(
         Table.objects.filter(status=Table.Status.PLAYING)
-        .annotate(last=Coalesce(Max("turns__created_at"), "started_at", "created_at"))
+        .annotate(
+            last=Coalesce(Max("turns__created_at"), "started_at", "created_at"),
+            turn_count=Count("turns"),
+        )
         .filter(last__lte=quiet_since)
-        .values_list("pk", flat=True)
+        .values_list("pk", "created_at", "turn_count")
     )
-    for table_id in quiet:
+    settled = cache.get_many([settled_key(*row) for row in quiet])
+    for table_id, created_at, turns in quiet:
+        if settled_key(table_id, created_at, turns) in settled:
+            continue
         snap = table_state(table_id)
-        for name in drop_idle(snap, now) or advance(snap):
+        steps = drop_idle(snap, now) or advance(snap)
+        for name in steps:
             done[name] += 1
+        if not steps:
+            settle(snap, now)
     return dict(done)
+
+
+def settled_key(table_id: int, created_at: Any, turns: int) -> str:
+    """Like a job's lease key, it names the table's creation time: an id used again is new."""
+    return f"tables:settled:{table_id}:{int(created_at.timestamp() * 1_000_000)}:{turns}"
+
+
+def settle(snap: TableState, now: Any) -> None:
+    """A quiet table the sweep found nothing to do for, waiting only on people, is not rebuilt
+    again at this turn until something could fall due: the idle limit, or its turn deadline
+    coming within TABLE_SCHEDULE_HORIZON_SECONDS (when its job is sent); with neither, nothing
+    can fall due without a new turn, which is a new key. A visitor's table left open would
+    otherwise be rebuilt every few seconds, forever. A table waiting on an agent is never
+    settled: its lease may belong to a worker that died."""
+    if any(snap.seat(i).kind != Seat.Kind.HUMAN for i in snap.waiting_for()):
+        return
+    since = snap.last_at or now
+    due = []
+    if (limit := idle_limit(snap.table)) is not None:
+        due.append(since + timedelta(seconds=limit))
+    if (deadline := turn_deadline(snap.table)) is not None:
+        horizon = settings.TABLE_SCHEDULE_HORIZON_SECONDS
+        due.append(since + timedelta(seconds=deadline - horizon))
+    seconds = min((at - now).total_seconds() for at in due) if due else SETTLED_SECONDS
+    if seconds >= 1:
+        key = settled_key(snap.table.pk, snap.table.created_at, snap.next_seq)
+        cache.set(key, True, math.floor(seconds))
+
+
+# How long the sweep leaves alone a quiet table that waits on people with no time limit.
+SETTLED_SECONDS = 3600
 
 
 def drop_idle(snap: TableState, now: Any) -> list[str]:

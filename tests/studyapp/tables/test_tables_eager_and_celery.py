@@ -250,6 +250,46 @@ def test_celery_beat_sweeps_with_the_same_function(worker: list[str], settings) 
     assert wait_until(lambda: Table.objects.get(pk=table.pk).status == Table.Status.ABORTED)
 
 
+# The sweep leaves alone a quiet table that only people can move, until something can fall due.
+
+
+def rebuilds_in(sweep_once: object) -> int:
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as queries:
+        sweep_once()
+    return sum('FROM "tables_turn"' in q["sql"] and "ORDER BY" in q["sql"] for q in queries)
+
+
+def test_a_quiet_table_waiting_on_a_person_is_rebuilt_once_not_every_sweep(settings) -> None:
+    settings.TABLE_SWEEP_SECONDS = 0.0
+    table = person_table("session-a", turn_deadline_seconds=0)  # no deadline, no idle limit
+    assert rebuilds_in(driver.sweep) == 1
+    assert rebuilds_in(driver.sweep) == 0  # settled: nothing can fall due without a turn
+    services.submit(table.pk, 0, {"type": "question", "text": "Is it alive?"})  # a new turn
+    services.submit(table.pk, 0, {"type": "question", "text": "Is it red?"})
+    assert rebuilds_in(driver.sweep) == 1
+
+
+def test_an_idle_limit_is_still_applied_to_a_settled_table(settings) -> None:
+    settings.TABLE_SWEEP_SECONDS = 0.0
+    table = person_table("session-a", turn_deadline_seconds=0, idle_limit_seconds=2, dropout="end")
+    driver.sweep()
+    assert rebuilds_in(driver.sweep) == 0  # settled until the idle limit can fall due
+    time.sleep(2.1)
+    driver.sweep()
+    assert Table.objects.get(pk=table.pk).status == Table.Status.ABORTED
+
+
+def test_a_table_waiting_on_an_agent_is_never_settled(celery_mode: list[str], settings) -> None:
+    settings.TABLE_SWEEP_SECONDS = 0.0
+    settings.TABLE_JOB_LEASE_SECONDS = 1
+    agent_table(seed=6)
+    app.control.purge()
+    assert rebuilds_in(driver.sweep) == 1  # the lease stands: nothing sent, but not settled
+    assert rebuilds_in(driver.sweep) == 1
+
+
 # The socket's own limits (the same on both paths) ----------------------------------------------
 
 
