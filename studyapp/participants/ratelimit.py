@@ -17,13 +17,15 @@ def windows() -> tuple[tuple[int, int], ...]:
     return ((10, settings.PARTICIPANT_RATE_BURST), (60, settings.PARTICIPANT_RATE_PER_MINUTE))
 
 
-def over_limit(request: HttpRequest) -> bool:
-    """Count one new participant from this request's address; True when it is one too many."""
+def over_limit(request: HttpRequest, scope: str = "participants") -> bool:
+    """Count one new participant from this request's address; True when it is one too many.
+    ``scope`` keeps separate counts under the same limits (the open games of the home page count
+    as ``tables``, apart from study links)."""
     address = request.META.get("REMOTE_ADDR") or "unknown"
     now = int(time.time())
     over = False
     for seconds, limit in windows():
-        key = f"participants:new:{address}:{seconds}:{now // seconds}"
+        key = f"{scope}:new:{address}:{seconds}:{now // seconds}"
         cache.add(key, 0, timeout=seconds * 2)
         try:
             count = cache.incr(key)

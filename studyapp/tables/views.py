@@ -9,6 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from games.base import IllegalMove
+from studyapp.participants import ratelimit
 from studyapp.tables import lobby, services
 from studyapp.tables.models import Seat, Table
 from studyapp.tables.rendering import board_context
@@ -25,8 +26,18 @@ def home(request: HttpRequest) -> HttpResponse:
     return render(request, "tables/home.html")
 
 
+def too_many_games(request: HttpRequest) -> HttpResponse | None:
+    """The home page's open games are limited per address like new participants at a study link
+    (counted apart): each one is a table whose agents run on the workers, on the site's model."""
+    if ratelimit.over_limit(request, "tables"):
+        return render(request, "tables/429.html", status=429)
+    return None
+
+
 @require_POST
 def play_twenty_questions(request: HttpRequest) -> HttpResponse:
+    if refused := too_many_games(request):
+        return refused
     table = lobby.start_twenty_questions(session_key(request), request.user)
     return redirect("tables:table", table.pk)
 
@@ -34,6 +45,8 @@ def play_twenty_questions(request: HttpRequest) -> HttpResponse:
 def play_undercover(request: HttpRequest) -> HttpResponse:
     if request.method != "POST":
         return render(request, "tables/undercover_join.html", {"players": lobby.UNDERCOVER_PLAYERS})
+    if refused := too_many_games(request):
+        return refused
     try:
         humans = int(request.POST.get("humans", "1"))
         seat = lobby.join_undercover(session_key(request), humans, request.user)

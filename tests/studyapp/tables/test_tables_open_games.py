@@ -1,0 +1,72 @@
+"""The home page's open games: a flood of new games from one address is refused like a flood of new
+participants at a study link, and a seat an agent took over says so without naming a cause it
+cannot know."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from studyapp.tables import driver, services
+from studyapp.tables.models import Table
+from studyapp.tables.rendering import render_board
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def address() -> str:
+    """An address of this test alone: the counters live in the shared cache (Redis in CI)."""
+    return f"10.{uuid.uuid4().int % 250}.{uuid.uuid4().int % 250}.{uuid.uuid4().int % 250}"
+
+
+def test_many_new_twenty_questions_games_from_one_address_are_refused(settings) -> None:
+    settings.PARTICIPANT_RATE_BURST = 3
+    here = address()
+    codes = [
+        Client(REMOTE_ADDR=here).post(reverse("tables:play_twenty_questions")).status_code
+        for _ in range(8)
+    ]
+    assert codes[:3] == [302] * 3 and set(codes[3:]) == {429}
+    assert Table.objects.count() == 3
+    page = Client(REMOTE_ADDR=here).post(reverse("tables:play_twenty_questions"))
+    assert b"Too many new games" in page.content
+    other = Client(REMOTE_ADDR=address()).post(reverse("tables:play_twenty_questions"))
+    assert other.status_code == 302  # another address is counted apart
+
+
+def test_many_new_undercover_tables_from_one_address_are_refused(settings) -> None:
+    settings.PARTICIPANT_RATE_BURST = 2
+    here = address()
+    url = reverse("tables:play_undercover")
+    codes = [Client(REMOTE_ADDR=here).post(url, {"humans": "1"}).status_code for _ in range(5)]
+    assert codes[:2] == [302] * 2 and set(codes[2:]) == {429}
+    assert Table.objects.filter(game="undercover").count() == 2
+    assert Client(REMOTE_ADDR=here).get(url).status_code == 200  # the join form is still shown
+
+
+def test_open_games_and_study_links_are_counted_apart(settings) -> None:
+    from studyapp.participants import ratelimit
+
+    settings.PARTICIPANT_RATE_BURST = 1
+    here = address()
+    assert Client(REMOTE_ADDR=here).post(reverse("tables:play_twenty_questions")).status_code == 302
+    request = Client(REMOTE_ADDR=here).get("/").wsgi_request
+    assert not ratelimit.over_limit(request)  # the study link's first start from here
+
+
+def test_a_seat_taken_from_a_person_who_left_does_not_blame_a_deadline(
+    session_key: str,
+) -> None:
+    seats = [
+        {"kind": "human", "session_key": session_key},
+        {"kind": "agent", "agent_spec": "offline:kb"},
+    ]
+    table = services.create_table("twenty-questions", {"answer": "Apple"}, seats, dropout="replace")
+    assert driver.drop_out(table.pk, 0) == "replaced"
+    board = render_board(services.table_state(table.pk), 0)
+    assert 'id="replaced"' in board
+    assert "deadline passed" not in board
+    assert "you left the study or missed the turn deadline" in board
