@@ -1,0 +1,57 @@
+"""studyapp.background: finding the server's loop from its threads, and a loop per thread."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+from asgiref.sync import sync_to_async
+
+from studyapp.background import call_async, run_async, server_loop
+
+
+def test_a_job_that_asks_for_the_loop_while_the_server_stops_is_not_left_waiting() -> None:
+    """Shutting down, daphne joins its threads: a sweep still running must get None, not wait
+    on a loop that will never run again (it used to, and the server never exited)."""
+    loop = asyncio.new_event_loop()
+    seen: dict[str, object] = {}
+    done = threading.Event()
+
+    def job() -> None:
+        seen["while running"] = server_loop() is loop
+        loop.call_soon_threadsafe(loop.stop)
+        while loop.is_running():
+            time.sleep(0.01)
+        seen["after stopping"] = server_loop()
+        done.set()
+
+    with pytest.raises(RuntimeError, match="stopped"):
+        loop.run_until_complete(sync_to_async(job, thread_sensitive=False)())
+    assert done.wait(5), "the job waited on the stopped loop"
+    assert seen == {"while running": True, "after stopping": None}
+    loop.close()
+
+
+def test_outside_a_server_there_is_no_loop_and_async_work_runs_on_one_kept_per_thread() -> None:
+    assert server_loop() is None
+
+    async def current() -> asyncio.AbstractEventLoop:
+        return asyncio.get_running_loop()
+
+    first = run_async(current())
+    assert call_async(current) is first  # the same loop again: clients bound to it are reused
+    other: list[asyncio.AbstractEventLoop] = []
+    thread = threading.Thread(target=lambda: other.append(run_async(current())))
+    thread.start()
+    thread.join()
+    assert other[0] is not first
+
+
+async def test_from_a_server_thread_async_work_goes_back_to_the_servers_loop() -> None:
+    async def current() -> asyncio.AbstractEventLoop:
+        return asyncio.get_running_loop()
+
+    here = asyncio.get_running_loop()
+    assert await sync_to_async(call_async, thread_sensitive=False)(current) is here
