@@ -27,6 +27,7 @@ from typing import Any
 import pandas as pd
 from django.db import connection
 from django.db.models import Count, Q, QuerySet
+from django.db.models.expressions import RawSQL
 
 from analysis.frames import GAME_COLUMNS, TURN_COLUMNS, games_frame, turns_frame, typed
 from analysis.frames import USAGE_KEYS as COUNTERS
@@ -87,18 +88,26 @@ def table_records(tables: QuerySet[Table], experiment: str = AGENT_TABLES) -> li
     return [record for part in iter_records(tables, experiment) for record in part]
 
 
+def among(ids: list[int]) -> list[int] | RawSQL:
+    """``ids`` for an ``__in`` lookup; on PostgreSQL one array parameter, since thousands of
+    placeholders cost more to send and plan than the rows cost to read."""
+    if connection.vendor == "postgresql":
+        return RawSQL("SELECT unnest(%s::bigint[])", [ids])
+    return ids
+
+
 def _records(
     ids: list[int], experiment: str, visitors: dict, with_events: bool = True
 ) -> list[dict[str, Any]]:
     # Only the fields records use: building model instances is most of the cost at this size.
-    by_id = Table.objects.only(*TABLE_FIELDS).in_bulk(ids)
+    by_id = {t.pk: t for t in Table.objects.filter(pk__in=among(ids)).only(*TABLE_FIELDS)}
     seats: dict[int, list[Seat]] = defaultdict(list)
-    found = Seat.objects.filter(table_id__in=ids).select_related("policy").only(*SEAT_FIELDS)
+    found = Seat.objects.filter(table_id__in=among(ids)).select_related("policy").only(*SEAT_FIELDS)
     for seat in found.order_by("index"):
         seats[seat.table_id].append(seat)
     rounds: dict[int, dict[int, Round]] = defaultdict(dict)
     has_seat = _has_field(Round, "seat")
-    found = list(Round.objects.filter(table_id__in=ids).only(*ROUND_FIELDS))
+    found = list(Round.objects.filter(table_id__in=among(ids)).only(*ROUND_FIELDS))
     people = Participant.objects.only(*PERSON_FIELDS).in_bulk({r.participant_id for r in found})
     for r in found:
         r.participant = people[r.participant_id]  # one instance per person, not per round
@@ -171,7 +180,7 @@ def _counts(table_ids: list[int]) -> dict[int, tuple[int, int]]:
     if not table_ids:
         return {}
     rows = (
-        Turn.objects.filter(table_id__in=table_ids)
+        Turn.objects.filter(table_id__in=among(table_ids))
         .values("table_id")
         .annotate(
             n=Count("pk"),
@@ -195,15 +204,16 @@ def _logs(table_ids: list[int]) -> dict[int, tuple[list, list, list]]:
     when = "to_json(created_at) #>> '{}'" if postgres else "created_at"  # ISO-8601, as _iso
     event = "event::text" if postgres else "event"
     usage = "usage::text" if postgres else "usage"
-    marks = ", ".join(["%s"] * len(table_ids))
+    # One array parameter on PostgreSQL: thousands of placeholders cost more to parse than to read.
+    among = "= ANY(%s)" if postgres else f"IN ({', '.join(['%s'] * len(table_ids))})"
     sql = (
         f"SELECT table_id, {event}, {when}, {usage} FROM {Turn._meta.db_table} "
-        f"WHERE table_id IN ({marks}) ORDER BY table_id, seq"
+        f"WHERE table_id {among} ORDER BY table_id, seq"
     )
     loads = json.loads
     parsed: dict[str, Any] = {}
     with connection.cursor() as cursor:
-        cursor.execute(sql, table_ids)
+        cursor.execute(sql, [table_ids] if postgres else table_ids)
         while rows := cursor.fetchmany(20_000):
             for table_id, text, created_at, cost in rows:
                 events, times, usages = logs.setdefault(table_id, ([], [], []))

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from analysis.__main__ import main
-from analysis.export import export_frames, read_frames
+from analysis.export import EOL, NA, csv_rows, export_frames, guarded, read_frames
 from analysis.frames import (
     GAME_COLUMNS,
     TURN_COLUMNS,
@@ -17,6 +17,7 @@ from analysis.frames import (
 )
 from analysis.metrics import turn_totals
 from analysis.report import write_report
+from analysis.safe_csv import safe_frame
 
 
 def write_jsonl(path, records):
@@ -162,3 +163,18 @@ def test_the_report_writes_win_rates_for_undercover(tmp_path, record):
     assert normal["win_rate"].tolist() == [0.5] and normal["games"].tolist() == [2]
     assert 0 < normal["low"].iloc[0] < 0.5 < normal["high"].iloc[0] < 1  # Wilson interval
     assert "roles-undercover.png" in {p.name for p in tmp_path.iterdir()}
+
+
+def test_it_writes_csv_rows_as_pandas_would_after_the_guard():
+    texts = ["=1+1", " =1", "-3.5", "'=x", "a,b", 'q"uote', "line\nbreak", "\u00a0+x", "", None]
+    frame = pd.DataFrame(
+        {
+            "text": pd.Series(texts, dtype="string"),
+            "other": pd.Series([*texts[1:], 3], dtype=object),
+            "count": pd.Series([None, 0, -3, 10**15, 1, 2, 3, 4, 5, 6], dtype="Int64"),
+            "seconds": [float("nan"), 0.0, -0.0, 1e-7, 100.0, 1 / 3, 1e16, 0.1, 2.5, -1.0],
+            "flag": pd.Series([None, True, False] * 3 + [True], dtype="boolean"),
+        }
+    )
+    expected = safe_frame(frame).to_csv(index=False, header=False, na_rep=NA, lineterminator=EOL)
+    assert csv_rows(guarded(frame)) == expected

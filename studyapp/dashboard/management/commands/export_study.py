@@ -13,6 +13,8 @@ from studyapp.participants.models import Study
 
 class Command(BaseCommand):
     help = __doc__
+    # No system checks: they import every view, and with them the model SDKs (seconds of start).
+    requires_system_checks: list[str] = []
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("study", help="the study's slug")
