@@ -313,7 +313,9 @@ class Condition(models.Model):
         return f"{self.study.slug}/{self.name}"
 
     def clean(self) -> None:
-        """Overrides name only what a condition may change, and the merged design must play."""
+        """Overrides name only what a condition may change, and the merged design must play.
+        Its model specs must be usable only while the study is active, as the study's own are
+        (an inactive draft may name a provider whose key is not set yet)."""
         from studyapp.participants import design
 
         overrides = self.overrides or {}
@@ -337,6 +339,8 @@ class Condition(models.Model):
             normalised = design.normalise(study.game, merged, oracle)
         except design.DesignError as err:
             raise ValidationError({"overrides": str(err)}) from None
+        if not study.active:
+            return
         problems = [
             why
             for spec, role in design.design_specs(study.game, normalised)
