@@ -111,25 +111,17 @@ def create_round(participant: Participant, number: int, session_key: str) -> Rou
 
 
 def _join_lobby(participant: Participant, number: int, session_key: str, design: dict) -> Round:
-    from studyapp.tables import services
+    from studyapp.tables import lobby, services
     from studyapp.tables.models import Seat, Table
 
     study = participant.study
     options = table_options(participant, number, design)
     with transaction.atomic():
         Study.objects.select_for_update().filter(pk=study.pk).first()  # one joiner at a time
-        seat = (
-            Seat.objects.select_for_update()
-            .filter(
-                table__status=Table.Status.LOBBY,
-                table__options__lobby_kind=options["lobby_kind"],
-                kind=Seat.Kind.HUMAN,
-                session_key="",
-                user__isnull=True,
-            )
-            .order_by("table_id", "index")
-            .first()
+        lobbies = Table.objects.filter(
+            status=Table.Status.LOBBY, options__lobby_kind=options["lobby_kind"]
         )
+        seat = lobby.open_place(lobbies)
         if seat is None:
             table = services.create_table(
                 study.game,
@@ -140,17 +132,9 @@ def _join_lobby(participant: Participant, number: int, session_key: str, design:
                 **options,
             )
             seat = table.seats.filter(kind=Seat.Kind.HUMAN).order_by("index").first()
-        seat.session_key = session_key
-        seat.save(update_fields=["session_key"])
+        full = lobby.take_place(seat, session_key)
         round_ = Round.objects.create(
             participant=participant, number=number, table_id=seat.table_id, seat=seat.index
         )
-        full = not Seat.objects.filter(
-            table_id=seat.table_id, kind=Seat.Kind.HUMAN, session_key="", user__isnull=True
-        ).exists()
-    table = Table.objects.get(pk=seat.table_id)
-    if full:
-        services.start(table)
-    else:
-        services.broadcast(services.table_state(table.pk))
+    lobby.start_if_full(seat.table_id, full)
     return round_

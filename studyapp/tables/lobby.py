@@ -46,17 +46,7 @@ def join_undercover(session_key: str, humans: int, user: Any = None, **options: 
     if held is not None:
         return held
     with transaction.atomic():
-        seat = (
-            Seat.objects.select_for_update()
-            .filter(
-                table__in=open_tables.filter(status=Table.Status.LOBBY),
-                kind=Seat.Kind.HUMAN,
-                session_key="",
-                user__isnull=True,
-            )
-            .order_by("table_id", "index")
-            .first()
-        )
+        seat = open_place(open_tables.filter(status=Table.Status.LOBBY))
         if seat is None:
             seed = random.randrange(2**31)
             seats = [{"kind": "human"}] * humans + [
@@ -66,17 +56,39 @@ def join_undercover(session_key: str, humans: int, user: Any = None, **options: 
                 "undercover", None, seats, seed=seed, lobby=True, lobby_kind=kind, **options
             )
             seat = table.seats.get(index=0)
-        seat.session_key = session_key
-        seat.user = _user(user)
-        seat.save(update_fields=["session_key", "user"])
-        full = not Seat.objects.filter(
-            table_id=seat.table_id, kind=Seat.Kind.HUMAN, session_key="", user__isnull=True
-        ).exists()
-    if full:
-        services.start(seat.table)
-    else:
-        services.broadcast(services.table_state(seat.table_id))
+        full = take_place(seat, session_key, _user(user))
+    start_if_full(seat.table_id, full)
     return seat
+
+
+def open_place(lobbies: Any) -> Seat | None:
+    """The first empty human place at one of ``lobbies`` (a queryset of lobby tables), locked
+    until the transaction ends so two people never take the same place. Call in a transaction."""
+    return (
+        Seat.objects.select_for_update()
+        .filter(table__in=lobbies, kind=Seat.Kind.HUMAN, session_key="", user__isnull=True)
+        .order_by("table_id", "index")
+        .first()
+    )
+
+
+def take_place(seat: Seat, session_key: str, user: Any = None) -> bool:
+    """Seat a person at a lobby place; whether the lobby is now full. Call in the transaction of
+    :func:`open_place`, then :func:`start_if_full` once it is committed."""
+    seat.session_key = session_key
+    seat.user = user
+    seat.save(update_fields=["session_key", "user"])
+    return not Seat.objects.filter(
+        table_id=seat.table_id, kind=Seat.Kind.HUMAN, session_key="", user__isnull=True
+    ).exists()
+
+
+def start_if_full(table_id: int, full: bool) -> None:
+    """A full lobby starts; otherwise everyone waiting sees one more person arrived."""
+    if full:
+        services.start(Table.objects.get(pk=table_id))
+    else:
+        services.broadcast(services.table_state(table_id))
 
 
 def leave(seat: Seat) -> bool:
