@@ -77,12 +77,13 @@ def table_page(request: HttpRequest, table_id: int) -> HttpResponse:
 
 @require_POST
 def leave(request: HttpRequest, table_id: int) -> HttpResponse:
-    """Leave a lobby before the game starts: the place is freed for someone else."""
+    """Leave a lobby before the game starts: the place is freed for someone else. A study's table
+    sends the person back to their study (its Continue address), not to the open games."""
     table = get_object_or_404(Table, pk=table_id)
     seat = seat_of(request, table)
     if seat is not None and not lobby.leave(seat):
         return redirect("tables:table", table.pk)  # the game has started meanwhile
-    return redirect("tables:home")
+    return redirect(table.options.get("return_url") or "tables:home")
 
 
 @require_POST

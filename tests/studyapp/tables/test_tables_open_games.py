@@ -1,6 +1,6 @@
-"""The home page's open games: a flood of new games from one address is refused like a flood of new
-participants at a study link, and a seat an agent took over says so without naming a cause it
-cannot know."""
+"""Table pages: a flood of new open games from one address is refused like a flood of new
+participants at a study link, a seat an agent took over says so without naming a cause it cannot
+know, and leaving a study's lobby goes back to the study."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from django.test import Client
 from django.urls import reverse
 
 from studyapp.tables import driver, services
-from studyapp.tables.models import Table
+from studyapp.tables.models import Seat, Table
 from studyapp.tables.rendering import render_board
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -70,3 +70,22 @@ def test_a_seat_taken_from_a_person_who_left_does_not_blame_a_deadline(
     assert 'id="replaced"' in board
     assert "deadline passed" not in board
     assert "you left the study or missed the turn deadline" in board
+
+
+def test_leaving_a_study_lobby_goes_back_to_the_study_not_to_the_open_games() -> None:
+    client = Client()
+    client.get("/")  # a session
+    client.session.save()
+    key = client.session.session_key
+    person = {"kind": "human", "session_key": key}
+    agent = {"kind": "agent", "agent_spec": "offline:kb"}
+    seats = [person, {"kind": "human"}, agent, agent, agent]
+    back = "/s/some-study/continue/"
+    table = services.create_table("undercover", None, seats, lobby=True, return_url=back)
+    assert Table.objects.get(pk=table.pk).status == Table.Status.LOBBY
+    response = client.post(reverse("tables:leave", args=[table.pk]))
+    assert response.status_code == 302 and response["Location"] == back
+    assert not Seat.objects.get(table=table, index=0).session_key  # the place was given back
+    open_table = services.create_table("undercover", None, seats, lobby=True)
+    response = client.post(reverse("tables:leave", args=[open_table.pk]))
+    assert response["Location"] == reverse("tables:home")
