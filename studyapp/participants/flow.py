@@ -426,32 +426,53 @@ def withdraw(participant: Participant, *, delete_data: bool) -> str:
     Without ``delete_data`` the person has dropped out and their games stay in the study. With it
     their games (tables, turns, rounds), rewards and written policy are deleted and they are
     marked withdrawn; only what paying them needs is kept (recruiter IDs, consent, rounds and time
-    counted, the amount owed), so the payment sheet still lists them.
+    counted, the amount owed), so the payment sheet still lists them. A table other people also
+    played at is their game too: it stays (see :func:`delete_tables`), and an open one is left by
+    its dropout policy.
     """
+    shared_open: list[tuple[int, int]] = []
     with transaction.atomic():
         participant.finished_at = timezone.now()
         participant.status = Participant.Status.DROPPED
         participant.settle_payment()
         if delete_data:
-            table_ids = list(participant.round_set.values_list("table_id", flat=True))
-            participant.round_set.all().delete()
-            delete_tables(table_ids)
+            shared_open = _delete_rounds(participant)
             participant.status = Participant.Status.WITHDRAWN
             participant.total_reward = 0.0
             participant.policy = ""
         participant.save()
     if not delete_data:
         leave_open_rounds(participant)
+    _leave_shared_tables(shared_open)
     return participant.study.code_dropped
 
 
 def delete_participant(participant: Participant) -> None:
-    """Erase a person entirely (staff, on request): the record, its rounds, the tables and turns.
+    """Erase a person entirely (staff, on request): the record, its rounds, the tables and turns
+    (a table other people also played at stays, see :func:`delete_tables`).
     A personal invite stays used (its ``claimed_at`` is kept), so nobody else can take the seat."""
     with transaction.atomic():
-        table_ids = list(participant.round_set.values_list("table_id", flat=True))
-        participant.delete()  # its rounds go with it, which frees the tables to go too
-        delete_tables(table_ids)
+        shared_open = _delete_rounds(participant, and_participant=True)
+    _leave_shared_tables(shared_open)
+
+
+def _delete_rounds(participant: Participant, *, and_participant: bool = False) -> list[tuple]:
+    """Delete the person's rounds (or the whole person) and the tables only they played at;
+    returns ``(table, seat)`` of their open rounds at tables that stay."""
+    rounds = list(participant.round_set.values_list("table_id", "seat", "finished_at"))
+    if and_participant:
+        participant.delete()  # its rounds go with it
+    else:
+        participant.round_set.all().delete()
+    kept = delete_tables([table_id for table_id, _, _ in rounds])
+    return [(table_id, seat) for table_id, seat, done in rounds if table_id in kept and not done]
+
+
+def _leave_shared_tables(seats: list[tuple[int, int]]) -> None:
+    from studyapp.tables import driver
+
+    for table_id, seat in seats:
+        driver.drop_out(table_id, seat)
 
 
 def mark_dropped(participant: Participant) -> None:
@@ -477,11 +498,15 @@ def leave_open_rounds(participant: Participant) -> None:
 # --- rounds (tables are created and read through studyapp.tables.services) -------------------
 
 
-def delete_tables(table_ids: list[int]) -> None:
-    """Delete tables, and with them their seats and turns."""
+def delete_tables(table_ids: list[int]) -> set[int]:
+    """Delete tables, and with them their seats and turns, except those another participant's
+    round still points at (people who shared an Undercover table): their game is not ours to
+    delete. Returns the ids of the tables kept."""
     from studyapp.tables.models import Table
 
-    Table.objects.filter(pk__in=table_ids).delete()
+    kept = set(Round.objects.filter(table_id__in=table_ids).values_list("table_id", flat=True))
+    Table.objects.filter(pk__in=table_ids).exclude(pk__in=kept).delete()
+    return kept
 
 
 def current_round(participant: Participant) -> Round | None:
