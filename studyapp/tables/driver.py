@@ -400,11 +400,11 @@ def sweep() -> dict[str, int]:
             turn_count=Count("turns"),
         )
         .filter(last__lte=quiet_since)
-        .values_list("pk", "created_at", "turn_count")
+        .values_list("pk", "created_at", "turn_count", "last")
     )
     settled = cache.get_many([settled_key(*row) for row in quiet])
-    for table_id, created_at, turns in quiet:
-        if settled_key(table_id, created_at, turns) in settled:
+    for table_id, *facts in quiet:
+        if settled_key(table_id, *facts) in settled:
             continue
         snap = table_state(table_id)
         steps = drop_idle(snap, now) or advance(snap)
@@ -415,9 +415,11 @@ def sweep() -> dict[str, int]:
     return dict(done)
 
 
-def settled_key(table_id: int, created_at: Any, turns: int) -> str:
-    """Like a job's lease key, it names the table's creation time: an id used again is new."""
-    return f"tables:settled:{table_id}:{int(created_at.timestamp() * 1_000_000)}:{turns}"
+def settled_key(table_id: int, created_at: Any, turns: int, last: Any) -> str:
+    """What the sweep's judgement rested on: the table (its creation time too, as in a job's
+    lease key, so an id used again is new), its number of turns and when it last moved."""
+    born, moved = (int(at.timestamp() * 1_000_000) for at in (created_at, last))
+    return f"tables:settled:{table_id}:{born}:{turns}:{moved}"
 
 
 def settle(snap: TableState, now: Any) -> None:
@@ -438,7 +440,7 @@ def settle(snap: TableState, now: Any) -> None:
         due.append(since + timedelta(seconds=deadline - horizon))
     seconds = min((at - now).total_seconds() for at in due) if due else SETTLED_SECONDS
     if seconds >= 1:
-        key = settled_key(snap.table.pk, snap.table.created_at, snap.next_seq)
+        key = settled_key(snap.table.pk, snap.table.created_at, snap.next_seq, since)
         cache.set(key, True, math.floor(seconds))
 
 
