@@ -540,9 +540,13 @@ def sync_round(participant: Participant) -> None:
     if not snap.is_over:
         return
     reward = float(snap.engine.outcome(snap.state)[round_.seat]["reward"])
-    if snap.seat(round_.seat).kind != "human":
-        # An agent took the seat over (a missed deadline): what it won is not the person's, so
-        # it never reaches their total or bonus (the export flags the game ``taken_over``).
+    # An agent took the seat over (a missed deadline, or the person left): the round is not
+    # theirs. What the agent won never reaches their total or bonus, the round is not counted as
+    # one they played (the export flags the game ``taken_over``), and someone still taking part
+    # has dropped out: paid for the rounds they played, with the study's code for that, never
+    # the finished code.
+    taken_over = snap.seat(round_.seat).kind != "human"
+    if taken_over:
         reward = 0.0
     with transaction.atomic():
         updated = Round.objects.filter(pk=round_.pk, finished_at__isnull=True).update(
@@ -550,10 +554,13 @@ def sync_round(participant: Participant) -> None:
         )
         if not updated:
             return
-        participant.rounds_finished += 1
-        participant.total_reward += reward
-        participant.save(update_fields=["rounds_finished", "total_reward"])
-    if next_step(participant) == "done":
+        if not taken_over:
+            participant.rounds_finished += 1
+            participant.total_reward += reward
+            participant.save(update_fields=["rounds_finished", "total_reward"])
+    if taken_over:
+        mark_dropped(participant)
+    elif next_step(participant) == "done":
         finish(participant)
 
 

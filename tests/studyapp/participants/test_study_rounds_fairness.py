@@ -71,6 +71,10 @@ def test_a_round_an_agent_took_over_is_not_the_persons(alice: Client, study: Stu
     round_.refresh_from_db()
     assert round_.finished_at is not None and round_.reward == 0.0
     assert participant.total_reward == 0.0
+    # The person missed their deadline: they dropped out, with the code and pay for that.
+    assert participant.status == Participant.Status.DROPPED
+    assert participant.rounds_finished == 0 and participant.payment_amount == 0
+    assert participant.completion_code == study.code_dropped != study.code_finished
 
     records = table_records(Table.objects.filter(pk=table.pk))
     assert [(r["player"], r["taken_over"]) for r in records] == [(participant.public_id, True)]
