@@ -176,6 +176,10 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return clean.to_dict("records")
 
 
+def _count(games: pd.DataFrame, flag: str) -> int:
+    return int(games[flag].fillna(False).astype(bool).sum()) if flag in games else 0
+
+
 def page_payload(
     summary: Summary, games: pd.DataFrame, title: str, figures: list[str]
 ) -> dict[str, Any]:
@@ -186,6 +190,9 @@ def page_payload(
         "games": int(games["table"].nunique()) if len(games) else 0,
         "scored": summary.scored,
         "left_out": summary.games - summary.scored,
+        # why, per reason (metrics.scored): a failed answering seat, a person's seat taken over
+        "left_out_failed": _count(games, "oracle_failed"),
+        "left_out_taken_over": _count(games, "taken_over"),
         "participants": _records(people),
         "groups": bool(len(people)) and bool((people["group"] != "").all()),
         "settings_table": report.table_html(summary.table, summary.differences)

@@ -4,10 +4,15 @@ their game in the analysis. Closing a study refuses newcomers only."""
 
 from __future__ import annotations
 
+import html
+
 import pytest
+from django.template.loader import render_to_string
 from django.test import Client
 
 from analysis import frames, metrics
+from analysis.summary import summarize
+from studyapp.dashboard.cache import page_payload
 from studyapp.dashboard.records import table_records
 from studyapp.participants import flow
 from studyapp.participants.models import Participant, Study
@@ -81,6 +86,18 @@ def test_a_round_an_agent_took_over_is_not_the_persons(alice: Client, study: Stu
     games = frames.games_frame(records)
     assert bool(games["taken_over"].iloc[0]) and games["player_kind"].iloc[0] == "human"
     assert metrics.scored(games).empty
+    # The study page says why the game is left out of the scores.
+    payload = page_payload(summarize(games), games, "study", [])
+    assert (payload["left_out"], payload["left_out_taken_over"], payload["left_out_failed"]) == (
+        1,
+        1,
+        0,
+    )
+    body = render_to_string(
+        "dashboard/_analysis_body.html", {"payload": payload, "ready": True, "fresh": True}
+    )
+    assert "1 because an agent took over a person's seat" in html.unescape(body)
+    assert "answering seat failed" not in body
 
 
 def test_a_closed_study_refuses_newcomers_but_lets_its_people_go_on(
