@@ -486,6 +486,46 @@ def mark_dropped(participant: Participant) -> None:
     leave_open_rounds(participant)
 
 
+def drop_idle_between_rounds(now: Any = None) -> int:
+    """People who stopped coming back between rounds (on the rounds page, at a policy question,
+    or after a round an agent finished for them) are not waited for forever: once idle past
+    their study's ``idle_limit_seconds`` since their last page or the end of their last game,
+    with no round being played, their last round is booked if its game ended, and whoever is
+    still taking part is dropped (paid for the rounds played). Someone at a table is left to the
+    table's own idle limit. Run by the periodic sweep; returns how many were dropped."""
+    from django.db.models import Exists, Max, OuterRef
+
+    from studyapp.tables.models import Table
+
+    now = now or timezone.now()
+    at_a_table = Round.objects.filter(
+        participant=OuterRef("pk"),
+        finished_at__isnull=True,
+        table__status__in=[Table.Status.LOBBY, Table.Status.PLAYING, Table.Status.PAUSED],
+    )
+    quiet = (
+        Participant.objects.filter(
+            status=Participant.Status.PLAYING,
+            study__idle_limit_seconds__gt=0,
+            last_seen_at__isnull=False,
+        )
+        .exclude(Exists(at_a_table))
+        .annotate(last_game=Max("round_set__table__finished_at"))
+        .select_related("study")
+    )
+    dropped = 0
+    for participant in quiet:
+        active = max(participant.last_seen_at, participant.last_game or participant.last_seen_at)
+        if (now - active).total_seconds() < participant.study.idle_limit_seconds:
+            continue
+        sync_round(participant)  # a game that ended while they were away is booked first
+        participant.refresh_from_db()
+        if participant.status == Participant.Status.PLAYING:
+            mark_dropped(participant)
+            dropped += 1
+    return dropped
+
+
 def leave_open_rounds(participant: Participant) -> None:
     """Someone who stops taking part leaves the table of their open round by its dropout policy
     (replaced, skipped or ended): the seat is no longer theirs and the table is not left waiting."""

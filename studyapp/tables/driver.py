@@ -412,6 +412,10 @@ def sweep() -> dict[str, int]:
             done[name] += 1
         if not steps:
             settle(snap, now)
+    from studyapp.participants import flow
+
+    if dropped := flow.drop_idle_between_rounds(now):
+        done["idle person dropped between rounds"] += dropped
     return dict(done)
 
 

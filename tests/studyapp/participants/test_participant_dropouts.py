@@ -90,3 +90,51 @@ def test_a_person_idle_past_the_study_limit_is_dropped_and_the_table_ends(
         assert events[0]["type"] == "takeover" and table.status == Table.Status.FINISHED
     if policy == "end":
         assert table.status == Table.Status.ABORTED
+
+
+def idle_for(participant: Participant, seconds: float) -> None:
+    Participant.objects.filter(pk=participant.pk).update(
+        last_seen_at=timezone.now() - timedelta(seconds=seconds)
+    )
+
+
+def test_a_person_who_stops_coming_back_between_rounds_is_dropped(
+    alice: Client, study: Study
+) -> None:
+    Study.objects.filter(pk=study.pk).update(idle_limit_seconds=60)
+    participant = get_ready(alice, Study.objects.get(pk=study.pk))  # on the rounds page
+    idle_for(participant, 30)
+    driver.sweep()
+    assert Participant.objects.get(pk=participant.pk).status == Participant.Status.PLAYING
+    idle_for(participant, 61)
+    assert driver.sweep()["idle person dropped between rounds"] == 1
+    participant.refresh_from_db()
+    assert participant.status == Participant.Status.DROPPED
+    assert participant.completion_code == study.code_dropped
+
+
+def test_a_person_at_a_table_or_just_back_from_a_long_game_is_not_dropped(
+    alice: Client, study: Study
+) -> None:
+    Study.objects.filter(pk=study.pk).update(idle_limit_seconds=60, turn_deadline_seconds=0)
+    participant = get_ready(alice, Study.objects.get(pk=study.pk))
+    round_ = start_round(alice, participant)
+    idle_for(participant, 600)  # a socket at a table does not touch the participant
+    assert flow.drop_idle_between_rounds() == 0  # at a table: the table's own limit applies
+    # The game ends (here: the person found the word) after a long round.
+    services.submit(round_.table_id, round_.seat, {"type": "question", "guess": study_word(round_)})
+    assert Table.objects.get(pk=round_.table_id).status == Table.Status.FINISHED
+    assert flow.drop_idle_between_rounds() == 0  # idle counts from the end of their game
+    Table.objects.filter(pk=round_.table_id).update(
+        finished_at=timezone.now() - timedelta(seconds=61)
+    )
+    assert flow.drop_idle_between_rounds() == 1  # round 2 of 2 never started
+    participant.refresh_from_db()
+    round_.refresh_from_db()
+    assert round_.finished_at is not None and round_.reward > 0  # their game was booked first
+    assert participant.rounds_finished == 1
+    assert participant.status == Participant.Status.DROPPED
+
+
+def study_word(round_: Round) -> str:
+    return Table.objects.get(pk=round_.table_id).config["answer"]
