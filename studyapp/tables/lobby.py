@@ -16,7 +16,10 @@ UNDERCOVER_PLAYERS = 5
 
 
 def start_twenty_questions(session_key: str, user: Any = None, **options: Any) -> Table:
-    """A new game for this browser: the human asks, an offline oracle answers."""
+    """A new game for this browser: the human asks, an offline oracle answers. A visitor who
+    walks away ends their game at the turn deadline: nobody else sits there, so an agent
+    playing it out (with a model, at a cost) would serve no one."""
+    options.setdefault("dropout", "end")
     seed = random.randrange(2**31)
     return services.create_table(
         "twenty-questions",
@@ -36,6 +39,9 @@ def join_undercover(session_key: str, humans: int, user: Any = None, **options: 
     same kind, so a second click or tab does not take two seats."""
     if not 1 <= humans <= UNDERCOVER_PLAYERS:
         raise ValueError(f"humans must be 1 to {UNDERCOVER_PLAYERS}")
+    # As for Twenty Questions, a lone visitor's table ends when they leave; with other people at
+    # it, an agent takes the seat so their game goes on.
+    options.setdefault("dropout", "end" if humans == 1 else "replace")
     kind = f"undercover:{UNDERCOVER_PLAYERS}:{humans}"
     open_tables = Table.objects.filter(
         game="undercover",

@@ -89,3 +89,16 @@ def test_leaving_a_study_lobby_goes_back_to_the_study_not_to_the_open_games() ->
     open_table = services.create_table("undercover", None, seats, lobby=True)
     response = client.post(reverse("tables:leave", args=[open_table.pk]))
     assert response["Location"] == reverse("tables:home")
+
+
+def test_a_lone_visitor_who_walks_away_ends_their_game_instead_of_an_agent_playing_it() -> None:
+    from studyapp.tables import lobby
+
+    solo = lobby.start_twenty_questions("visitor-a")
+    alone = lobby.join_undercover("visitor-b", humans=1)
+    shared = lobby.join_undercover("visitor-c", humans=2)
+    assert solo.option("dropout") == "end"
+    assert Table.objects.get(pk=alone.table_id).option("dropout") == "end"
+    assert Table.objects.get(pk=shared.table_id).option("dropout") == "replace"  # others play on
+    assert driver.apply_dropout(services.table_state(solo.pk), 0) == "ended"
+    assert Table.objects.get(pk=solo.pk).status == Table.Status.ABORTED
