@@ -279,6 +279,12 @@ PARTICIPANT_RATE_PER_MINUTE = env_int("PARTICIPANT_RATE_PER_MINUTE", 30)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"without_traceback": {"()": "studyapp.logs.WithoutTraceback"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler"},
+        "brief": {"class": "logging.StreamHandler", "filters": ["without_traceback"]},
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
+    # Refused requests (bad Host, oversized bodies): one line each, not a stack.
+    "loggers": {"django.security": {"handlers": ["brief"], "propagate": False}},
 }
