@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 Record = dict[str, Any]
@@ -162,48 +162,83 @@ def games_frame(records: Iterable[Record]) -> pd.DataFrame:
 
 
 def turns_frame(records: Iterable[Record]) -> pd.DataFrame:
-    """One row per event of every record's log, keyed to its game by ``table``. Built column by
-    column (an export streams millions of turns through here)."""
-    columns: dict[str, list] = {name: [] for name in TURN_COLUMNS}
+    """One row per event of every record's log, keyed to its game by ``table``."""
+    keys, log = [], {"log": [], "event": [], "created_at": [], "usage": []}
     for index, record in enumerate(records):
         events = record.get("events") or []
         n = len(events)
         if not n:
             continue
-        keys = {
-            "experiment": record.get("experiment"),
-            "game": record["game"],
-            "table": _table(record, index),
-            "player": _player(record),
-            "setting": record["setting"],
-            "round": record["round"],
-            "sample": record["sample"],
-        }
-        for name, value in keys.items():
-            columns[name].extend([value] * n)
-        columns["seq"].extend(range(n))
-        for name in ("seat", "type", "text", "answer", "target"):
-            columns[name].extend([event.get(name) for event in events])
-        columns["chars"].extend(
-            [len(t) if isinstance(t := event.get("text"), str) else 0 for event in events]
-        )
+        keys.append(turn_keys(record, index, log=index))
         times = list(record.get("turn_times") or [])
-        times += [None] * (n - len(times))
-        columns["created_at"].extend(times[:n])
-        starts = [record.get("started_at"), *times[: n - 1]]
-        columns["duration_s"].extend(
-            [_seconds_between(a, b) for a, b in zip(starts, times[:n], strict=True)]
-        )
-        usages = record.get("turn_usage") or []
-        if any(usages):
-            usages = [(usages[i] if i < len(usages) else None) or {} for i in range(n)]
-            for name, key in TURN_USAGE.items():
-                columns[name].extend([usage.get(key) for usage in usages])
-        else:
-            for name in TURN_USAGE:
-                columns[name].extend([None] * n)
-        columns["event"].extend([encode_event(event) for event in events])
-    return typed(pd.DataFrame(columns, columns=list(TURN_COLUMNS)), TURN_COLUMNS)
+        usages = list(record.get("turn_usage") or [])
+        log["log"].extend([index] * n)
+        log["event"].extend([encode_event(event) for event in events])
+        log["created_at"].extend((times + [None] * n)[:n])
+        log["usage"].extend((usages + [None] * n)[:n])
+    return turns_from_log(pd.DataFrame(keys, columns=[*TURN_KEYS, "log"]), pd.DataFrame(log))
+
+
+TURN_KEYS = ("experiment", "game", "table", "player", "setting", "round", "sample", "started_at")
+
+
+def turn_keys(record: Record, index: int, log: Any) -> dict[str, Any]:
+    """What every turn of a record's game repeats, with ``log``: the label of its events in the
+    log :func:`turns_from_log` reads."""
+    return {
+        "experiment": record.get("experiment"),
+        "game": record["game"],
+        "table": _table(record, index),
+        "player": _player(record),
+        "setting": record["setting"],
+        "round": record["round"],
+        "sample": record["sample"],
+        "started_at": record.get("started_at"),
+        "log": log,
+    }
+
+
+def turns_from_log(keys: pd.DataFrame, log: pd.DataFrame) -> pd.DataFrame:
+    """The turns frame from columns, with no Python object per turn: ``keys`` has one row per
+    game (:func:`turn_keys`), ``log`` one row per event, each game's events together and in order:
+    ``log`` (the label a game's keys name), ``event`` (the event as JSON), ``created_at`` (ISO-8601
+    or missing) and ``usage`` (the model call's usage, a dict, or missing). A game's keys may name
+    one log several times (Undercover: a row per evaluated seat); each distinct event is decoded
+    once."""
+    found, first, count = np.unique(log["log"].to_numpy(), return_index=True, return_counts=True)
+    span = dict(zip(found.tolist(), zip(first.tolist(), count.tolist(), strict=True), strict=True))
+    keys = keys[keys["log"].isin(list(span))]
+    start, n = np.array([span[label] for label in keys["log"]], dtype="int64").reshape(-1, 2).T
+    game = np.repeat(np.arange(len(keys)), n)  # the keys row of each turn
+    seq = np.arange(len(game)) - np.repeat(np.cumsum(n) - n, n)
+    rows = start[game] + seq  # the log row of each turn
+    frame = {name: keys[name].to_numpy()[game] for name in TURN_KEYS[:-1]}
+    frame["seq"] = seq
+    codes, texts = pd.factorize(log["event"].to_numpy()[rows])
+    events = [json.loads(text) for text in texts]
+    for name in ("seat", "type", "text", "answer", "target"):
+        frame[name] = _objects([event.get(name) for event in events])[codes]
+    lengths = [len(t) if isinstance(t := event.get("text"), str) else 0 for event in events]
+    frame["chars"] = np.array(lengths, dtype="int64")[codes]
+    frame["created_at"] = log["created_at"].to_numpy()[rows]
+    times = _instants(log["created_at"].to_numpy())
+    began = np.where(seq == 0, _instants(keys["started_at"].to_numpy())[game], times[rows - 1])
+    frame["duration_s"] = (times[rows] - began) / np.timedelta64(1, "s")
+    usages = log["usage"].to_numpy()[rows]
+    used = [i for i in np.flatnonzero(pd.notna(usages)) if usages[i]]  # few rows: the agents'
+    for name, key in TURN_USAGE.items():
+        values = np.full(len(rows), None, dtype=object)
+        values[used] = [usages[i].get(key) for i in used]
+        frame[name] = values
+    frame["event"] = _objects(list(texts))[codes]
+    return typed(pd.DataFrame(frame, columns=list(TURN_COLUMNS)), TURN_COLUMNS)
+
+
+def _objects(values: list[Any]) -> np.ndarray:
+    """``values`` as a one-dimensional object array (lists stay cells, not a second dimension)."""
+    array = np.empty(len(values), dtype=object)
+    array[:] = values
+    return array
 
 
 TURN_USAGE = {
@@ -215,10 +250,10 @@ TURN_USAGE = {
 }
 
 
-def _seconds_between(start: str | None, end: str | None) -> float | None:
-    if not start or not end:
-        return None
-    return (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()
+def _instants(times: np.ndarray) -> np.ndarray:
+    """ISO-8601 texts as UTC instants (``datetime64[ns]``), NaT where missing or empty."""
+    known = pd.Series(times, dtype=object).where(lambda t: t.astype(bool), None)
+    return pd.to_datetime(known, format="ISO8601", utc=True).to_numpy("datetime64[ns]")
 
 
 def typed(frame: pd.DataFrame, columns: dict[str, tuple[str, str]]) -> pd.DataFrame:

@@ -4,7 +4,7 @@
 one of them), a Frictionless ``datapackage.json`` describing every column, a ``README.md``, and
 ``analysis/``: the tables and figures of :func:`analysis.report.write_report` for the same games,
 the very numbers the study page shows. Tables are read in chunks
-(:func:`studyapp.dashboard.records.iter_records`); each chunk's games and turns frames are
+(:func:`studyapp.dashboard.records.iter_games_and_turns`); each chunk's games and turns frames are
 appended to the files and dropped, and only the games frame (one row per game) is kept for the
 analysis.
 """
@@ -22,7 +22,7 @@ from analysis.report import write_report
 from studyapp.dashboard.records import (
     AGENT_TABLES,
     PARTICIPANT_COLUMNS,
-    iter_records,
+    iter_games_and_turns,
     participants_frame,
     started,
     study_tables,
@@ -66,14 +66,13 @@ def export_tables(
     names = ("games", "turns") if people is None else ("games", "turns", "participants")
     writers = {frame: [FrameWriter(out, frame, fmt) for fmt in formats] for frame in names}
     games_parts = []
-    for records in iter_records(tables, experiment=experiment):
-        games, turns = games_frame(records), turns_frame(records)
+    for games, turns in iter_games_and_turns(tables, experiment=experiment):
         for writer in writers["games"]:
             writer.write(games)
         for writer in writers["turns"]:
             writer.write(turns)
         games_parts.append(games)
-        del records, turns
+        del turns
     for writer in writers.get("participants", []):
         writer.write(people)
     empty = {"games": games_frame([]), "turns": turns_frame([]), "participants": people}

@@ -22,14 +22,26 @@ import json
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from datetime import UTC
+from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from django.db import connection
 from django.db.models import Count, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
-from analysis.frames import GAME_COLUMNS, TURN_COLUMNS, games_frame, turns_frame, typed
+from analysis.frames import (
+    GAME_COLUMNS,
+    TURN_COLUMNS,
+    TURN_KEYS,
+    encode_event,
+    games_frame,
+    turn_keys,
+    turns_frame,
+    turns_from_log,
+    typed,
+)
 from analysis.frames import USAGE_KEYS as COUNTERS
 from games import get_engine
 from studyapp.participants.models import Participant, Round, Study
@@ -84,6 +96,25 @@ def iter_records(
         yield _records(part, experiment, visitors, events)
 
 
+def iter_games_and_turns(
+    tables: QuerySet[Table], experiment: str = AGENT_TABLES, chunk: int = CHUNK
+) -> Iterator[tuple[pd.DataFrame, pd.DataFrame]]:
+    """The games and turns frames of :func:`iter_records`, ``chunk`` tables at a time, with the
+    turns read as columns (:func:`turn_log`) rather than as an event object per turn: what lets an
+    export stream a million turns."""
+    ids = list(tables.order_by("created_at", "pk").values_list("pk", flat=True))
+    visitors: dict[tuple, int] = defaultdict(int)
+    for start in range(0, len(ids), chunk):
+        part = ids[start : start + chunk]
+        log = turn_log(part)
+        records = _records(part, experiment, visitors, with_events=False, log=log)
+        keys = [turn_keys(record, i, log=int(record["table"])) for i, record in enumerate(records)]
+        yield games_frame(records), turns_from_log(pd.DataFrame(keys, columns=KEYS), log)
+
+
+KEYS = [*TURN_KEYS, "log"]
+
+
 def table_records(tables: QuerySet[Table], experiment: str = AGENT_TABLES) -> list[dict[str, Any]]:
     return [record for part in iter_records(tables, experiment) for record in part]
 
@@ -97,18 +128,27 @@ def among(ids: list[int]) -> list[int] | RawSQL:
 
 
 def _records(
-    ids: list[int], experiment: str, visitors: dict, with_events: bool = True
+    ids: list[int],
+    experiment: str,
+    visitors: dict,
+    with_events: bool = True,
+    log: pd.DataFrame | None = None,
 ) -> list[dict[str, Any]]:
-    # Only the fields records use: building model instances is most of the cost at this size.
-    by_id = {t.pk: t for t in Table.objects.filter(pk__in=among(ids)).only(*TABLE_FIELDS)}
+    """Records of the tables ``ids``; given their ``log`` (:func:`turn_log`), the counts and the
+    usage of the games whose events are not read come from it."""
+    # Rows of only the fields records use: model instances were most of the cost at this size.
+    by_id = {t.pk: t for t in _rows(Table.objects.filter(pk__in=among(ids)), TABLE_FIELDS)}
     seats: dict[int, list[Seat]] = defaultdict(list)
-    found = Seat.objects.filter(table_id__in=among(ids)).select_related("policy").only(*SEAT_FIELDS)
-    for seat in found.order_by("index"):
+    found = Seat.objects.filter(table_id__in=among(ids)).order_by("index")
+    for seat in _rows(found, SEAT_FIELDS):
+        seat.policy = Row(kind=seat.policy__kind, text=seat.policy__text)
         seats[seat.table_id].append(seat)
     rounds: dict[int, dict[int, Round]] = defaultdict(dict)
     has_seat = _has_field(Round, "seat")
-    found = list(Round.objects.filter(table_id__in=among(ids)).only(*ROUND_FIELDS))
-    people = Participant.objects.only(*PERSON_FIELDS).in_bulk({r.participant_id for r in found})
+    fields = ROUND_FIELDS if has_seat else ROUND_FIELDS[:-1]
+    found = _rows(Round.objects.filter(table_id__in=among(ids)), fields)
+    chosen = Participant.objects.filter(pk__in=among(list({r.participant_id for r in found})))
+    people = {p.pk: p for p in _rows(chosen, PERSON_FIELDS)}
     for r in found:
         r.participant = people[r.participant_id]  # one instance per person, not per round
         rounds[r.table_id][getattr(r, "seat", 0) if has_seat else 0] = r
@@ -121,7 +161,13 @@ def _records(
         and r.reward is not None
     }
     logs = _logs(ids if with_events else [pk for pk in ids if pk not in known])
-    counts = {} if with_events else _counts([pk for pk in ids if pk in known])
+    if with_events:
+        counts = {}
+    elif log is not None:
+        counts = _log_counts(log)
+    else:
+        counts = _counts([pk for pk in ids if pk in known])
+    spent = None if log is None else _log_usage(log)
     records = []
     for pk in ids:
         table = by_id[pk]
@@ -152,7 +198,8 @@ def _records(
             record["taken_over"] = round_ is not None and seat.kind != Seat.Kind.HUMAN
             record["turn_times"] = times
             record["turn_usage"] = usages
-            record["usage"] = _game_usage(usages) or table.options.get("usage")
+            usage = _game_usage(usages) if spent is None else spent.get(pk)
+            record["usage"] = usage or table.options.get("usage")
             record["policy"] = seat.policy.text if seat.policy_id is not None else None
             if turns is not None:
                 record["turn_count"] = turns
@@ -160,19 +207,27 @@ def _records(
     return records
 
 
-TABLE_FIELDS = ("game", "config", "seed", "status", "options", "started_at", "finished_at")
+TABLE_FIELDS = ("pk", "game", "config", "seed", "status", "options", "started_at", "finished_at")
 SEAT_FIELDS = (
-    "table",
+    "table_id",
     "index",
     "kind",
     "agent_spec",
     "setting",
-    "policy",
+    "policy_id",
     "policy__kind",
     "policy__text",
 )
-ROUND_FIELDS = ("table", "participant", "number", "reward", "seat")
-PERSON_FIELDS = ("public_id", "condition", "is_pilot")
+ROUND_FIELDS = ("table_id", "participant_id", "number", "reward", "seat")
+PERSON_FIELDS = ("pk", "public_id", "condition", "is_pilot")
+
+
+class Row(SimpleNamespace):
+    """A row read for records: the named fields of a model, as attributes, and nothing else."""
+
+
+def _rows(found: QuerySet, fields: tuple[str, ...]) -> list[Any]:
+    return [Row(**values) for values in found.values(*fields)]
 
 
 def _counts(table_ids: list[int]) -> dict[int, tuple[int, int]]:
@@ -190,16 +245,50 @@ def _counts(table_ids: list[int]) -> dict[int, tuple[int, int]]:
     return {row["table_id"]: (row["n"], row["q"]) for row in rows}
 
 
-def _logs(table_ids: list[int]) -> dict[int, tuple[list, list, list]]:
-    """Every table's events, the time each was committed (ISO-8601) and what its model call cost.
+def turn_log(table_ids: list[int]) -> pd.DataFrame:
+    """The turns of ``table_ids`` as the log :func:`analysis.frames.turns_from_log` reads, labelled
+    by table id, with ``question``: the event is a question of seat 0. Each distinct event text is
+    parsed once, and turns are kept as columns, never as an object per turn."""
+    found: dict[str, list] = {"log": [], "text": [], "created_at": [], "usage": []}
+    for rows in _turn_rows(table_ids):
+        for name, values in zip(found, zip(*rows, strict=True), strict=True):
+            found[name].extend(values)
+    if connection.vendor != "postgresql":
+        found["created_at"] = [_iso(value) for value in found["created_at"]]
+    loads = json.loads
+    found["usage"] = [
+        loads(cost) or None if cost and cost != "{}" else None for cost in found["usage"]
+    ]
+    codes, texts = pd.factorize(np.array(found.pop("text"), dtype=object))
+    events = [storable(loads(text)) if "\\u" in text else loads(text) for text in texts]
+    encoded = np.array([encode_event(event) for event in events], dtype=object)
+    asks = [event.get("type") == "question" and event.get("seat") == 0 for event in events]
+    log = pd.DataFrame(found, columns=["log", "created_at", "usage"])
+    log["event"] = encoded[codes]
+    log["question"] = np.array(asks, dtype=bool)[codes]
+    return log
 
-    Read with one plain SQL query per chunk and the JSON parsed here: the ORM's per-row
-    converters cost more than the export's whole budget at a million turns. Text that escapes an
-    unstorable character goes through the tables app's :func:`storable`, as the ORM would. Each
-    distinct event text is parsed once (answers repeat), so events are shared: read them only."""
-    logs: dict[int, tuple[list, list, list]] = {}
+
+def _log_counts(log: pd.DataFrame) -> dict[int, tuple[int, int]]:
+    """Turns and the questioner's questions per table of a :func:`turn_log`."""
+    counted = log.groupby("log")["question"].agg(["size", "sum"])
+    return {int(t): (int(n), int(q)) for t, n, q in counted.itertuples()}
+
+
+def _log_usage(log: pd.DataFrame) -> dict[int, dict[str, float] | None]:
+    """What the model calls of each table of a :func:`turn_log` cost (see :func:`_game_usage`)."""
+    used: dict[int, list[dict]] = defaultdict(list)
+    for table, usage in log.loc[log["usage"].notna(), ["log", "usage"]].itertuples(index=False):
+        used[int(table)].append(usage)
+    return {table: _game_usage(usages) for table, usages in used.items()}
+
+
+def _turn_rows(table_ids: list[int]) -> Iterator[list[tuple]]:
+    """(table id, event JSON text, commit time, usage JSON text) of every turn of ``table_ids``,
+    in batches, each table's turns together and in order. One plain SQL query: the ORM's per-row
+    converters cost more than the export's whole budget at a million turns."""
     if not table_ids:
-        return logs
+        return
     postgres = connection.vendor == "postgresql"
     when = "to_json(created_at) #>> '{}'" if postgres else "created_at"  # ISO-8601, as _iso
     event = "event::text" if postgres else "event"
@@ -210,20 +299,32 @@ def _logs(table_ids: list[int]) -> dict[int, tuple[list, list, list]]:
         f"SELECT table_id, {event}, {when}, {usage} FROM {Turn._meta.db_table} "
         f"WHERE table_id {among} ORDER BY table_id, seq"
     )
-    loads = json.loads
-    parsed: dict[str, Any] = {}
     with connection.cursor() as cursor:
         cursor.execute(sql, [table_ids] if postgres else table_ids)
         while rows := cursor.fetchmany(20_000):
-            for table_id, text, created_at, cost in rows:
-                events, times, usages = logs.setdefault(table_id, ([], [], []))
-                value = parsed.get(text) if isinstance(text, str) else text
-                if value is None:
-                    value = loads(text)
-                    value = parsed[text] = storable(value) if "\\u" in text else value
-                events.append(value)
-                times.append(created_at if postgres else _iso(created_at))
-                usages.append(loads(cost) or None if cost and cost != "{}" else None)
+            yield rows
+
+
+def _logs(table_ids: list[int]) -> dict[int, tuple[list, list, list]]:
+    """Every table's events, the time each was committed (ISO-8601) and what its model call cost.
+
+    Text that escapes an unstorable character goes through the tables app's :func:`storable`, as
+    the ORM would. Each distinct event text is parsed once (answers repeat), so events are shared:
+    read them only."""
+    logs: dict[int, tuple[list, list, list]] = {}
+    postgres = connection.vendor == "postgresql"
+    loads = json.loads
+    parsed: dict[str, Any] = {}
+    for rows in _turn_rows(table_ids):
+        for table_id, text, created_at, cost in rows:
+            events, times, usages = logs.setdefault(table_id, ([], [], []))
+            value = parsed.get(text) if isinstance(text, str) else text
+            if value is None:
+                value = loads(text)
+                value = parsed[text] = storable(value) if "\\u" in text else value
+            events.append(value)
+            times.append(created_at if postgres else _iso(created_at))
+            usages.append(loads(cost) or None if cost and cost != "{}" else None)
     return logs
 
 
