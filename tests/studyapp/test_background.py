@@ -35,23 +35,24 @@ def test_a_job_that_asks_for_the_loop_while_the_server_stops_is_not_left_waiting
 
 
 def test_outside_a_server_there_is_no_loop_and_async_work_runs_on_one_kept_per_thread() -> None:
-    assert server_loop() is None
+    """As in a Celery worker: each thread keeps one loop, so clients bound to it are reused.
+    Run in threads of the test's own, whose loops it closes (the test runner's thread keeps
+    none). The server-thread path (back to the server's loop) is what every socket test uses."""
 
     async def current() -> asyncio.AbstractEventLoop:
         return asyncio.get_running_loop()
 
-    first = run_async(current())
-    assert call_async(current) is first  # the same loop again: clients bound to it are reused
-    other: list[asyncio.AbstractEventLoop] = []
-    thread = threading.Thread(target=lambda: other.append(run_async(current())))
-    thread.start()
-    thread.join()
-    assert other[0] is not first
+    def in_a_worker_thread(seen: list) -> None:
+        assert server_loop() is None
+        first = run_async(current())
+        seen.append((first, call_async(current)))
+        first.close()
 
-
-async def test_from_a_server_thread_async_work_goes_back_to_the_servers_loop() -> None:
-    async def current() -> asyncio.AbstractEventLoop:
-        return asyncio.get_running_loop()
-
-    here = asyncio.get_running_loop()
-    assert await sync_to_async(call_async, thread_sensitive=False)(current) is here
+    seen: list = []
+    for _ in range(2):
+        thread = threading.Thread(target=in_a_worker_thread, args=(seen,))
+        thread.start()
+        thread.join()
+    (first, again), (other, _) = seen
+    assert again is first  # the same loop for every call in one thread
+    assert other is not first  # and another one in another thread
