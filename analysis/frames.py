@@ -212,26 +212,36 @@ def turns_from_log(keys: pd.DataFrame, log: pd.DataFrame) -> pd.DataFrame:
     game = np.repeat(np.arange(len(keys)), n)  # the keys row of each turn
     seq = np.arange(len(game)) - np.repeat(np.cumsum(n) - n, n)
     rows = start[game] + seq  # the log row of each turn
-    frame = {name: keys[name].to_numpy()[game] for name in TURN_KEYS[:-1]}
-    frame["seq"] = seq
+    # Each column as (values, which value each turn takes): values are typed once, then repeated.
+    frame = {name: (keys[name].to_numpy(), game) for name in TURN_KEYS[:-1]}
+    frame["seq"] = (seq, None)
     codes, texts = pd.factorize(log["event"].to_numpy()[rows])
     events = [json.loads(text) for text in texts]
     for name in ("seat", "type", "text", "answer", "target"):
-        frame[name] = _objects([event.get(name) for event in events])[codes]
+        frame[name] = (_objects([event.get(name) for event in events]), codes)
     lengths = [len(t) if isinstance(t := event.get("text"), str) else 0 for event in events]
-    frame["chars"] = np.array(lengths, dtype="int64")[codes]
-    frame["created_at"] = log["created_at"].to_numpy()[rows]
+    frame["chars"] = (np.array(lengths, dtype="int64"), codes)
+    frame["created_at"] = (log["created_at"].to_numpy()[rows], None)
     times = _instants(log["created_at"].to_numpy())
     began = np.where(seq == 0, _instants(keys["started_at"].to_numpy())[game], times[rows - 1])
-    frame["duration_s"] = (times[rows] - began) / np.timedelta64(1, "s")
+    frame["duration_s"] = ((times[rows] - began) / np.timedelta64(1, "s"), None)
     usages = log["usage"].to_numpy()[rows]
     used = [i for i in np.flatnonzero(pd.notna(usages)) if usages[i]]  # few rows: the agents'
     for name, key in TURN_USAGE.items():
         values = np.full(len(rows), None, dtype=object)
         values[used] = [usages[i].get(key) for i in used]
-        frame[name] = values
-    frame["event"] = _objects(list(texts))[codes]
-    return typed(pd.DataFrame(frame, columns=list(TURN_COLUMNS)), TURN_COLUMNS)
+        frame[name] = (values, None)
+    frame["event"] = (_objects(list(texts)), codes)
+    return pd.DataFrame(
+        {name: _typed_take(*frame[name], dtype) for name, (dtype, _) in TURN_COLUMNS.items()}
+    )
+
+
+def _typed_take(values: np.ndarray, taken: np.ndarray | None, dtype: str) -> pd.Series:
+    """``values`` as ``dtype`` (:func:`typed`'s conversion), then in the order ``taken`` picks them
+    (all of them when None). No text inferred as pandas' str dtype on the way."""
+    converted = pd.Series(values, dtype=values.dtype).astype(dtype).array
+    return pd.Series(converted if taken is None else converted.take(taken))
 
 
 def _objects(values: list[Any]) -> np.ndarray:

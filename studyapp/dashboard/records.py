@@ -139,9 +139,10 @@ def _records(
     # Rows of only the fields records use: model instances were most of the cost at this size.
     by_id = {t.pk: t for t in _rows(Table.objects.filter(pk__in=among(ids)), TABLE_FIELDS)}
     seats: dict[int, list[Seat]] = defaultdict(list)
-    found = Seat.objects.filter(table_id__in=among(ids)).order_by("index")
-    for seat in _rows(found, SEAT_FIELDS):
-        seat.policy = Row(kind=seat.policy__kind, text=seat.policy__text)
+    found = _rows(Seat.objects.filter(table_id__in=among(ids)).order_by("index"), SEAT_FIELDS)
+    policies = {p.pk: p for p in _rows(_policies(found), ("pk", "kind", "text"))}
+    for seat in found:
+        seat.policy = policies.get(seat.policy_id)
         seats[seat.table_id].append(seat)
     rounds: dict[int, dict[int, Round]] = defaultdict(dict)
     has_seat = _has_field(Round, "seat")
@@ -215,8 +216,6 @@ SEAT_FIELDS = (
     "agent_spec",
     "setting",
     "policy_id",
-    "policy__kind",
-    "policy__text",
 )
 ROUND_FIELDS = ("table_id", "participant_id", "number", "reward", "seat")
 PERSON_FIELDS = ("pk", "public_id", "condition", "is_pilot")
@@ -228,6 +227,14 @@ class Row(SimpleNamespace):
 
 def _rows(found: QuerySet, fields: tuple[str, ...]) -> list[Any]:
     return [Row(**values) for values in found.values(*fields)]
+
+
+def _policies(seats: list[Row]) -> QuerySet:
+    """The policies of the seats that have one (few: a join for every seat costs more)."""
+    from studyapp.pipelines.models import PolicyRecord  # here, as in model_jobs
+
+    chosen = list({seat.policy_id for seat in seats if seat.policy_id is not None})
+    return PolicyRecord.objects.filter(pk__in=among(chosen))
 
 
 def _counts(table_ids: list[int]) -> dict[int, tuple[int, int]]:
@@ -263,10 +270,16 @@ def turn_log(table_ids: list[int]) -> pd.DataFrame:
     events = [storable(loads(text)) if "\\u" in text else loads(text) for text in texts]
     encoded = np.array([encode_event(event) for event in events], dtype=object)
     asks = [event.get("type") == "question" and event.get("seat") == 0 for event in events]
-    log = pd.DataFrame(found, columns=["log", "created_at", "usage"])
-    log["event"] = encoded[codes]
-    log["question"] = np.array(asks, dtype=bool)[codes]
-    return log
+    # Object columns: text that pandas infers as its str dtype would be converted there and back.
+    return pd.DataFrame(
+        {
+            "log": np.array(found["log"], dtype="int64"),
+            "created_at": pd.Series(found["created_at"], dtype=object),
+            "usage": pd.Series(found["usage"], dtype=object),
+            "event": pd.Series(encoded[codes], dtype=object),
+            "question": np.array(asks, dtype=bool)[codes],
+        }
+    )
 
 
 def _log_counts(log: pd.DataFrame) -> dict[int, tuple[int, int]]:
