@@ -51,6 +51,7 @@ ROOT = Path(__file__).resolve().parent.parent
 STATUS = re.compile(r'data-status="(\w+)"')
 TURN = re.compile(r'data-turn="(\d)"')
 TARGET = re.compile(r'name="target" value="(\d+)"')
+REFUSED = 'id="move-error"'  # the board's reason for a refused move
 
 
 class Person:
@@ -77,6 +78,15 @@ class Person:
             return {"type": "vote", "target": int(targets[0])}
         return None
 
+    def asked_again(self, frame: str, seq: int, waiting: tuple) -> bool:
+        """A newer frame that still asks for the move just sent: in a simultaneous phase
+        (Undercover's votes) another seat's move took the next ``seq`` first, so this frame is
+        not the broadcast of ours."""
+        if self.kind == "floor":
+            return False  # two sockets in strict turns
+        again = self.wants(frame, seq)
+        return again is not None and again.get("type") == waiting[3]
+
     async def play(self, seating: Seating, seconds: float, interval: float, offset: float) -> None:
         from websockets.asyncio.client import connect
 
@@ -90,15 +100,17 @@ class Person:
                 await seating.ready.wait()
                 until = seating.start + seconds
                 last_move = time.monotonic() + offset - interval
-                waiting: tuple[int, float, float] | None = None
+                waiting: tuple[int, float, float, str] | None = None
                 while True:
                     seq = int(SEQ.search(frame)[1])
-                    if waiting and seq >= waiting[0]:
+                    if waiting and REFUSED in frame:
+                        self.rejected += 1
+                        waiting = None
+                    elif (
+                        waiting and seq >= waiting[0] and not self.asked_again(frame, seq, waiting)
+                    ):
                         self.latencies.append(time.perf_counter() - waiting[1])
                         self.sent_at.append(waiting[2] - seating.start)
-                        waiting = None
-                    elif waiting and 'role="alert"' in frame:
-                        self.rejected += 1
                         waiting = None
                     status = STATUS.search(frame)
                     if status and status[1] in ("finished", "aborted"):
@@ -108,7 +120,7 @@ class Person:
                         last_move = await paced(last_move, interval, until)
                         if last_move is None:
                             break
-                        waiting = (seq + 1, time.perf_counter(), time.monotonic())
+                        waiting = (seq + 1, time.perf_counter(), time.monotonic(), move.get("type"))
                         await ws.send(json.dumps(move))
                         self.sent += 1
                     try:
