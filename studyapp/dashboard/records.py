@@ -307,10 +307,10 @@ def _turn_rows(table_ids: list[int]) -> Iterator[list[tuple]]:
     event = "event::text" if postgres else "event"
     usage = "usage::text" if postgres else "usage"
     # One array parameter on PostgreSQL: thousands of placeholders cost more to parse than to read.
-    among = "= ANY(%s)" if postgres else f"IN ({', '.join(['%s'] * len(table_ids))})"
+    matching = "= ANY(%s)" if postgres else f"IN ({', '.join(['%s'] * len(table_ids))})"
     sql = (
         f"SELECT table_id, {event}, {when}, {usage} FROM {Turn._meta.db_table} "
-        f"WHERE table_id {among} ORDER BY table_id, seq"
+        f"WHERE table_id {matching} ORDER BY table_id, seq"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, [table_ids] if postgres else table_ids)

@@ -49,12 +49,6 @@ from studyapp.tables.services import TableState, broadcast, commit, start, table
 log = logging.getLogger(__name__)
 
 
-def turn_deadline(table: Table) -> float | None:
-    """The table's turn deadline in seconds, or None when it has none (see
-    :meth:`Table.turn_deadline`)."""
-    return table.turn_deadline()
-
-
 def agent_delay(snap: TableState) -> float:
     """Agents next to people pause before moving, so the people can follow."""
     return float(snap.table.option("agent_delay_seconds")) if snap.has_humans() else 0.0
@@ -72,7 +66,7 @@ def advance(snap: TableState) -> list[str]:
     agents = any(snap.seat(index).kind == Seat.Kind.AGENT for index in movers)
     if agents and schedule("take_agent_turn", (table.pk, seq), agent_delay(snap), table=table):
         scheduled.append("agent turn scheduled")
-    deadline = turn_deadline(table)
+    deadline = table.turn_deadline()
     if deadline is not None and any(snap.seat(i).kind == Seat.Kind.HUMAN for i in movers):
         due = (snap.last_at or timezone.now()) + timedelta(seconds=deadline)
         delay = (due - timezone.now()).total_seconds()
@@ -252,7 +246,7 @@ def check_deadline(table_id: int, seq: int) -> str:
     humans = [i for i in snap.waiting_for() if snap.seat(i).kind == Seat.Kind.HUMAN]
     if not humans:
         return "no human to wait for"
-    deadline = turn_deadline(snap.table)
+    deadline = snap.table.turn_deadline()
     if deadline is None:
         return "no deadline"
     due = snap.last_at + timedelta(seconds=deadline) if snap.last_at else timezone.now()
@@ -439,7 +433,7 @@ def settle(snap: TableState, now: Any) -> None:
     due = []
     if (limit := idle_limit(snap.table)) is not None:
         due.append(since + timedelta(seconds=limit))
-    if (deadline := turn_deadline(snap.table)) is not None:
+    if (deadline := snap.table.turn_deadline()) is not None:
         horizon = settings.TABLE_SCHEDULE_HORIZON_SECONDS
         due.append(since + timedelta(seconds=deadline - horizon))
     seconds = min((at - now).total_seconds() for at in due) if due else SETTLED_SECONDS

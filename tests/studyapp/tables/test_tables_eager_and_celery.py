@@ -144,7 +144,7 @@ async def test_a_person_without_a_deadline_keeps_the_seat_on_connect_under_celer
 def test_a_deadline_of_zero_is_never_due(settings) -> None:
     settings.TABLE_SWEEP_SECONDS = 0.0
     table = person_table("session-a", turn_deadline_seconds=0)
-    assert driver.turn_deadline(table) is None
+    assert table.turn_deadline() is None
     assert driver.check_deadline(table.pk, 0) == "no deadline"
     driver.sweep()
     driver.tick(table.pk)
