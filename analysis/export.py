@@ -156,6 +156,7 @@ class FrameWriter:
             self._handle.close()
         if self._parquet is not None:
             self._parquet.close()
+        self._handle = self._parquet = None  # what is left pickles (a writer from a process)
 
     def __enter__(self) -> FrameWriter:
         return self

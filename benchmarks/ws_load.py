@@ -73,6 +73,20 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument("--workers", type=int, default=1, help="Celery workers (study mode)")
     parser.add_argument(
+        "--pool", default="prefork", help="the workers' Celery pool (study mode): prefork, threads"
+    )
+    parser.add_argument(
+        "--concurrency", type=int, default=2, help="processes or threads per worker (study mode)"
+    )
+    parser.add_argument(
+        "--ramp",
+        type=float,
+        default=5.0,
+        help="study mode: each person's first move comes at a random point of the first RAMP "
+        "seconds (default 5: people who sat down independently); 1 puts every first move in "
+        "the first second, the burst of a study whose people all start at one instant",
+    )
+    parser.add_argument(
         "--agent-delay", type=float, default=0.5, help="agents' pause next to people (study mode)"
     )
     parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL", ""))

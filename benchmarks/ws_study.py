@@ -3,7 +3,9 @@
 Study phase: half the sockets ask at Twenty Questions tables whose oracle is an agent, the rest sit
 two by two at Who is Undercover tables with three agents; every agent turn runs as a Celery task
 on ``--workers`` real workers; daphne (``--servers`` processes), Redis and PostgreSQL as in
-production. Each person moves when their board asks for a move, at most once per ``--interval``.
+production. Each person moves when their board asks for a move, at most once per ``--interval``;
+their first moves are spread over the first ``--ramp`` seconds (people sit down independently;
+``--ramp 1`` starts everyone within one second, the burst).
 Latency: from sending a move to the first frame showing the next ``seq`` (the person's own move
 broadcast back), as in the human-only mode.
 
@@ -41,6 +43,7 @@ from benchmarks.ws_load import (
     TARGET_P95_MS,
     cpu_seconds,
     free_port,
+    own_cpu_seconds,
     paced,
     percentile,
     start_server,
@@ -188,10 +191,11 @@ def prepare_study(clients: int, agent_delay: float) -> list[tuple[int, str, str]
     return people
 
 
-def start_worker(env: dict[str, str]) -> subprocess.Popen:
+def start_worker(env: dict[str, str], pool: str, concurrency: int) -> subprocess.Popen:
     celery = Path(sys.executable).with_name("celery")
     return subprocess.Popen(
-        [str(celery), "-A", "studyapp", "worker", "-l", "error", "--concurrency", "2"],
+        [str(celery), "-A", "studyapp", "worker", "-l", "error"]
+        + ["--pool", pool, "--concurrency", str(concurrency)],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -212,23 +216,36 @@ def tree_cpu(pid: int) -> float:
 
 
 async def run(
-    people: list[Person], seconds: float, interval: float, on_start: Any
+    people: list[Person], seconds: float, interval: float, ramp: float, on_start: Any
 ) -> tuple[float, float]:
-    """Seat everyone, then play for ``seconds``: the connect time and the time played."""
+    """Seat everyone, then play for ``seconds``: the connect time and the time played. Each
+    person's first move comes at a random point of the first ``ramp`` seconds."""
     seating = Seating(len(people), on_start)
     rng = random.Random(0)
     await asyncio.gather(
-        *(p.play(seating, seconds, interval, rng.uniform(0, interval)) for p in people),
+        *(p.play(seating, seconds, interval, rng.uniform(0, ramp)) for p in people),
         return_exceptions=True,
     )
     return seating.connect_s, time.monotonic() - seating.start
 
 
+def by_period(people: list[Person], seconds: float) -> list[float]:
+    """p95 of the moves sent in each ``seconds`` of the run, in order: where the time went."""
+    periods: dict[int, list[float]] = {}
+    for p in people:
+        for x, at in zip(p.latencies, p.sent_at, strict=True):
+            periods.setdefault(int(at // seconds), []).append(x * 1000)
+    return [
+        round(percentile(periods.get(i, []), 0.95), 1) for i in range(max(periods, default=-1) + 1)
+    ]
+
+
 def figures(people: list[Person], elapsed: float, cpu: float, warmup: float) -> dict:
     """Latencies of every move, and ``steady_*`` of the moves sent after the first ``warmup``
-    seconds: at the start everyone's first move arrives within one ``--interval`` (a burst of one
-    move per person, several times the rate at which people then move), and in the study phase
-    each of those moves also sets an agent thinking."""
+    seconds: at the start everyone's first move arrives within ``--ramp`` seconds (with
+    ``--ramp 1``, a burst of one move per person in the first second, several times the rate at
+    which people then move, and in the study phase each of those moves also sets an agent
+    thinking)."""
     ms = [x * 1000 for p in people for x in p.latencies]
     steady = [
         x * 1000
@@ -250,6 +267,7 @@ def figures(people: list[Person], elapsed: float, cpu: float, warmup: float) -> 
         "server_cpu_s": round(cpu, 1),
         "server_cpu_ms_per_move": round(1000 * cpu / max(sent, 1), 2),
         "rejected": sum(p.rejected for p in people),
+        "p95_ms_by_5s": by_period(people, 5.0),
         **{
             f"{kind}_p{q}_ms": round(percentile(sorted_ms, q / 100), 1)
             for kind in sorted({p.kind for p in people} - {"floor"})
@@ -272,8 +290,13 @@ def phase(
     def on_start() -> None:
         at_start["web"] = sum(tree_cpu(p.pid) for p in servers)
         at_start["work"] = sum(tree_cpu(p.pid) for p in workers)
+        at_start["clients"] = own_cpu_seconds()
+        at_start["machine"] = machine_cpu_seconds()
 
-    connect_s, elapsed = asyncio.run(run(people, args.seconds, args.interval, on_start))
+    ramp = max(args.ramp, args.interval)
+    connect_s, elapsed = asyncio.run(run(people, args.seconds, args.interval, ramp, on_start))
+    clients = own_cpu_seconds() - at_start.get("clients", 0.0)
+    machine = machine_cpu_seconds() - at_start.get("machine", 0.0)
     time.sleep(1.0)
     web = sum(tree_cpu(p.pid) for p in servers) - at_start.get("web", 0.0)
     work = sum(tree_cpu(p.pid) for p in workers) - at_start.get("work", 0.0)
@@ -281,7 +304,18 @@ def phase(
     result["daphne_cpu_ms_per_move"] = round(1000 * web / max(result["moves_sent"], 1), 2)
     result["worker_cpu_s"] = round(work, 1)
     result["connect_s"] = round(connect_s, 1)
+    result["ramp_s"] = ramp
+    result["client_cpu_s"] = round(clients, 1)
+    # every process of the machine (PostgreSQL and Redis too), against the cores' capacity
+    result["machine_busy"] = round(machine / (elapsed * (os.cpu_count() or 1)), 2)
     return result
+
+
+def machine_cpu_seconds() -> float:
+    """CPU time of the whole machine so far, all cores (Linux /proc/stat)."""
+    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    user, nice, system, idle, iowait, irq, softirq, steal = (int(f) for f in fields[:8])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
 
 
 def stop(processes: list[subprocess.Popen]) -> None:
@@ -360,7 +394,7 @@ def main(args: argparse.Namespace) -> None:
     app.control.purge()
     ports = [free_port() for _ in range(args.servers)]
     servers = [start_server(port, {**env}) for port in ports]
-    workers = [start_worker(env) for _ in range(args.workers)]
+    workers = [start_worker(env, args.pool, args.concurrency) for _ in range(args.workers)]
     try:
         for port in ports:
             wait_for_port(port)

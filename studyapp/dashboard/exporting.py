@@ -7,25 +7,47 @@ the very numbers the study page shows. Tables are read in chunks
 (:func:`studyapp.dashboard.records.iter_games_and_turns`); each chunk's games and turns frames are
 appended to the files and dropped, and only the games frame (one row per game) is kept for the
 analysis.
+
+With ``processes=2`` (``manage.py export_study`` on PostgreSQL) the turns, most of the work, are
+read and written by a second process forked for the export: this process builds each chunk's
+games and sends the keys that label its turns (player, round, ...) over a queue, the other reads
+the chunk's turns from the database itself and writes them. The files are the same either way.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import queue
+import traceback
+from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
+from django.db import connection, connections
 from django.db.models import QuerySet
 
 from analysis.export import FORMATS, FrameWriter, readme, resource, write_datapackage
-from analysis.frames import GAME_COLUMNS, TURN_COLUMNS, games_frame, turns_frame, typed
+from analysis.frames import (
+    GAME_COLUMNS,
+    TURN_COLUMNS,
+    games_frame,
+    turns_frame,
+    turns_from_log,
+    typed,
+)
 from analysis.report import write_report
 from studyapp.dashboard.records import (
     AGENT_TABLES,
+    CHUNK,
     PARTICIPANT_COLUMNS,
+    games_and_keys,
     iter_games_and_turns,
     participants_frame,
     started,
     study_tables,
+    table_chunks,
+    turn_log,
 )
 from studyapp.participants.models import Study
 from studyapp.tables.models import Table
@@ -37,6 +59,8 @@ def export_study(
     formats: tuple[str, ...] = FORMATS,
     include_pilots: bool = False,
     allow_mixed: bool = False,
+    processes: int = 1,
+    chunk: int = CHUNK,
 ) -> list[Path]:
     return export_tables(
         study_tables(study, include_pilots),
@@ -47,6 +71,8 @@ def export_study(
         title=f"Study {study.slug}: {study.title}",
         name=f"study-{study.slug}",
         allow_mixed=allow_mixed,
+        processes=processes,
+        chunk=chunk,
     )
 
 
@@ -59,23 +85,51 @@ def export_tables(
     title: str = "Tables outside studies",
     name: str = "tables",
     allow_mixed: bool = False,
+    processes: int = 1,
+    chunk: int = CHUNK,
 ) -> list[Path]:
-    """Stream the games and turns of ``tables`` (and ``people``, when given) to ``out``."""
+    """Stream the games and turns of ``tables`` (and ``people``, when given) to ``out``, in
+    chunks of ``chunk`` tables; ``processes=2`` writes the turns in a second process (see the
+    module; used only on PostgreSQL outside a transaction, where that process sees the rows)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     names = ("games", "turns") if people is None else ("games", "turns", "participants")
     writers = {frame: [FrameWriter(out, frame, fmt) for fmt in formats] for frame in names}
-    games_parts = []
-    for games, turns in iter_games_and_turns(tables, experiment=experiment):
-        for writer in writers["games"]:
-            writer.write(games)
-        for writer in writers["turns"]:
-            writer.write(turns)
-        games_parts.append(games)
-        del turns
-    for writer in writers.get("participants", []):
-        writer.write(people)
     empty = {"games": games_frame([]), "turns": turns_frame([]), "participants": people}
+    games_parts = []
+    chunks = table_chunks(tables, chunk)
+    forked = processes > 1 and len(chunks) > 1 and _can_fork()
+    turns_process = _TurnsProcess(chunks, out, formats) if forked else None
+    try:
+        if turns_process is not None:
+            visitors: dict[tuple, int] = defaultdict(int)
+            for part in chunks:
+                games, keys = games_and_keys(part, experiment, visitors)
+                turns_process.send(keys)
+                for writer in writers["games"]:
+                    writer.write(games)
+                games_parts.append(games)
+        else:
+            for games, turns in iter_games_and_turns(tables, experiment=experiment, chunk=chunk):
+                for writer in writers["games"]:
+                    writer.write(games)
+                for writer in writers["turns"]:
+                    writer.write(turns)
+                games_parts.append(games)
+                del turns
+        for writer in writers.get("participants", []):
+            writer.write(people)
+        parts = [p for p in games_parts if len(p)]
+        del games_parts
+        all_games = (
+            typed(pd.concat(parts, ignore_index=True), GAME_COLUMNS) if parts else empty["games"]
+        )
+        report = write_report(all_games, out / "analysis", allow_mixed=allow_mixed)
+        if turns_process is not None:
+            writers["turns"] = turns_process.result()
+    finally:
+        if turns_process is not None:
+            turns_process.stop()
     docs = {"games": GAME_COLUMNS, "turns": TURN_COLUMNS, "participants": PARTICIPANT_COLUMNS}
     resources, written = [], []
     for frame, group in writers.items():
@@ -86,7 +140,87 @@ def export_tables(
     written.append(write_datapackage(out, resources, title, name=name))
     (out / "README.md").write_text(readme(resources, title), encoding="utf-8")
     written.append(out / "README.md")
-    parts = [p for p in games_parts if len(p)]
-    games = typed(pd.concat(parts, ignore_index=True), GAME_COLUMNS) if parts else empty["games"]
-    written += write_report(games, out / "analysis", allow_mixed=allow_mixed)
-    return written
+    return written + report
+
+
+def _can_fork() -> bool:
+    """A forked process opens its own connection: it sees committed rows only, so not inside a
+    transaction (a test's), and not an in-memory SQLite database."""
+    return (
+        connection.vendor == "postgresql"
+        and not connection.in_atomic_block
+        and "fork" in multiprocessing.get_all_start_methods()
+    )
+
+
+class _TurnsProcess:
+    """The second process of an export: for each chunk of ``chunks``, in order, it reads the
+    chunk's turns from the database, takes the chunk's keys from :meth:`send`, and appends the
+    turns frame to ``turns.<format>``; :meth:`result` hands back its closed writers."""
+
+    def __init__(self, chunks: list[list[int]], out: Path, formats: tuple[str, ...]) -> None:
+        context = multiprocessing.get_context("fork")
+        self.keys: Any = context.Queue()
+        self.done: Any = context.Queue()
+        connections.close_all()  # each process opens its own connection
+        self.process = context.Process(
+            target=_write_turns, args=(chunks, out, formats, self.keys, self.done), daemon=True
+        )
+        self.process.start()
+
+    def send(self, keys: pd.DataFrame) -> None:
+        self.keys.put(keys)
+
+    def result(self) -> list[FrameWriter]:
+        while True:
+            try:
+                outcome = self.done.get(timeout=1.0)
+                break
+            except queue.Empty:  # still writing, unless it died
+                if not self.process.is_alive():
+                    raise RuntimeError(
+                        f"the export's turns process stopped (exit code {self.process.exitcode})"
+                    ) from None
+        if isinstance(outcome, str):
+            raise RuntimeError(f"the export's turns process failed:\n{outcome}")
+        return outcome
+
+    def stop(self) -> None:
+        if self.process.is_alive():
+            self.process.terminate()
+        self.process.join()
+        self.keys.close()
+        self.done.close()
+
+
+def _next(keys: Any) -> pd.DataFrame:
+    """The next chunk's keys; if the exporting process is gone, this one stops too."""
+    while True:
+        try:
+            return keys.get(timeout=5.0)
+        except queue.Empty:
+            parent = multiprocessing.parent_process()
+            if parent is not None and not parent.is_alive():
+                raise
+
+
+def _write_turns(
+    chunks: list[list[int]], out: Path, formats: tuple[str, ...], keys: Any, done: Any
+) -> None:
+    """The turns process's work (:class:`_TurnsProcess`); a failure goes back as its traceback."""
+    try:
+        writers = [FrameWriter(out, "turns", fmt) for fmt in formats]
+        for part in chunks:
+            log = turn_log(part)
+            turns = turns_from_log(_next(keys), log)
+            del log
+            for writer in writers:
+                writer.write(turns)
+            del turns
+        for writer in writers:
+            writer.close(turns_frame([]))
+        done.put(writers)
+    except BaseException:
+        done.put(traceback.format_exc())
+    finally:
+        connections.close_all()

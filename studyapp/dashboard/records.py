@@ -102,14 +102,29 @@ def iter_games_and_turns(
     """The games and turns frames of :func:`iter_records`, ``chunk`` tables at a time, with the
     turns read as columns (:func:`turn_log`) rather than as an event object per turn: what lets an
     export stream a million turns."""
-    ids = list(tables.order_by("created_at", "pk").values_list("pk", flat=True))
     visitors: dict[tuple, int] = defaultdict(int)
-    for start in range(0, len(ids), chunk):
-        part = ids[start : start + chunk]
+    for part in table_chunks(tables, chunk):
         log = turn_log(part)
-        records = _records(part, experiment, visitors, with_events=False, log=log)
-        keys = [turn_keys(record, i, log=int(record["table"])) for i, record in enumerate(records)]
-        yield games_frame(records), turns_from_log(pd.DataFrame(keys, columns=KEYS), log)
+        games, keys = games_and_keys(part, experiment, visitors, log)
+        yield games, turns_from_log(keys, log)
+
+
+def table_chunks(tables: QuerySet[Table], chunk: int = CHUNK) -> list[list[int]]:
+    """The ids of ``tables`` in the order records are built, ``chunk`` at a time."""
+    ids = list(tables.order_by("created_at", "pk").values_list("pk", flat=True))
+    return [ids[start : start + chunk] for start in range(0, len(ids), chunk)]
+
+
+def games_and_keys(
+    part: list[int], experiment: str, visitors: dict, log: pd.DataFrame | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The games frame of the tables ``part`` (one chunk of :func:`table_chunks`, in order; the
+    same ``visitors`` for every chunk of an export) and the keys that label their turns in
+    :func:`analysis.frames.turns_from_log` (the log label is the table id). Given the chunk's
+    ``log`` (:func:`turn_log`), counts and usage come from it; else the database counts them."""
+    records = _records(part, experiment, visitors, with_events=False, log=log)
+    keys = [turn_keys(record, i, log=int(record["table"])) for i, record in enumerate(records)]
+    return games_frame(records), pd.DataFrame(keys, columns=KEYS)
 
 
 KEYS = [*TURN_KEYS, "log"]
@@ -168,7 +183,10 @@ def _records(
         counts = _log_counts(log)
     else:
         counts = _counts([pk for pk in ids if pk in known])
-    spent = None if log is None else _log_usage(log)
+    if log is not None:
+        spent = _log_usage(log)
+    else:  # the games whose logs are not read: their usage summed by the database
+        spent = {} if with_events else _usages([pk for pk in ids if pk in known])
     records = []
     for pk in ids:
         table = by_id[pk]
@@ -199,7 +217,7 @@ def _records(
             record["taken_over"] = round_ is not None and seat.kind != Seat.Kind.HUMAN
             record["turn_times"] = times
             record["turn_usage"] = usages
-            usage = _game_usage(usages) if spent is None else spent.get(pk)
+            usage = spent[pk] if pk in spent else _game_usage(usages)
             record["usage"] = usage or table.options.get("usage")
             record["policy"] = seat.policy.text if seat.policy_id is not None else None
             if turns is not None:
@@ -250,6 +268,17 @@ def _counts(table_ids: list[int]) -> dict[int, tuple[int, int]]:
         )
     )
     return {row["table_id"]: (row["n"], row["q"]) for row in rows}
+
+
+def _usages(table_ids: list[int]) -> dict[int, dict[str, float] | None]:
+    """What the model calls of each of ``table_ids`` cost (see :func:`_game_usage`), from the
+    turns that cost something (agents' turns), without reading the rest of the log."""
+    used: dict[int, list[dict]] = defaultdict(list)
+    if table_ids:
+        found = Turn.objects.filter(table_id__in=among(table_ids)).exclude(usage={})
+        for table_id, usage in found.order_by("table_id", "seq").values_list("table_id", "usage"):
+            used[table_id].append(usage)
+    return {table: _game_usage(usages) for table, usages in used.items()}
 
 
 def turn_log(table_ids: list[int]) -> pd.DataFrame:
