@@ -27,12 +27,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from analysis.safe_csv import restore_cell, safe_cell
+from analysis.safe_csv import restore_cell, safe_cell, safe_frame
 
-# Cells that could need the guard, found by pyarrow (RE2) a column at a time; safe_cell decides for
-# each of them. Apostrophes and any whitespace Python's str.strip() removes, then a formula start:
-# RE2's \s is ASCII only, hence the other spaces by hand (a superset of what safe_cell guards).
-RISKY = r"^['\s\x0b\x1c-\x1f\x85\pZ]*[=+\-@\t\r]"
 NEEDS_QUOTES = re.compile(r'[",\r\n]')  # csv.QUOTE_MINIMAL: the delimiter, quote or line end
 TEXT = pa.large_string()
 
@@ -47,38 +43,9 @@ def field_type(dtype: Any) -> str:
     return FIELD_TYPES.get(str(dtype), "string")
 
 
-def holds_text(column: pd.Series) -> bool:
-    dtype = column.dtype
-    return pd.api.types.is_object_dtype(dtype) or isinstance(
-        dtype, (pd.StringDtype, pd.CategoricalDtype)
-    )
-
-
 def guarded(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with every text cell through :func:`analysis.safe_csv.safe_cell` (the same result
-    as ``safe_csv.safe_frame``), calling it only on the cells a vectorised filter flags."""
-    out = frame.rename(columns=safe_cell)
-    copied = False
-    for column in frame.columns:
-        values = frame[column]
-        if not holds_text(values):
-            continue
-        text = _arrow_text(values)
-        risky = (
-            pc.match_substring_regex(text, RISKY).fill_null(False).to_numpy(zero_copy_only=False)
-        )
-        if risky.any():
-            if not copied:
-                out, copied = out.copy(), True
-            out.loc[risky, safe_cell(column)] = values[risky].map(safe_cell)
-    return out
-
-
-def _arrow_text(column: pd.Series) -> pa.Array:
-    """A text column as pyarrow strings, missing values null (other values as ``str`` writes them)."""
-    if not isinstance(column.dtype, pd.StringDtype):
-        column = column.map(str, na_action="ignore")
-    return pa.array(column, type=TEXT, from_pandas=True)
+    """``frame`` with every text cell (and column name) through the project's one CSV guard."""
+    return safe_frame(frame)
 
 
 def csv_rows(frame: pd.DataFrame) -> str:
@@ -89,7 +56,11 @@ def csv_rows(frame: pd.DataFrame) -> str:
         return ""
     cells = [_csv_cells(frame[column]) for column in frame.columns]
     rows = pc.binary_join_element_wise(*cells, pa.scalar(",", TEXT))
-    return EOL.join(rows.to_pylist()) + EOL
+    lines = pc.binary_join_element_wise(rows, pa.scalar("", TEXT), pa.scalar(EOL, TEXT))
+    # The lines lie one after another in the array's data buffer: no Python string per row.
+    bounds = np.frombuffer(lines.buffers()[1], dtype=np.int64)[lines.offset :][[0, len(lines)]]
+    data = lines.buffers()[2].slice(int(bounds[0]), int(bounds[1] - bounds[0]))
+    return data.to_pybytes().decode("utf-8")
 
 
 def _csv_cells(column: pd.Series) -> pa.Array:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
@@ -149,6 +150,23 @@ def model_lines(summary: Summary, game: str, settings: list[str] | None = None) 
     ]
 
 
+def participant_lines(curves: pd.DataFrame) -> list[Line]:
+    """One thin line per participant (ordered by pseudonym), each in the order of its rows: the
+    groups cut from one sorted array rather than a pandas group per person."""
+    ordered = curves.sort_values("player", kind="stable")
+    players = ordered["player"].to_numpy()
+    cuts = np.flatnonzero(players[1:] != players[:-1]) + 1
+    return [
+        Line("one participant", t.tolist(), r.tolist(), kind="thin")
+        for t, r in zip(
+            np.split(ordered["t"].to_numpy(), cuts),
+            np.split(ordered["R"].to_numpy(), cuts),
+            strict=True,
+        )
+        if len(t)
+    ]
+
+
 def study_figure(
     summary: Summary, game: str = "twenty-questions"
 ) -> tuple[Figure, pd.DataFrame] | None:
@@ -177,10 +195,7 @@ def study_figure(
     panels: dict[str, list[Line]] = {}
     drawn: list[tuple[str, Line]] = []
     for title, members in groups.items():
-        lines = [
-            Line("one participant", rows["t"].tolist(), rows["R"].tolist(), kind="thin")
-            for _, rows in curves[curves["player"].isin(members)].groupby("player", sort=True)
-        ]
+        lines = participant_lines(curves[curves["player"].isin(members)])
         if members:
             if len(groups) > 1:
                 chosen = curves[curves["player"].isin(members)]

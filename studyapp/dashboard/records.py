@@ -22,13 +22,12 @@ import json
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from datetime import UTC
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from django.db import connection
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Q, QuerySet
 from django.db.models.expressions import RawSQL
 
 from analysis.frames import (
@@ -239,12 +238,21 @@ ROUND_FIELDS = ("table_id", "participant_id", "number", "reward", "seat")
 PERSON_FIELDS = ("pk", "public_id", "condition", "is_pilot")
 
 
-class Row(SimpleNamespace):
+class Row:
     """A row read for records: the named fields of a model, as attributes, and nothing else."""
+
+    def __repr__(self) -> str:
+        return f"Row({self.__dict__})"
 
 
 def _rows(found: QuerySet, fields: tuple[str, ...]) -> list[Any]:
-    return [Row(**values) for values in found.values(*fields)]
+    """Rows of ``fields`` read as tuples (Django's dict per row cost more than the row)."""
+    rows = []
+    for values in found.values_list(*fields):
+        row = Row()
+        row.__dict__ = dict(zip(fields, values, strict=True))
+        rows.append(row)
+    return rows
 
 
 def _policies(seats: list[Row]) -> QuerySet:
@@ -259,15 +267,25 @@ def _counts(table_ids: list[int]) -> dict[int, tuple[int, int]]:
     """Turns and the questioner's questions per table, counted by the database."""
     if not table_ids:
         return {}
-    rows = (
-        Turn.objects.filter(table_id__in=among(table_ids))
-        .values("table_id")
-        .annotate(
-            n=Count("pk"),
-            q=Count("pk", filter=Q(seat=0, event__type="question")),
-        )
+    postgres = connection.vendor == "postgresql"
+    kind = "event ->> 'type'" if postgres else "json_extract(event, '$.type')"
+    matching, params = _matching(table_ids)
+    sql = (
+        f"SELECT table_id, count(*), sum(CASE WHEN seat = 0 AND {kind} = 'question' THEN 1 "
+        f"ELSE 0 END) FROM {Turn._meta.db_table} WHERE table_id {matching} GROUP BY table_id"
     )
-    return {row["table_id"]: (row["n"], row["q"]) for row in rows}
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return {table_id: (int(n), int(q)) for table_id, n, q in cursor.fetchall()}
+
+
+def _matching(table_ids: list[int]) -> tuple[str, list]:
+    """``WHERE table_id <this>`` for turns of ``table_ids``, and its parameters. On PostgreSQL one
+    array parameter: thousands of placeholders cost more to parse than to read, and an ``IN``
+    subquery let the planner scan every turn of the database for each chunk."""
+    if connection.vendor == "postgresql":
+        return "= ANY(%s)", [table_ids]
+    return f"IN ({', '.join(['%s'] * len(table_ids))})", list(table_ids)
 
 
 def _usages(table_ids: list[int]) -> dict[int, dict[str, float] | None]:
@@ -275,9 +293,16 @@ def _usages(table_ids: list[int]) -> dict[int, dict[str, float] | None]:
     turns that cost something (agents' turns), without reading the rest of the log."""
     used: dict[int, list[dict]] = defaultdict(list)
     if table_ids:
-        found = Turn.objects.filter(table_id__in=among(table_ids)).exclude(usage={})
-        for table_id, usage in found.order_by("table_id", "seq").values_list("table_id", "usage"):
-            used[table_id].append(usage)
+        matching, params = _matching(table_ids)
+        cost = "usage::text" if connection.vendor == "postgresql" else "usage"
+        sql = (
+            f"SELECT table_id, {cost} FROM {Turn._meta.db_table} WHERE table_id {matching} "
+            f"AND {cost} <> '{{}}' ORDER BY table_id, seq"
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            for table_id, text in cursor.fetchall():
+                used[table_id].append(json.loads(text))
     return {table: _game_usage(usages) for table, usages in used.items()}
 
 
@@ -335,14 +360,13 @@ def _turn_rows(table_ids: list[int]) -> Iterator[list[tuple]]:
     when = "to_json(created_at) #>> '{}'" if postgres else "created_at"  # ISO-8601, as _iso
     event = "event::text" if postgres else "event"
     usage = "usage::text" if postgres else "usage"
-    # One array parameter on PostgreSQL: thousands of placeholders cost more to parse than to read.
-    matching = "= ANY(%s)" if postgres else f"IN ({', '.join(['%s'] * len(table_ids))})"
+    matching, params = _matching(table_ids)
     sql = (
         f"SELECT table_id, {event}, {when}, {usage} FROM {Turn._meta.db_table} "
         f"WHERE table_id {matching} ORDER BY table_id, seq"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [table_ids] if postgres else table_ids)
+        cursor.execute(sql, params)
         while rows := cursor.fetchmany(20_000):
             yield rows
 
