@@ -145,9 +145,21 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL")
 if REDIS_URL:
+    # Redis pub/sub: a broadcast is one PUBLISH, and each daphne process holds one subscription
+    # per table group it has sockets for. The core layer (CHANNEL_LAYER=core) keeps groups and
+    # per-channel queues in Redis: several round trips per broadcast and a blocking receive per
+    # socket, which at 200 sockets doubled the CPU of a move (docs/production.md). Pub/sub keeps
+    # nothing: a socket that is not connected misses the frame, and gets the board on connect.
+    CHANNEL_BACKENDS = {
+        "pubsub": "channels_redis.pubsub.RedisPubSubChannelLayer",
+        "core": "channels_redis.core.RedisChannelLayer",
+    }
+    CHANNEL_LAYER = env_str("CHANNEL_LAYER", "pubsub")
+    if CHANNEL_LAYER not in CHANNEL_BACKENDS:
+        raise ImproperlyConfigured(f"CHANNEL_LAYER must be pubsub or core, not {CHANNEL_LAYER!r}")
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "BACKEND": CHANNEL_BACKENDS[CHANNEL_LAYER],
             # redis-py 8 defaults: a 5 s socket timeout, which cuts channels-redis' own 5 s
             # blocking receive, and a pool of 100 that raises when hundreds of sockets join
             # groups at once. Give both room.

@@ -111,15 +111,17 @@ def test_two_people_and_three_agents_finish_an_undercover_table(topology: Topolo
 def test_a_killed_worker_loses_no_table_and_no_turn(topology: Topology) -> None:
     second = topology.start_worker("doomed")
     time.sleep(4)  # it has joined the queue
-    tables = topology.call("agent_tables", 16)
-    time.sleep(1.0)
+    # Enough games that both workers are still playing when one dies (a broadcast is one
+    # PUBLISH: sixteen agent-only games were over within the second).
+    tables = topology.call("agent_tables", 32)
+    time.sleep(0.5)
     os.killpg(second.pid, signal.SIGKILL)  # the worker and its pool, mid-game
     second.wait()
     killed_at = time.monotonic()
     at_kill = topology.call("tables_report", tables)
     assert at_kill["open"] > 0, "every table finished before the kill: nothing was tested"
     report = at_kill
-    while report["open"] and time.monotonic() - killed_at < 60:
+    while report["open"] and time.monotonic() - killed_at < 90:
         time.sleep(1)
         report = topology.call("tables_report", tables)
     assert report["open"] == 0, report
