@@ -265,44 +265,48 @@ def _policies(seats: list[Row]) -> QuerySet:
 
 def _counts(table_ids: list[int]) -> dict[int, tuple[int, int]]:
     """Turns and the questioner's questions per table, counted by the database."""
-    if not table_ids:
-        return {}
-    postgres = connection.vendor == "postgresql"
-    kind = "event ->> 'type'" if postgres else "json_extract(event, '$.type')"
-    matching, params = _matching(table_ids)
-    sql = (
-        f"SELECT table_id, count(*), sum(CASE WHEN seat = 0 AND {kind} = 'question' THEN 1 "
-        f"ELSE 0 END) FROM {Turn._meta.db_table} WHERE table_id {matching} GROUP BY table_id"
+    kind = (
+        "event ->> 'type'" if connection.vendor == "postgresql" else "json_extract(event, '$.type')"
     )
+    counted = (
+        f"table_id, count(*), sum(CASE WHEN seat = 0 AND {kind} = 'question' THEN 1 ELSE 0 END)"
+    )
+    return {
+        table_id: (int(n), int(q))
+        for rows in _turn_query(counted, table_ids, "GROUP BY table_id")
+        for table_id, n, q in rows
+    }
+
+
+def _turn_query(select: str, table_ids: list[int], rest: str = "") -> Iterator[list[tuple]]:
+    """The rows of ``SELECT <select>`` over the turns of ``table_ids`` (then ``rest``: more
+    conditions, a grouping, an order), in batches. Plain SQL: the ORM's per-row converters cost
+    more than the export's whole budget at a million turns. On PostgreSQL the ids are one array
+    parameter: thousands of placeholders cost more to parse than to read, and an ``IN`` subquery
+    let the planner scan every turn of the database for each chunk."""
+    if not table_ids:
+        return
+    if connection.vendor == "postgresql":
+        matching, params = "= ANY(%s)", [table_ids]
+    else:
+        matching, params = f"IN ({', '.join(['%s'] * len(table_ids))})", list(table_ids)
+    sql = f"SELECT {select} FROM {Turn._meta.db_table} WHERE table_id {matching} {rest}"
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return {table_id: (int(n), int(q)) for table_id, n, q in cursor.fetchall()}
-
-
-def _matching(table_ids: list[int]) -> tuple[str, list]:
-    """``WHERE table_id <this>`` for turns of ``table_ids``, and its parameters. On PostgreSQL one
-    array parameter: thousands of placeholders cost more to parse than to read, and an ``IN``
-    subquery let the planner scan every turn of the database for each chunk."""
-    if connection.vendor == "postgresql":
-        return "= ANY(%s)", [table_ids]
-    return f"IN ({', '.join(['%s'] * len(table_ids))})", list(table_ids)
+        while rows := cursor.fetchmany(20_000):
+            yield rows
 
 
 def _usages(table_ids: list[int]) -> dict[int, dict[str, float] | None]:
     """What the model calls of each of ``table_ids`` cost (see :func:`_game_usage`), from the
     turns that cost something (agents' turns), without reading the rest of the log."""
     used: dict[int, list[dict]] = defaultdict(list)
-    if table_ids:
-        matching, params = _matching(table_ids)
-        cost = "usage::text" if connection.vendor == "postgresql" else "usage"
-        sql = (
-            f"SELECT table_id, {cost} FROM {Turn._meta.db_table} WHERE table_id {matching} "
-            f"AND {cost} <> '{{}}' ORDER BY table_id, seq"
-        )
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            for table_id, text in cursor.fetchall():
-                used[table_id].append(json.loads(text))
+    cost = "usage::text" if connection.vendor == "postgresql" else "usage"
+    for rows in _turn_query(
+        f"table_id, {cost}", table_ids, f"AND {cost} <> '{{}}' ORDER BY table_id, seq"
+    ):
+        for table_id, text in rows:
+            used[table_id].append(json.loads(text))
     return {table: _game_usage(usages) for table, usages in used.items()}
 
 
@@ -352,23 +356,14 @@ def _log_usage(log: pd.DataFrame) -> dict[int, dict[str, float] | None]:
 
 def _turn_rows(table_ids: list[int]) -> Iterator[list[tuple]]:
     """(table id, event JSON text, commit time, usage JSON text) of every turn of ``table_ids``,
-    in batches, each table's turns together and in order. One plain SQL query: the ORM's per-row
-    converters cost more than the export's whole budget at a million turns."""
-    if not table_ids:
-        return
+    in batches, each table's turns together and in order."""
     postgres = connection.vendor == "postgresql"
     when = "to_json(created_at) #>> '{}'" if postgres else "created_at"  # ISO-8601, as _iso
     event = "event::text" if postgres else "event"
     usage = "usage::text" if postgres else "usage"
-    matching, params = _matching(table_ids)
-    sql = (
-        f"SELECT table_id, {event}, {when}, {usage} FROM {Turn._meta.db_table} "
-        f"WHERE table_id {matching} ORDER BY table_id, seq"
+    yield from _turn_query(
+        f"table_id, {event}, {when}, {usage}", table_ids, "ORDER BY table_id, seq"
     )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        while rows := cursor.fetchmany(20_000):
-            yield rows
 
 
 def _logs(table_ids: list[int]) -> dict[int, tuple[list, list, list]]:

@@ -117,3 +117,25 @@ def test_its_second_process_writes_the_same_files_as_one_process(tmp_path):
         assert (one / name).read_bytes() == (two / name).read_bytes(), name
     turns = read_frames(two, "parquet")["turns"]
     assert len(turns) == 2 * (1 + 3 + 7 + 3 * 3) - 6  # six games, 2k - 1 turns for k questions
+
+
+def test_a_known_rounds_model_usage_is_the_same_on_the_page_and_in_the_export(tmp_path):
+    """A finished round whose reward the flow recorded is not replayed, and its log is not read
+    for the page: what the oracle's model calls cost is summed by the database, to the numbers
+    the export reads from the whole log."""
+    from studyapp.dashboard.records import study_games
+    from studyapp.participants.models import Round
+
+    study = make_study()
+    first = Participant.objects.get(prolific_pid=PROLIFIC_PID)
+    round_ = Round.objects.get(participant=first, number=2)  # the word at question 3
+    Round.objects.filter(pk=round_.pk).update(reward=0.5)
+    used = {"calls": 1, "input_tokens": 10, "output_tokens": 2, "latency_s": 0.25}
+    assert Turn.objects.filter(table_id=round_.table_id, seat=1).update(usage=used) == 2
+    page = study_games(study).set_index("table").loc[str(round_.table_id)]
+    assert (page["calls"], page["input_tokens"], page["tokens"]) == (2, 20, 24)
+    assert page["latency_s"] == pytest.approx(0.5)
+    call_command("export_study", study.slug, "--out", str(tmp_path))
+    exported = read_frames(tmp_path, "csv")["games"].set_index("table").loc[str(round_.table_id)]
+    for column in ("calls", "input_tokens", "output_tokens", "tokens", "latency_s", "reward"):
+        assert exported[column] == page[column], column
