@@ -33,7 +33,7 @@ DEMO_END = {
 
 UNDERCOVER_SLUG = "demo-undercover"
 UNDERCOVER_CONSENT = (
-    "This is a demonstration study. You will play rounds of Who is Undercover with other people "
+    "This is a demonstration study. You will play rounds of Who is the Difference with other people "
     "and computer agents. Your clues and votes are recorded for research. You may stop at any time."
 )
 PERSON = {"kind": "person"}
@@ -45,7 +45,7 @@ UNDERCOVER_CONDITIONS = [
 ]
 UNDERCOVER_QUOTA = 6
 UNDERCOVER_STUDY = {
-    "title": "Demo: Who is Undercover with people and agents",
+    "title": "Demo: Who is the Difference with people and agents",
     "game": "undercover",
     "rounds": 3,
     "seed": 7,
