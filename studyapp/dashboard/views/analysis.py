@@ -34,6 +34,7 @@ from studyapp.participants.models import Study
 DEFAULT_ARM_MODELS = "offline:infogain"
 DEFAULT_ARM_SETTINGS = ("none", "cumulative")
 ARM_SAMPLES = 3
+MAX_ARM_SAMPLES = 10  # repeats of the study's sequence per model and setting
 
 
 def _url(view: str, slug: str | None, **kwargs: str) -> str:
@@ -157,9 +158,12 @@ def model_arm(request: HttpRequest, slug: str) -> HttpResponse:
     models = [m for m in request.POST.get("models", "").replace(",", " ").split() if m]
     chosen = [s for s in request.POST.getlist("settings") if s in SETTINGS]
     try:
-        samples = max(1, min(10, int(request.POST.get("samples") or ARM_SAMPLES)))
+        samples = int(request.POST.get("samples") or ARM_SAMPLES)
     except ValueError:
-        samples = ARM_SAMPLES
+        samples = 0
+    if not 1 <= samples <= MAX_ARM_SAMPLES:
+        messages.error(request, f"Samples must be a whole number from 1 to {MAX_ARM_SAMPLES}.")
+        return redirect("dashboard:analysis_study", slug=slug)
     if not models or not chosen:
         messages.error(request, "Choose at least one model and one setting.")
         return redirect("dashboard:analysis_study", slug=slug)

@@ -162,3 +162,15 @@ def test_the_first_visit_shows_progress_while_a_server_computes(staff):
     page = staff.get(reverse("dashboard:analysis_study", args=[study.slug])).content.decode()
     assert "Computing the curves and tables for the first time" in page
     assert 'hx-trigger="every 1s"' in page
+
+
+@pytest.mark.parametrize("samples", ["0", "11", "-3", "two", "2.5"])
+def test_the_model_arm_refuses_a_number_of_samples_out_of_range(staff, samples):
+    """Refused with the reason, and no job started: never quietly run another number than asked."""
+    study, _ = people_study()
+    url = reverse("dashboard:analysis_study_model_arm", args=[study.slug])
+    response = staff.post(
+        url, {"models": "offline:infogain", "settings": ["none"], "samples": samples}, follow=True
+    )
+    assert b"Samples must be a whole number from 1 to 10." in response.content
+    assert not Job.objects.exists()
