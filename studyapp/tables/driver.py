@@ -44,7 +44,14 @@ from games.runner import REPLY_CHARS, Move, choose
 from studyapp.agents import agent_for_seat, turn_usage
 from studyapp.background import run_async, server_loop
 from studyapp.tables.models import Seat, Table, new_exit_code
-from studyapp.tables.services import TableState, broadcast, commit, start, table_state
+from studyapp.tables.services import (
+    TableState,
+    broadcast,
+    caught_up,
+    commit,
+    start,
+    table_state,
+)
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +102,7 @@ class AgentTurn:
 def prepare_agent_turn(table_id: int, seq: int) -> AgentTurn | None:
     """The table, seat and agent for an agent turn at ``seq``; None if the table moved on.
     Runs in sync code: building the agent reads the seat's policy from the database."""
-    snap = table_state(table_id)
+    snap = caught_up(table_id)
     if snap.next_seq != seq:
         return None
     agents = [i for i in snap.waiting_for() if snap.seat(i).kind == Seat.Kind.AGENT]

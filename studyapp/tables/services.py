@@ -13,7 +13,9 @@ that is behind the log (a broadcast not yet arrived) commits at a ``seq`` that i
 unique key refuses it and the move is judged again on a rebuild; a rejection is always judged on
 a rebuild too. This holds because a table being played changes only by turns (status and seats
 change with a turn), and a broadcast only moves a fold on by a plain move: a turn that changes a
-seat or the table's status (a takeover, a pause, the end) makes the next move rebuild.
+seat or the table's status (a takeover, a pause, the end) makes the next move rebuild. An agent's
+job, which must act on the latest state, catches its fold up with the turns committed since, by
+the same rule (:func:`caught_up`).
 """
 
 from __future__ import annotations
@@ -220,6 +222,38 @@ def recent_state(table_id: int) -> TableState:
     with _recent_lock:
         snap = _recent.get(table_id)
     return snap if snap is not None else table_state(table_id)
+
+
+def caught_up(table_id: int) -> TableState:
+    """The table as its log has it now, for a job that acts on the latest state (an agent's
+    turn): this process's fold moved on by the turns committed since (two small queries: the
+    table's status and those turns), or a rebuild when there is no fold, the table is no longer
+    being played, or a turn since changed more than the log (a driver event: a takeover, a
+    withdrawn question, an abort; see the module for why plain turns are enough)."""
+    with _recent_lock:
+        snap = _recent.get(table_id)
+    if snap is None:
+        return table_state(table_id)
+    status = Table.objects.filter(pk=table_id).values_list("status", flat=True).first()
+    if status != Table.Status.PLAYING:
+        return table_state(table_id)
+    rows = Turn.objects.filter(table_id=table_id, seq__gte=snap.next_seq).order_by("seq")
+    state, events, last_at = snap.state, list(snap.events), snap.last_at
+    for seq, stored, created_at in rows.values_list("seq", "event", "created_at"):
+        event = storable(stored)
+        if seq != len(events) or event.get("type") in DRIVER_EVENTS:
+            return table_state(table_id)
+        try:
+            state = snap.engine.apply(state, event)
+        except IllegalMove:  # cannot happen for a committed turn; the log decides
+            return table_state(table_id)
+        events.append(event)
+        last_at = created_at
+    if len(events) == snap.next_seq:
+        return snap
+    after = TableState(snap.table, snap.engine, state, events, snap.seats, last_at=last_at)
+    remember(after)
+    return after
 
 
 def validate(snap: TableState, seat: int, action: dict[str, Any]) -> tuple[Event, Any]:

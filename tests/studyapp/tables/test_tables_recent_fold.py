@@ -7,7 +7,7 @@ import pytest
 
 from games.base import IllegalMove
 from studyapp.tables import services
-from studyapp.tables.models import Turn
+from studyapp.tables.models import Table, Turn
 from tests.studyapp.tables.conftest import new_session_key
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -112,3 +112,44 @@ def test_a_fold_already_at_the_broadcast_seq_is_left_alone() -> None:
     before = services.recent_state(table_id)
     services.follow(table_id, 1, {"type": "question", "seat": 0, "text": "Is it alive?"})
     assert services.recent_state(table_id) is before
+
+
+def fields(snap: services.TableState) -> tuple:
+    return (snap.next_seq, snap.events, snap.state, snap.table.status, [s.pk for s in snap.seats])
+
+
+def test_an_agent_job_catches_its_fold_up_with_the_turns_since(
+    django_assert_max_num_queries: object,
+) -> None:
+    """A worker's fold is behind by the person's move (committed by daphne): the job reads the
+    table's status and the turns since, and ends where a rebuild from the whole log ends."""
+    table_id = two_people()
+    another_process_writes(
+        table_id,
+        {"type": "answer", "seat": 1, "answer": "No"},
+        {"type": "question", "seat": 0, "text": "Is it a tool?"},
+    )
+    with django_assert_max_num_queries(2):
+        snap = services.caught_up(table_id)
+    assert fields(snap) == fields(services.table_state(table_id))
+    assert snap.waiting_for() == [1]
+    with django_assert_max_num_queries(2):
+        assert services.caught_up(table_id).next_seq == 3  # nothing new: the fold as it is
+
+
+@pytest.mark.parametrize(
+    "since",
+    [
+        {"type": "void", "seat": 1, "reason": "the model failed"},  # a driver event
+        {"type": "abort", "seat": None, "reason": "staff"},
+    ],
+)
+def test_an_agent_job_rebuilds_when_a_turn_since_changed_more_than_the_log(since) -> None:
+    table_id = two_people()
+    another_process_writes(table_id, since)
+    if since["type"] == "abort":  # an abort ends the table in the same transaction
+        Table.objects.filter(pk=table_id).update(status=Table.Status.ABORTED)
+    snap = services.caught_up(table_id)
+    rebuilt = services.table_state(table_id)
+    assert fields(snap) == fields(rebuilt)
+    assert snap.events[-1]["type"] == since["type"]
