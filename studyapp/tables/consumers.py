@@ -77,6 +77,14 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         if self.seat_id is not None:
             await self.mark_presence(connected=False)
 
+    async def receive(
+        self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any
+    ) -> None:
+        """A frame without text (binary, or empty) gets the same reason as text that is not
+        JSON; Channels would raise and drop the socket without its close (the seat would stay
+        marked connected)."""
+        await self.receive_json(await self.decode_json(text_data) if text_data else UNREADABLE)
+
     @classmethod
     async def decode_json(cls, text_data: str) -> Any:
         try:

@@ -78,6 +78,8 @@ async def test_an_illegal_move_shows_the_reason_and_changes_nothing() -> None:
     assert 'role="alert"' in frame and "empty" in frame
     await communicator.send_to(text_data="not json")
     assert "could not be read" in await communicator.receive_from(timeout=5)
+    await communicator.send_to(bytes_data=b"\x00\x01binary")  # no text: the same reason
+    assert "could not be read" in await communicator.receive_from(timeout=5)
     assert await turn_count(table.pk) == 0
     await communicator.disconnect()
 
