@@ -421,6 +421,8 @@ class TwentyQuestionsEngine(Engine[State]):
             "your_turn": seat in self.to_move(state),
             "over": state.over,
             "voided": state.voided,
+            # the question waiting for its answer (the questioner's own; the oracle's to answer)
+            "pending": state.turns[-1].question if state.pending else None,
         }
         if seat == ORACLE:
             observation["answer"] = state.answer

@@ -62,6 +62,8 @@ async def test_a_move_is_committed_then_broadcast_and_the_oracle_answers() -> No
     )
     frames = [await communicator.receive_from(timeout=5) for _ in range(2)]
     assert "Waiting for the oracle" in frames[0]
+    assert re.search(r'id="pending-question"><span class="question">Is it a fruit\?', frames[0])
+    assert "No questions yet" not in frames[0]
     assert re.search(r"Is it a fruit\?</span> — <strong class=\"answer\">Yes", frames[1])
     assert await turn_count(table.pk) == 2
     await communicator.disconnect()
