@@ -43,15 +43,10 @@ def field_type(dtype: Any) -> str:
     return FIELD_TYPES.get(str(dtype), "string")
 
 
-def guarded(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with every text cell (and column name) through the project's one CSV guard."""
-    return safe_frame(frame)
-
-
 def csv_rows(frame: pd.DataFrame) -> str:
     """The rows ``frame.to_csv(header=False, index=False, na_rep=NA, lineterminator=EOL)`` writes,
     formatted a column at a time with pyarrow rather than a cell at a time (a million turns in
-    seconds). Guard the frame first (:func:`guarded`)."""
+    seconds). Guard the frame first (:func:`analysis.safe_csv.safe_frame`)."""
     if frame.empty:
         return ""
     cells = [_csv_cells(frame[column]) for column in frame.columns]
@@ -104,7 +99,7 @@ class FrameWriter:
         if self.dtypes is None:
             self.dtypes = {c: str(t) for c, t in frame.dtypes.items()}
         if self.format == "csv":
-            frame = guarded(frame)
+            frame = safe_frame(frame)
             if self._handle is None:
                 self._handle = self.path.open("w", encoding="utf-8", newline="")
                 csv.writer(self._handle, lineterminator=EOL).writerow(frame.columns)

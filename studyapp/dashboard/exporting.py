@@ -4,7 +4,7 @@
 one of them), a Frictionless ``datapackage.json`` describing every column, a ``README.md``, and
 ``analysis/``: the tables and figures of :func:`analysis.report.write_report` for the same games,
 the very numbers the study page shows. Tables are read in chunks
-(:func:`studyapp.dashboard.records.iter_games_and_turns`); each chunk's games and turns frames are
+(:func:`studyapp.dashboard.records.games_and_turns`); each chunk's games and turns frames are
 appended to the files and dropped, and only the games frame (one row per game) is kept for the
 analysis.
 
@@ -42,7 +42,7 @@ from studyapp.dashboard.records import (
     CHUNK,
     PARTICIPANT_COLUMNS,
     games_and_keys,
-    iter_games_and_turns,
+    games_and_turns,
     participants_frame,
     started,
     study_tables,
@@ -101,22 +101,19 @@ def export_tables(
     forked = processes > 1 and len(chunks) > 1 and _can_fork()
     turns_process = _TurnsProcess(chunks, out, formats) if forked else None
     try:
-        if turns_process is not None:
-            visitors: dict[tuple, int] = defaultdict(int)
-            for part in chunks:
+        visitors: dict[tuple, int] = defaultdict(int)
+        for part in chunks:
+            if turns_process is not None:  # it reads and writes the chunk's turns itself
                 games, keys = games_and_keys(part, experiment, visitors)
                 turns_process.send(keys)
-                for writer in writers["games"]:
-                    writer.write(games)
-                games_parts.append(games)
-        else:
-            for games, turns in iter_games_and_turns(tables, experiment=experiment, chunk=chunk):
-                for writer in writers["games"]:
-                    writer.write(games)
+            else:
+                games, turns = games_and_turns(part, experiment, visitors)
                 for writer in writers["turns"]:
                     writer.write(turns)
-                games_parts.append(games)
                 del turns
+            for writer in writers["games"]:
+                writer.write(games)
+            games_parts.append(games)
         for writer in writers.get("participants", []):
             writer.write(people)
         parts = [p for p in games_parts if len(p)]

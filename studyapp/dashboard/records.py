@@ -103,9 +103,17 @@ def iter_games_and_turns(
     export stream a million turns."""
     visitors: dict[tuple, int] = defaultdict(int)
     for part in table_chunks(tables, chunk):
-        log = turn_log(part)
-        games, keys = games_and_keys(part, experiment, visitors, log)
-        yield games, turns_from_log(keys, log)
+        yield games_and_turns(part, experiment, visitors)
+
+
+def games_and_turns(
+    part: list[int], experiment: str, visitors: dict
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The games and turns frames of one chunk (see :func:`games_and_keys`), its turns read once
+    for both."""
+    log = turn_log(part)
+    games, keys = games_and_keys(part, experiment, visitors, log)
+    return games, turns_from_log(keys, log)
 
 
 def table_chunks(tables: QuerySet[Table], chunk: int = CHUNK) -> list[list[int]]:
@@ -176,16 +184,15 @@ def _records(
         and r.reward is not None
     }
     logs = _logs(ids if with_events else [pk for pk in ids if pk not in known])
+    # The turn counts and model usage of the games whose events are not read (``known``): from
+    # the chunk's log when given, else counted and summed by the database.
     if with_events:
-        counts = {}
+        counts, spent = {}, {}
     elif log is not None:
-        counts = _log_counts(log)
+        counts, spent = _log_counts(log), _log_usage(log)
     else:
-        counts = _counts([pk for pk in ids if pk in known])
-    if log is not None:
-        spent = _log_usage(log)
-    else:  # the games whose logs are not read: their usage summed by the database
-        spent = {} if with_events else _usages([pk for pk in ids if pk in known])
+        unread = [pk for pk in ids if pk in known]
+        counts, spent = _counts(unread), _usages(unread)
     records = []
     for pk in ids:
         table = by_id[pk]
@@ -306,7 +313,7 @@ def _usages(table_ids: list[int]) -> dict[int, dict[str, float] | None]:
         f"table_id, {cost}", table_ids, f"AND {cost} <> '{{}}' ORDER BY table_id, seq"
     ):
         for table_id, text in rows:
-            used[table_id].append(json.loads(text))
+            used[table_id].append(_usage_of(text))
     return {table: _game_usage(usages) for table, usages in used.items()}
 
 
@@ -320,12 +327,9 @@ def turn_log(table_ids: list[int]) -> pd.DataFrame:
             found[name].extend(values)
     if connection.vendor != "postgresql":
         found["created_at"] = [_iso(value) for value in found["created_at"]]
-    loads = json.loads
-    found["usage"] = [
-        loads(cost) or None if cost and cost != "{}" else None for cost in found["usage"]
-    ]
+    found["usage"] = [_usage_of(cost) for cost in found["usage"]]
     codes, texts = pd.factorize(np.array(found.pop("text"), dtype=object))
-    events = [storable(loads(text)) if "\\u" in text else loads(text) for text in texts]
+    events = [_event_of(text) for text in texts]
     encoded = np.array([encode_event(event) for event in events], dtype=object)
     asks = [event.get("type") == "question" and event.get("seat") == 0 for event in events]
     # Object columns: text that pandas infers as its str dtype would be converted there and back.
@@ -368,25 +372,33 @@ def _turn_rows(table_ids: list[int]) -> Iterator[list[tuple]]:
 
 def _logs(table_ids: list[int]) -> dict[int, tuple[list, list, list]]:
     """Every table's events, the time each was committed (ISO-8601) and what its model call cost.
-
-    Text that escapes an unstorable character goes through the tables app's :func:`storable`, as
-    the ORM would. Each distinct event text is parsed once (answers repeat), so events are shared:
-    read them only."""
+    Each distinct event text is parsed once (answers repeat), so events are shared: read them
+    only."""
     logs: dict[int, tuple[list, list, list]] = {}
     postgres = connection.vendor == "postgresql"
-    loads = json.loads
     parsed: dict[str, Any] = {}
     for rows in _turn_rows(table_ids):
         for table_id, text, created_at, cost in rows:
             events, times, usages = logs.setdefault(table_id, ([], [], []))
             value = parsed.get(text) if isinstance(text, str) else text
             if value is None:
-                value = loads(text)
-                value = parsed[text] = storable(value) if "\\u" in text else value
+                value = parsed[text] = _event_of(text)
             events.append(value)
             times.append(created_at if postgres else _iso(created_at))
-            usages.append(loads(cost) or None if cost and cost != "{}" else None)
+            usages.append(_usage_of(cost))
     return logs
+
+
+def _event_of(text: str) -> dict[str, Any]:
+    """A turn's event from its JSON text; text that escapes an unstorable character goes through
+    the tables app's :func:`storable`, as the ORM would."""
+    event = json.loads(text)
+    return storable(event) if "\\u" in text else event
+
+
+def _usage_of(text: str | None) -> dict[str, Any] | None:
+    """A turn's usage from its JSON text; None when the turn cost nothing (``{}``)."""
+    return json.loads(text) or None if text and text != "{}" else None
 
 
 def _iso(value: Any) -> str | None:

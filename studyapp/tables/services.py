@@ -200,19 +200,30 @@ def follow(table_id: int, seq: int, event: Event | None) -> None:
         del _recent[table_id]
     if event is None or snap.next_seq != seq - 1:
         return
-    try:
-        state = snap.engine.apply(snap.state, event)
-    except IllegalMove:  # cannot happen for a committed move; the next move rebuilds
-        return
-    remember(
-        TableState(
-            table=snap.table,
-            engine=snap.engine,
-            state=state,
-            events=[*snap.events, event],
-            seats=snap.seats,
-            last_at=timezone.now(),
-        )
+    after = _moved_on(snap, [event], timezone.now())
+    if after is not None:  # else the next move rebuilds
+        remember(after)
+
+
+def _moved_on(snap: TableState, events: list[Event], last_at: Any) -> TableState | None:
+    """``snap`` moved on by ``events``, plain moves committed after it in this order; None when
+    one of them changed more than the log (a driver event) or the engine refuses it (cannot
+    happen for a committed move): the table must then be rebuilt from its log."""
+    state = snap.state
+    for event in events:
+        if event.get("type") in DRIVER_EVENTS:
+            return None
+        try:
+            state = snap.engine.apply(state, event)
+        except IllegalMove:
+            return None
+    return TableState(
+        table=snap.table,
+        engine=snap.engine,
+        state=state,
+        events=[*snap.events, *events],
+        seats=snap.seats,
+        last_at=last_at,
     )
 
 
@@ -237,21 +248,15 @@ def caught_up(table_id: int) -> TableState:
     status = Table.objects.filter(pk=table_id).values_list("status", flat=True).first()
     if status != Table.Status.PLAYING:
         return table_state(table_id)
-    rows = Turn.objects.filter(table_id=table_id, seq__gte=snap.next_seq).order_by("seq")
-    state, events, last_at = snap.state, list(snap.events), snap.last_at
-    for seq, stored, created_at in rows.values_list("seq", "event", "created_at"):
-        event = storable(stored)
-        if seq != len(events) or event.get("type") in DRIVER_EVENTS:
-            return table_state(table_id)
-        try:
-            state = snap.engine.apply(state, event)
-        except IllegalMove:  # cannot happen for a committed turn; the log decides
-            return table_state(table_id)
-        events.append(event)
-        last_at = created_at
-    if len(events) == snap.next_seq:
+    found = Turn.objects.filter(table_id=table_id, seq__gte=snap.next_seq).order_by("seq")
+    rows = list(found.values_list("seq", "event", "created_at"))
+    if not rows:
         return snap
-    after = TableState(snap.table, snap.engine, state, events, snap.seats, last_at=last_at)
+    if [seq for seq, _, _ in rows] != list(range(snap.next_seq, snap.next_seq + len(rows))):
+        return table_state(table_id)
+    after = _moved_on(snap, [storable(event) for _, event, _ in rows], rows[-1][2])
+    if after is None:
+        return table_state(table_id)
     remember(after)
     return after
 
