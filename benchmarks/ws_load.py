@@ -79,6 +79,14 @@ def parse_args() -> argparse.Namespace:
         "--concurrency", type=int, default=2, help="processes or threads per worker (study mode)"
     )
     parser.add_argument(
+        "--worker-nice",
+        type=int,
+        default=10,
+        help="study mode: the workers' niceness, as the Procfile's WORKER_NICE (default 10): on "
+        "a machine they share with daphne, people's moves get the CPU before agents' turns, "
+        "which wait --agent-delay anyway; 0 runs them at the web processes' priority",
+    )
+    parser.add_argument(
         "--ramp",
         type=float,
         default=5.0,

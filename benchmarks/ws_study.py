@@ -191,10 +191,11 @@ def prepare_study(clients: int, agent_delay: float) -> list[tuple[int, str, str]
     return people
 
 
-def start_worker(env: dict[str, str], pool: str, concurrency: int) -> subprocess.Popen:
+def start_worker(env: dict[str, str], pool: str, concurrency: int, nice: int) -> subprocess.Popen:
+    """A Celery worker as the Procfile starts one: at ``nice`` (the Procfile's WORKER_NICE)."""
     celery = Path(sys.executable).with_name("celery")
     return subprocess.Popen(
-        [str(celery), "-A", "studyapp", "worker", "-l", "error"]
+        ["nice", "-n", str(nice), str(celery), "-A", "studyapp", "worker", "-l", "error"]
         + ["--pool", pool, "--concurrency", str(concurrency)],
         cwd=ROOT,
         env=env,
@@ -394,7 +395,10 @@ def main(args: argparse.Namespace) -> None:
     app.control.purge()
     ports = [free_port() for _ in range(args.servers)]
     servers = [start_server(port, {**env}) for port in ports]
-    workers = [start_worker(env, args.pool, args.concurrency) for _ in range(args.workers)]
+    workers = [
+        start_worker(env, args.pool, args.concurrency, args.worker_nice)
+        for _ in range(args.workers)
+    ]
     try:
         for port in ports:
             wait_for_port(port)

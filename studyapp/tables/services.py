@@ -4,18 +4,19 @@ Every move follows the same path whoever makes it (a socket, a Celery task, a de
 the table from its log, let the engine validate, commit the ``Turn`` under the unique
 ``(table, seq)`` key, and only then tell the seats (each gets its own rendered view) and let the
 driver schedule whatever the table waits for next. Losing the race for a ``seq`` means someone else
-moved first: rebuild and validate again against the new state.
+moved first: validate again against the new state.
 
 A move does not replay the whole log: each process keeps the last fold it saw of each table being
 played (:func:`recent_state`), and moves the fold on with the moves other processes broadcast (an
 agent's turn committed on a worker; :func:`follow`). The log stays the source of truth. A fold
 that is behind the log (a broadcast not yet arrived) commits at a ``seq`` that is taken, so the
-unique key refuses it and the move is judged again on a rebuild; a rejection is always judged on
-a rebuild too. This holds because a table being played changes only by turns (status and seats
-change with a turn), and a broadcast only moves a fold on by a plain move: a turn that changes a
-seat or the table's status (a takeover, a pause, the end) makes the next move rebuild. An agent's
-job, which must act on the latest state, catches its fold up with the turns committed since, by
-the same rule (:func:`caught_up`).
+unique key refuses it and the move is judged again on the fold caught up with the log (the turns
+committed since, read in one query with the table's status: :func:`caught_up`); a rejection is
+always judged on a caught-up fold too, and an agent's job, which must act on the latest state,
+catches up the same way. This holds because a table being played changes only by turns (status
+and seats change with a turn), and a fold only moves on by plain moves: a turn that changes a
+seat or the table's status (a takeover, a pause, the end), or a status that is no longer
+"playing", makes a rebuild from the whole log.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import Any
 
 from channels.layers import get_channel_layer
 from django.db import IntegrityError, connection, transaction
+from django.db.models import FilteredRelation, Q
 from django.utils import timezone
 
 from games import get_engine
@@ -236,25 +238,31 @@ def recent_state(table_id: int) -> TableState:
 
 
 def caught_up(table_id: int) -> TableState:
-    """The table as its log has it now, for a job that acts on the latest state (an agent's
-    turn): this process's fold moved on by the turns committed since (two small queries: the
-    table's status and those turns), or a rebuild when there is no fold, the table is no longer
-    being played, or a turn since changed more than the log (a driver event: a takeover, a
-    withdrawn question, an abort; see the module for why plain turns are enough)."""
+    """The table as its log has it now, for whoever must act on the latest state (an agent's
+    turn, a move that lost its ``seq`` race or was refused on a fold that may be behind): this
+    process's fold moved on by the turns committed since, read in one query with the table's
+    status, or a rebuild when there is no fold, the table is no longer being played, or a turn
+    since changed more than the log (a driver event: a takeover, a withdrawn question, an abort;
+    see the module for why plain turns are enough)."""
     with _recent_lock:
         snap = _recent.get(table_id)
     if snap is None:
         return table_state(table_id)
-    status = Table.objects.filter(pk=table_id).values_list("status", flat=True).first()
-    if status != Table.Status.PLAYING:
+    since = FilteredRelation("turns", condition=Q(turns__seq__gte=snap.next_seq))
+    rows = list(
+        Table.objects.filter(pk=table_id)
+        .annotate(since=since)
+        .order_by("since__seq")
+        .values_list("status", "since__seq", "since__event", "since__created_at")
+    )
+    if not rows or rows[0][0] != Table.Status.PLAYING:
         return table_state(table_id)
-    found = Turn.objects.filter(table_id=table_id, seq__gte=snap.next_seq).order_by("seq")
-    rows = list(found.values_list("seq", "event", "created_at"))
-    if not rows:
+    turns = [row[1:] for row in rows if row[1] is not None]
+    if not turns:
         return snap
-    if [seq for seq, _, _ in rows] != list(range(snap.next_seq, snap.next_seq + len(rows))):
+    if [seq for seq, _, _ in turns] != list(range(snap.next_seq, snap.next_seq + len(turns))):
         return table_state(table_id)
-    after = _moved_on(snap, [storable(event) for _, event, _ in rows], rows[-1][2])
+    after = _moved_on(snap, [storable(event) for _, event, _ in turns], turns[-1][2])
     if after is None:
         return table_state(table_id)
     remember(after)
@@ -342,14 +350,14 @@ def commit(
 
 
 def submit(table: Table | int, seat: int, action: dict[str, Any]) -> Turn:
-    """A human seat's move: validate against the rebuilt table, commit, broadcast.
+    """A human seat's move: validate against the table, commit, broadcast.
 
     Raises IllegalMove with the reason (the door's, :mod:`studyapp.tables.moves`, or the
-    engine's); a rejected move changes nothing. The move is
-    judged on this process's recent fold of the table: if that fold is behind the log, the commit
-    loses the race for its ``seq`` and the move is judged again on a rebuild, and a rejection is
-    only given on a rebuild, so a stale fold can neither let a wrong move in nor turn a right one
-    away."""
+    engine's); a rejected move changes nothing. The move is judged on this process's recent fold
+    of the table: if that fold is behind the log, the commit loses the race for its ``seq`` and
+    the move is judged again on the fold caught up with the log (:func:`caught_up`), and a
+    rejection is only given on a caught-up fold, so a stale fold can neither let a wrong move in
+    nor turn a right one away."""
     table_id = table if isinstance(table, int) else table.pk
     action = clean_action(action)  # the door: typed fields and storable text, or a reason
     snap = recent_state(table_id)
@@ -357,12 +365,12 @@ def submit(table: Table | int, seat: int, action: dict[str, Any]) -> Turn:
         try:
             event, new_state = validate(snap, seat, action)
         except IllegalMove:
-            snap = table_state(table_id)
+            snap = caught_up(table_id)
             event, new_state = validate(snap, seat, action)
         try:
             return commit(snap, event, new_state).last_turn
         except IntegrityError:
-            snap = table_state(table_id)  # another writer took this seq: judge again
+            snap = caught_up(table_id)  # another writer took this seq: judge again
     raise IllegalMove("The table is busy; please try again.")
 
 

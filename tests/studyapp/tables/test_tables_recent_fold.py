@@ -122,19 +122,32 @@ def test_an_agent_job_catches_its_fold_up_with_the_turns_since(
     django_assert_max_num_queries: object,
 ) -> None:
     """A worker's fold is behind by the person's move (committed by daphne): the job reads the
-    table's status and the turns since, and ends where a rebuild from the whole log ends."""
+    table's status and the turns since in one query, and ends where a rebuild from the whole log
+    ends."""
     table_id = two_people()
     another_process_writes(
         table_id,
         {"type": "answer", "seat": 1, "answer": "No"},
         {"type": "question", "seat": 0, "text": "Is it a tool?"},
     )
-    with django_assert_max_num_queries(2):
+    with django_assert_max_num_queries(1):
         snap = services.caught_up(table_id)
     assert fields(snap) == fields(services.table_state(table_id))
     assert snap.waiting_for() == [1]
-    with django_assert_max_num_queries(2):
+    with django_assert_max_num_queries(1):
         assert services.caught_up(table_id).next_seq == 3  # nothing new: the fold as it is
+
+
+def test_a_lost_seq_race_reads_the_turns_since_not_the_whole_table(
+    django_assert_max_num_queries: object,
+) -> None:
+    """The move's INSERT loses its ``seq`` to another process's turn: the fold catches up with
+    that turn (one read) and the move commits next, with no rebuild (three reads and a replay)."""
+    table_id = two_people()
+    another_process_writes(table_id, {"type": "answer", "seat": 1, "answer": "No"})
+    with django_assert_max_num_queries(3):  # the lost INSERT, the read, the INSERT
+        services.submit(table_id, 0, {"type": "question", "text": "Is it a tool?"})
+    assert logged(table_id) == [(0, "question"), (1, "answer"), (2, "question")]
 
 
 @pytest.mark.parametrize(
