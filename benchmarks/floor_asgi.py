@@ -71,3 +71,9 @@ class FloorConsumer(AsyncJsonWebsocketConsumer):
 application = ProtocolTypeRouter(
     {"websocket": URLRouter([path("floor/<int:room>/", FloorConsumer.as_asgi())])}
 )
+
+# The same process tuning as the project's daphne (studyapp/asgi.py): a floor is the design's
+# least work per move, not an untuned process.
+from studyapp.heap import freeze_startup  # noqa: E402
+
+freeze_startup()

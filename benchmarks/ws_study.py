@@ -359,6 +359,18 @@ def study_log(people: list[tuple[int, str, str]], sent: int, rejected: int) -> d
     }
 
 
+def forget_study(people: list[tuple[int, str, str]]) -> None:
+    """Delete the run's tables and sessions: tables left "playing" would be picked up by the next
+    run's worker at its start (``resume_tables`` schedules every open table), and each run would
+    measure all the runs before it."""
+    from django.contrib.sessions.models import Session
+
+    from studyapp.tables.models import Table
+
+    Table.objects.filter(pk__in={table for table, _, _ in people}).delete()
+    Session.objects.filter(session_key__in=[key for _, key, _ in people]).delete()
+
+
 def floor_log(rooms: int, sent: int) -> dict:
     from django.db import connection
 
@@ -399,6 +411,7 @@ def main(args: argparse.Namespace) -> None:
         start_worker(env, args.pool, args.concurrency, args.worker_nice)
         for _ in range(args.workers)
     ]
+    tables: list[tuple[int, str, str]] = []
     try:
         for port in ports:
             wait_for_port(port)
@@ -420,6 +433,7 @@ def main(args: argparse.Namespace) -> None:
         for server in servers:
             server.terminate()
             server.wait(timeout=10)
+        forget_study(tables)
 
     from benchmarks.floor_asgi import create_table
 

@@ -13,6 +13,7 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
+from studyapp.heap import freeze_startup  # noqa: E402
 from studyapp.tables.routing import websocket_urlpatterns  # noqa: E402
 
 # daphne serves /static/ too (htmx and its ws extension from django-htmx, found by the staticfiles
@@ -28,3 +29,4 @@ application = ProtocolTypeRouter(
         ),
     }
 )
+freeze_startup()  # the loaded app stays out of the garbage collector's full scans

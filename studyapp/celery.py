@@ -3,7 +3,7 @@
 import os
 
 from celery import Celery
-from celery.signals import task_postrun, task_prerun
+from celery.signals import task_postrun, task_prerun, worker_init, worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "studyapp.settings")
 
@@ -24,3 +24,13 @@ def close_old_connections(task: object = None, **_: object) -> None:
     from django.db import close_old_connections as close
 
     close()
+
+
+@worker_init.connect
+@worker_process_init.connect
+def freeze_startup(**_: object) -> None:
+    """A worker, and each process of its pool, keeps what it loaded at startup out of the garbage
+    collector's full scans (studyapp.heap)."""
+    from studyapp.heap import freeze_startup as freeze
+
+    freeze()
