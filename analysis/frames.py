@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from games.twenty_questions.engine import question_text
+
 Record = dict[str, Any]
 
 GAME_COLUMNS: dict[str, tuple[str, str]] = {
@@ -90,7 +92,11 @@ TURN_COLUMNS: dict[str, tuple[str, str]] = {
     "seq": ("Int64", "0-based position of the event in the game's log"),
     "seat": ("Int64", "seat that made the move; empty for events of the game itself"),
     "type": ("string", "event type: question, answer, clue, vote, abort, takeover, ..."),
-    "text": ("string", "question or clue text; empty for a passed clue"),
+    "text": (
+        "string",
+        "question or clue text, an explicit guess as the question that stands for it "
+        "(Is the word X?); empty for a passed clue",
+    ),
     "answer": ("string", "Yes, No or Invalid for an answer event"),
     "target": ("Int64", "voted seat; empty for an abstained vote"),
     "chars": ("Int64", "characters of text"),
@@ -217,9 +223,11 @@ def turns_from_log(keys: pd.DataFrame, log: pd.DataFrame) -> pd.DataFrame:
     frame["seq"] = (seq, None)
     codes, texts = pd.factorize(log["event"].to_numpy()[rows])
     events = [json.loads(text) for text in texts]
-    for name in ("seat", "type", "text", "answer", "target"):
+    for name in ("seat", "type", "answer", "target"):
         frame[name] = (_objects([event.get(name) for event in events]), codes)
-    lengths = [len(t) if isinstance(t := event.get("text"), str) else 0 for event in events]
+    said = [turn_text(event) for event in events]
+    frame["text"] = (_objects(said), codes)
+    lengths = [len(t) if isinstance(t, str) else 0 for t in said]
     frame["chars"] = (np.array(lengths, dtype="int64"), codes)
     frame["created_at"] = (log["created_at"].to_numpy()[rows], None)
     times = _instants(log["created_at"].to_numpy())
@@ -235,6 +243,14 @@ def turns_from_log(keys: pd.DataFrame, log: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(
         {name: _typed_take(*frame[name], dtype) for name, (dtype, _) in TURN_COLUMNS.items()}
     )
+
+
+def turn_text(event: dict[str, Any]) -> Any:
+    """What a move said: its text, and for an explicit Twenty Questions guess (a ``question``
+    with a ``guess`` and no text) the question that stands for it, as transcripts show it."""
+    if event.get("type") == "question" and event.get("guess") is not None:
+        return question_text(event)
+    return event.get("text")
 
 
 def _typed_take(values: np.ndarray, taken: np.ndarray | None, dtype: str) -> pd.Series:

@@ -14,7 +14,7 @@ from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_safe
 
 from studyapp.participants import assignment, flow, pilots, ratelimit
 from studyapp.participants.forms import ChecksForm, ConsentForm, PolicyForm, WithdrawForm
@@ -90,7 +90,7 @@ def active_study(slug: str) -> Study | None:
     return Study.objects.filter(slug=slug, active=True).first()
 
 
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def study_link(request: HttpRequest, slug: str) -> HttpResponse:
     """The one shareable link, e.g. /s/<slug>/?PROLIFIC_PID=…&STUDY_ID=…&SESSION_ID=…"""
     # A closed study refuses newcomers only: people already in it go on (their own browser, their
@@ -134,7 +134,7 @@ def study_full(request: HttpRequest, study: Study) -> HttpResponse:
     return render(request, "participants/full.html", {"study": study})
 
 
-@require_http_methods(["GET"])
+@require_safe
 def continue_study(request: HttpRequest, slug: str) -> HttpResponse:
     """The Continue link of a study table, which people of several participants may share: it
     takes this browser to its own participant's next page."""
@@ -145,7 +145,7 @@ def continue_study(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect(step_url(participant))
 
 
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def invite_link(request: HttpRequest, token: str) -> HttpResponse:
     """A personal link: the browser that presses Start owns it; opening it again there resumes."""
     invite = Invite.objects.select_related("study").filter(token=token).first()
@@ -240,7 +240,7 @@ def policy(request: HttpRequest, participant: Participant) -> HttpResponse:
     return render(request, "participants/policy.html", context)
 
 
-@require_http_methods(["GET"])
+@require_safe
 def recruiter_return(request: HttpRequest, slug: str) -> HttpResponse:
     """A stand-in for the recruiter's completion page, for studies without a real recruiter (the
     demo): it shows the code that came back, and never whether it is one of the study's codes

@@ -178,3 +178,12 @@ def test_it_writes_csv_rows_as_pandas_would_after_the_guard():
     )
     expected = safe_frame(frame).to_csv(index=False, header=False, na_rep=NA, lineterminator=EOL)
     assert csv_rows(safe_frame(frame)) == expected
+
+
+def test_an_explicit_guess_has_the_question_that_stands_for_it_as_its_text(record):
+    guess = record()
+    guess["events"] = [*guess["events"][:2], {"type": "question", "seat": 0, "guess": "apple"}]
+    turns = turns_frame([guess])
+    assert turns.iloc[2]["text"] == "Is the word Apple?"
+    assert turns.iloc[2]["chars"] == len("Is the word Apple?")
+    assert turns.iloc[0]["text"] == "Is it a fruit?"

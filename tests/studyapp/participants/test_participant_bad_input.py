@@ -102,3 +102,15 @@ def test_html_in_consent_text_written_by_staff_is_escaped_for_participants(study
     assert response.status_code == 200
     assert b"<script>alert" not in response.content
     assert b"&lt;script&gt;alert" in response.content
+
+
+def test_head_on_a_link_answers_like_get_and_creates_nothing(study, alice):
+    """Link checkers and recruiters' previews send HEAD: they get GET's status, and, like a GET,
+    start nobody; a method no page takes gets 405."""
+    link = reverse("participants:study_link", args=[study.slug])
+    back = reverse("participants:recruiter_return", args=[study.slug])
+    for url in (link, link + "?PROLIFIC_PID=" + "a" * 24, back + "?cc=X"):
+        assert alice.head(url).status_code == alice.get(url).status_code == 200
+    assert alice.head(link + "?PROLIFIC_PID=%3C").status_code == 400
+    assert alice.put(link).status_code == 405
+    assert not Participant.objects.exists()
