@@ -4,19 +4,40 @@ with a message instead of being cut silently."""
 from __future__ import annotations
 
 from django import forms
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxLengthValidator
 
 from studyapp.participants.models import POLICY_MAX_LENGTH
+from studyapp.tables.moves import character_problem
+
+
+def readable(text: str) -> None:
+    """The moves' rule for typed text: nothing that cannot be stored or that would show other
+    readers (staff, and the next participants shown this advice) something else than was typed."""
+    problem = character_problem(text)
+    if problem:
+        raise ValidationError(f"This cannot be accepted: {problem}.")
 
 
 class ConsentForm(forms.Form):
     """The version travels with the form so a person who read an older text must read the new one."""
+
+    CHANGED = "The consent form has changed; please read it again."
 
     version = forms.CharField(max_length=32, widget=forms.HiddenInput)
     agree = forms.BooleanField(
         label="I have read the above and agree to take part.",
         error_messages={"required": "Please tick the box to agree, or choose “I do not agree”."},
     )
+
+    def clean(self) -> dict:
+        """A version no page of ours sent (too long, a NUL) is a hidden field the person cannot
+        see or fix: they are asked to read the form again, as for an older version."""
+        cleaned = super().clean()
+        if self.has_error("version"):
+            del self.errors["version"]
+            self.add_error(None, self.CHANGED)
+        return cleaned
 
 
 class ChecksForm(forms.Form):
@@ -43,7 +64,7 @@ class PolicyForm(forms.Form):
 
     policy = forms.CharField(
         label="Your advice",
-        validators=[MaxLengthValidator(POLICY_MAX_LENGTH)],
+        validators=[MaxLengthValidator(POLICY_MAX_LENGTH), readable],
         required=False,
         strip=True,
         widget=forms.Textarea(attrs={"rows": 8, "aria-describedby": "policy-limit policy-count"}),

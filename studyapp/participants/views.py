@@ -181,7 +181,7 @@ def consent(request: HttpRequest, participant: Participant) -> HttpResponse:
                 request.session, participant, form.cleaned_data["version"]
             )
         except flow.StepRefused:
-            form.add_error(None, "The consent form has changed; please read it again.")
+            form.add_error(None, ConsentForm.CHANGED)
         except flow.AlreadyTakingPart:
             return taking_part_elsewhere(request, study)
         except flow.StoppedEarlier as stopped:

@@ -138,6 +138,22 @@ def test_consent_to_an_older_version_is_refused(study, alice):
     assert participant.consented_at is None
 
 
+@pytest.mark.parametrize("version", ["2\x00", "2" * 40, ""])
+def test_consent_with_a_version_no_page_sent_asks_to_read_again_and_echoes_nothing(
+    study, alice, version
+):
+    """The version is a hidden field: a value our page never sent gets the same visible message
+    as an older version, and the form carries the version shown now, not what was posted."""
+    participant = arrive(alice, study)
+    response = alice.post(page(participant, "consent"), {"version": version, "agree": "on"})
+    assert response.status_code == 200
+    assert b"has changed" in response.content
+    assert b"\x00" not in response.content and b"2" * 40 not in response.content
+    assert b'name="version" value="2"' in response.content
+    participant.refresh_from_db()
+    assert participant.consented_at is None
+
+
 def test_consent_without_ticking_the_box_is_refused(study, alice):
     participant = arrive(alice, study)
     alice.post(page(participant, "consent"), {"version": "2"})

@@ -70,6 +70,20 @@ def test_an_over_long_policy_is_refused_with_a_message(study, alice):
     assert participant.status != Participant.Status.FINISHED
 
 
+def test_a_policy_that_would_show_other_readers_something_else_is_refused(study, alice):
+    """The advice is shown to staff and to later participants: a right-to-left override would
+    show it reversed. Long advice in other scripts is taken as typed."""
+    participant = finish_rounds(alice, study)
+    response = alice.post(page(participant, "policy"), {"policy": "Ask \u202eevila\u202c first"})
+    assert b"formatting character (U+202E)" in response.content
+    participant.refresh_from_db()
+    assert participant.policy == ""
+    advice = "Demandez d’abord si c’est vivant, puis sa taille. " * 40  # over 1,000 characters
+    alice.post(page(participant, "policy"), {"policy": advice})
+    participant.refresh_from_db()
+    assert participant.policy == advice.strip()
+
+
 def test_html_in_a_policy_is_stored_as_typed_and_shown_escaped_in_the_admin(study, alice, staff):
     participant = finish_rounds(alice, study)
     alice.post(page(participant, "policy"), {"policy": SCRIPT})

@@ -41,6 +41,20 @@ BAD_TEXT = [
     ("DEL", "a\x7fb", "control character (U+007F)"),
     ("C1", "a\x85b", "control character (U+0085)"),
     ("over-long", "a" * (MAX_TEXT_CHARS + 1), f"the limit is {MAX_TEXT_CHARS}"),
+    # storable, but shown reversed or hiding text from whoever reads the log
+    ("right-to-left override", "Is it \u202eevila\u202c alive?", "formatting character (U+202E)"),
+    ("right-to-left isolate", "a \u2067b", "formatting character (U+2067)"),
+    ("zero-width space", "Is it\u200b alive?", "formatting character (U+200B)"),
+    ("byte-order mark", "\ufeffIs it alive?", "formatting character (U+FEFF)"),
+    ("replacement character", "Is it \ufffd\ufffd alive?", "could not be read (U+FFFD)"),
+]
+# Text of other scripts and emoji is welcome, joiners included.
+GOOD_TEXT = [
+    "Est-ce vivant ?",
+    "Ist es größer als ein Brot?",
+    "هل هو حي؟",
+    "👩‍🍳 cooks?",
+    "می‌خورید",
 ]
 WRONG_TYPES = [
     (123, "a number"),
@@ -107,6 +121,13 @@ def test_a_clue_with_text_that_cannot_be_stored_is_refused(name, text, reason):
     assert reason in err.value.reason
     assert log(table) == []
     assert services.table_state(table.pk).waiting_for() == [0]
+
+
+@pytest.mark.parametrize("text", GOOD_TEXT)
+def test_a_question_in_another_script_or_with_emoji_is_taken_as_typed(session_key, text):
+    table = tq_table(session_key)
+    services.submit(table, 0, {"type": "question", "text": text})
+    assert log(table)[0]["text"] == text
 
 
 @pytest.mark.parametrize(("value", "kind"), WRONG_TYPES)
@@ -204,6 +225,21 @@ def test_the_no_javascript_form_refuses_bad_text_with_a_400():
     )
     assert response.status_code == 400
     assert b"control character (U+0000)" in response.content
+    assert log(table) == []
+
+
+def test_the_no_javascript_form_refuses_bytes_that_are_not_utf8():
+    """Django decodes a form with replacement: bytes that were not UTF-8 (a lone surrogate's, a
+    Latin-1 byte) arrive as U+FFFD, and are refused as the socket refuses the same text."""
+    key = new_session_key()
+    table = tq_table(key)
+    client = Client()
+    client.cookies["sessionid"] = key
+    url = reverse("tables:move", args=[table.pk])
+    for body in (b"type=question&text=Is+it+%ED%A0%80+big%3F", b"type=question&text=caf%E9%3F"):
+        response = client.post(url, body, content_type="application/x-www-form-urlencoded")
+        assert response.status_code == 400
+        assert b"could not be read (U+FFFD)" in response.content
     assert log(table) == []
 
 
