@@ -12,14 +12,31 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
+from django.core.exceptions import SuspiciousOperation  # noqa: E402
+from django.core.handlers.exception import response_for_exception  # noqa: E402
+from django.http import HttpRequest, HttpResponse  # noqa: E402
 
 from studyapp.heap import freeze_startup  # noqa: E402
 from studyapp.tables.routing import websocket_urlpatterns  # noqa: E402
 
+
+class StaticFiles(ASGIStaticFilesHandler):
+    """Django's static files handler, except that a path climbing out of the static folder
+    (``/static/../settings.py``, ``/static/%2e%2e/...``) gets Django's 400 page and one line in
+    the security log: the handler only turns a missing file into a response, and let this one
+    through as an unhandled error (daphne's bare 500, a traceback per probe)."""
+
+    def serve(self, request: HttpRequest) -> HttpResponse:
+        try:
+            return super().serve(request)
+        except SuspiciousOperation as err:
+            return response_for_exception(request, err)
+
+
 # daphne serves /static/ too (htmx and its ws extension from django-htmx, found by the staticfiles
 # finders), DEBUG or not, so `make run` needs nothing else; SERVE_STATIC=0 when a proxy serves the
 # collected files instead.
-http_app = ASGIStaticFilesHandler(django_asgi_app) if settings.SERVE_STATIC else django_asgi_app
+http_app = StaticFiles(django_asgi_app) if settings.SERVE_STATIC else django_asgi_app
 
 application = ProtocolTypeRouter(
     {

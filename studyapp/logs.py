@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import logging
+import re
+
+# Paths that carry a secret: a personal invite's token works for whoever opens it first.
+SECRET_PATH = re.compile(r"/i/[^/?#\s]+")
 
 
 class WithoutTraceback(logging.Filter):
@@ -13,4 +17,16 @@ class WithoutTraceback(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         record.exc_info = None
         record.exc_text = None
+        return True
+
+
+class WithoutSecretPaths(logging.Filter):
+    """Django's request log names the path of every 404 and 500 (``Not Found: /i/<token>/``): an
+    invite's token is masked, so a log reader cannot open someone's personal link."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple) and record.args:
+            record.args = tuple(
+                SECRET_PATH.sub("/i/…", arg) if isinstance(arg, str) else arg for arg in record.args
+            )
         return True

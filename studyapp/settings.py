@@ -38,6 +38,13 @@ def env_int(name: str, default: int) -> int:
         raise ImproperlyConfigured(f"{name} must be an integer, not {raw!r}") from err
 
 
+def redis_db(url: str) -> int:
+    """The database number a Redis URL names (``redis://host:6379/4``, or ``?db=4``), 0 if none."""
+    from redis.connection import parse_url
+
+    return int(parse_url(url).get("db") or 0)
+
+
 def env_float(name: str, default: float) -> float:
     raw = os.environ.get(name)
     if raw is None or raw == "":
@@ -157,6 +164,15 @@ if REDIS_URL:
     CHANNEL_LAYER = env_str("CHANNEL_LAYER", "pubsub")
     if CHANNEL_LAYER not in CHANNEL_BACKENDS:
         raise ImproperlyConfigured(f"CHANNEL_LAYER must be pubsub or core, not {CHANNEL_LAYER!r}")
+    # Redis pub/sub channels are server-wide, whatever database number REDIS_URL names: two sites
+    # on one Redis server (a staging and a live site, two studies' deployments) with the default
+    # prefix would each receive the other's broadcasts for tables of the same id, boards and
+    # secret words included. The prefix names this site by its Redis database and its database's
+    # name, the same on every machine of one deployment; CHANNEL_PREFIX overrides it.
+    CHANNEL_PREFIX = env_str(
+        "CHANNEL_PREFIX",
+        f"studyapp.{redis_db(REDIS_URL)}.{DATABASES['default']['NAME']}".replace(" ", "_"),
+    )
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": CHANNEL_BACKENDS[CHANNEL_LAYER],
@@ -164,7 +180,8 @@ if REDIS_URL:
             # blocking receive, and a pool of 100 that raises when hundreds of sockets join
             # groups at once. Give both room.
             "CONFIG": {
-                "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "max_connections": 2000}]
+                "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "max_connections": 2000}],
+                "prefix": CHANNEL_PREFIX,
             },
         }
     }
@@ -291,10 +308,16 @@ PARTICIPANT_RATE_PER_MINUTE = env_int("PARTICIPANT_RATE_PER_MINUTE", 30)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"without_traceback": {"()": "studyapp.logs.WithoutTraceback"}},
+    "filters": {
+        "without_traceback": {"()": "studyapp.logs.WithoutTraceback"},
+        "without_secret_paths": {"()": "studyapp.logs.WithoutSecretPaths"},
+    },
     "handlers": {
-        "console": {"class": "logging.StreamHandler"},
-        "brief": {"class": "logging.StreamHandler", "filters": ["without_traceback"]},
+        "console": {"class": "logging.StreamHandler", "filters": ["without_secret_paths"]},
+        "brief": {
+            "class": "logging.StreamHandler",
+            "filters": ["without_traceback", "without_secret_paths"],
+        },
     },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
     # Refused requests (bad Host, oversized bodies): one line each, not a stack.

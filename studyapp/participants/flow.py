@@ -34,6 +34,11 @@ RECRUITER_PARAMS = {
     "pid": "recruiter_pid",
 }
 _RECRUITER_ID_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
+# Prolific's participant IDs are 24 hexadecimal digits. The ID decides who a person is (one
+# participant per ID and study), so it is taken only in that form and in lower case: a variant of
+# someone's ID (upper case, a character added) would otherwise be a second person who could take
+# part, and be paid, again. Pilots (the pilot command's bots) may use their own IDs.
+_PROLIFIC_PID_RE = re.compile(r"^[0-9a-fA-F]{24}$")
 
 # The comprehension check a study gets when staff wrote none: the one rule people most often miss.
 DEFAULT_CHECKS = {
@@ -94,7 +99,7 @@ class StepRefused(Exception):
     """The participant asked for a step their record does not allow yet (or any more)."""
 
 
-def recruiter_ids(query: Mapping[str, str]) -> dict[str, str]:
+def recruiter_ids(query: Mapping[str, str], *, pilot: bool = False) -> dict[str, str]:
     """Pick the recruiter's IDs out of a study link's query string (field name → value)."""
     found = {}
     for param, field in RECRUITER_PARAMS.items():
@@ -103,6 +108,13 @@ def recruiter_ids(query: Mapping[str, str]) -> dict[str, str]:
             continue
         if not _RECRUITER_ID_RE.match(value):
             raise BadRecruiterId(f"The link's {param} is not a valid identifier.")
+        if param == "PROLIFIC_PID" and not pilot:
+            if not _PROLIFIC_PID_RE.match(value):
+                raise BadRecruiterId(
+                    "The link's PROLIFIC_PID is not a Prolific ID (24 characters, 0-9 and a-f). "
+                    "Please open the study from Prolific again."
+                )
+            value = value.lower()
         found[field] = value
     return found
 

@@ -101,13 +101,13 @@ def study_link(request: HttpRequest, slug: str) -> HttpResponse:
     existing = flow.session_participant(request.session, study)
     if existing is not None:
         return redirect(step_url(existing))
+    pilot = pilots.is_pilot_token(study.slug, request.GET.get("pilot", ""))
     try:
-        ids = flow.recruiter_ids(request.GET)
+        ids = flow.recruiter_ids(request.GET, pilot=pilot)
     except flow.BadRecruiterId as err:
         return render(
             request, "participants/welcome.html", {"study": study, "error": str(err)}, status=400
         )
-    pilot = pilots.is_pilot_token(study.slug, request.GET.get("pilot", ""))
     resume = request.GET.get("resume", "")
     returning = flow.returning_participant(study, ids) or (
         flow.resumed_participant(study, resume) if resume else None

@@ -154,7 +154,7 @@ def test_a_full_study_turns_newcomers_away_with_the_return_instruction(site: Sit
     from playwright.sync_api import expect
 
     page = browser.new_context().new_page()
-    page.goto(f"{site.url}/s/full/?PROLIFIC_PID=DAVE00001")
+    page.goto(f"{site.url}/s/full/?PROLIFIC_PID=DA7E0000000000000000D001")
     expect(page.locator("h1")).to_have_text("This study is full")
     expect(page.locator("#return-instruction")).to_contain_text("return the study on Prolific")
     assert page.locator("#start").count() == 0

@@ -7,7 +7,7 @@ import sys
 
 from django.test import Client
 
-from studyapp.logs import WithoutTraceback
+from studyapp.logs import WithoutSecretPaths, WithoutTraceback
 
 
 def test_django_security_logs_go_through_the_filter_that_drops_tracebacks() -> None:
@@ -32,3 +32,18 @@ def test_the_filter_keeps_the_message_and_drops_the_stack() -> None:
 def test_a_bad_host_is_refused(settings) -> None:
     settings.ALLOWED_HOSTS = ["games.example.org"]
     assert Client(HTTP_HOST="evil.example").get("/").status_code == 400
+
+
+def test_an_invites_token_never_reaches_the_log(db) -> None:
+    """The line Django writes for a 404 on an invite link names the path with its token masked
+    (what a reader of the log could otherwise open); the served site's log is checked in
+    test_secrecy_attacks."""
+    token = "tok-" + "s3cr3t" * 4
+    assert Client().get(f"/i/{token}/").status_code == 404
+    handlers = [h for h in logging.getLogger().handlers if isinstance(h, logging.StreamHandler)]
+    assert any(any(isinstance(f, WithoutSecretPaths) for f in h.filters) for h in handlers)
+    record = logging.LogRecord(
+        "django.request", logging.WARNING, __file__, 1, "Not Found: %s", (f"/i/{token}/",), None
+    )
+    assert WithoutSecretPaths().filter(record)
+    assert token not in record.getMessage() and record.getMessage() == "Not Found: /i/…/"

@@ -340,6 +340,30 @@ def test_the_served_site_with_debug_off_serves_static_files_and_friendly_errors(
     assert status == 404 and "This page is not here" in text and "URLconf" not in text
 
 
+def test_a_static_path_that_climbs_out_or_an_invite_404_logs_no_stack_and_no_secret(served):
+    import http.client
+
+    before = served.log_path.read_text(errors="replace").count("Traceback")
+    host, port = served.url.removeprefix("http://").rstrip("/").split(":")
+    for path in ("/static/../studyapp/settings.py", "/static/%2e%2e/%2e%2e/etc/passwd"):
+        connection = http.client.HTTPConnection(host, int(port), timeout=20)
+        connection.request("GET", path)
+        response = connection.getresponse()
+        body = response.read().decode()
+        assert response.status == 400, path
+        assert "SECRET_KEY" not in body and "root:" not in body and "Traceback" not in body
+    # a personal link's token is a secret: a 404 on it is logged with the token masked
+    token = "tok" + "9" * 30
+    assert Browser(served.url).get(f"/i/{token}/")[0] == 404
+    time.sleep(0.5)
+    log = served.log_path.read_text(errors="replace")
+    assert log.count("Traceback") == before
+    # (this test site has daphne's access log on, which names every path and query; the Procfile
+    # keeps it off unless ACCESS_LOG is set)
+    lines = [line for line in log.splitlines() if not re.search(r'\] "[A-Z]+ /', line)]
+    assert "Not Found: /i/…/" in lines and not any(token in line for line in lines)
+
+
 def test_an_attacker_on_the_served_site_gets_no_seat_word_or_code(served):
     from websockets.sync.client import connect
 

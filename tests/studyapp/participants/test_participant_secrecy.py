@@ -52,6 +52,30 @@ def test_a_stranger_with_someones_prolific_id_gets_nothing_of_theirs(study, alic
     assert Participant.objects.count() == 1
 
 
+def test_a_variant_of_someones_prolific_id_is_the_same_id_or_refused(study, alice, bob):
+    """Prolific's IDs are 24 hex digits: the upper case of someone's ID is their ID (refused
+    elsewhere, resumed with their SESSION_ID); an ID with a character more or less, or any other
+    shape, is refused with a reason. Nobody takes part twice under a variant of one ID."""
+    participant = get_ready(alice, study, OWN)
+    refused_elsewhere(bob.post(link(study, f"?PROLIFIC_PID={PID.upper()}&STUDY_ID=st42")))
+    for variant in (PID + "_", PID[:-1], PID[:-1] + "g", "a" * 25, "PILOT-0001"):
+        response = bob.post(link(study, f"?PROLIFIC_PID={variant}&STUDY_ID=st42"))
+        assert response.status_code == 400, variant
+        assert b"is not a Prolific ID" in response.content
+    assert Participant.objects.count() == 1
+    resumed = bob.post(link(study, f"?PROLIFIC_PID={PID.upper()}&STUDY_ID=st42&SESSION_ID=se99"))
+    assert resumed["Location"] == page(participant, "play")
+    participant.refresh_from_db()
+    assert participant.prolific_pid == PID
+
+
+def test_a_pilot_may_use_an_id_of_its_own(study, bob):
+    token = pilots.pilot_token(study.slug)
+    response = bob.post(link(study, f"?PROLIFIC_PID=PILOT-0001&pilot={token}"))
+    assert response.status_code == 302
+    assert Participant.objects.count() == 1
+
+
 def test_a_stranger_does_not_read_a_finished_participants_code(study, alice, bob):
     participant = get_ready(alice, study, OWN)
     for _ in range(study.rounds):
