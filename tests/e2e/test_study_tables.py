@@ -101,8 +101,8 @@ def take_turn(page, said: list[int]) -> bool:
 def test_two_people_play_one_undercover_study_table_with_three_agents(site: Site, browser):
     from playwright.sync_api import expect
 
-    alice = enter(browser, site, "uc-e2e", "ALICE0001")
-    bob = enter(browser, site, "uc-e2e", "BOB000001")
+    alice = enter(browser, site, "uc-e2e", "a11ce0000000000000000001")
+    bob = enter(browser, site, "uc-e2e", "b0b000000000000000000001")
     for page in (alice, bob):
         expect(page.locator("#study-name")).to_have_text("Undercover together")
         page.get_by_label("The common word").check()
@@ -140,7 +140,7 @@ def test_two_people_play_one_undercover_study_table_with_three_agents(site: Site
 def test_failing_the_checks_asks_to_return_the_study(site: Site, browser):
     from playwright.sync_api import expect
 
-    page = enter(browser, site, "strict", "CAROL0001")
+    page = enter(browser, site, "strict", "ca7010000000000000000001")
     page.get_by_label("The different word").check()
     page.click("#practice")
     expect(page.locator("h1")).to_have_text("Thank you for your time")
