@@ -111,8 +111,7 @@ def recruiter_ids(query: Mapping[str, str], *, pilot: bool = False) -> dict[str,
         if param == "PROLIFIC_PID" and not pilot:
             if not _PROLIFIC_PID_RE.match(value):
                 raise BadRecruiterId(
-                    "The link's PROLIFIC_PID is not a Prolific ID (24 characters, 0-9 and a-f). "
-                    "Please open the study from Prolific again."
+                    "The link's PROLIFIC_PID is not a Prolific ID (24 characters, 0-9 and a-f)."
                 )
             value = value.lower()
         found[field] = value
