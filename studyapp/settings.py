@@ -38,13 +38,6 @@ def env_int(name: str, default: int) -> int:
         raise ImproperlyConfigured(f"{name} must be an integer, not {raw!r}") from err
 
 
-def redis_db(url: str) -> int:
-    """The database number a Redis URL names (``redis://host:6379/4``, or ``?db=4``), 0 if none."""
-    from redis.connection import parse_url
-
-    return int(parse_url(url).get("db") or 0)
-
-
 def env_float(name: str, default: float) -> float:
     raw = os.environ.get(name)
     if raw is None or raw == "":
@@ -53,6 +46,13 @@ def env_float(name: str, default: float) -> float:
         return float(raw)
     except ValueError as err:
         raise ImproperlyConfigured(f"{name} must be a number, not {raw!r}") from err
+
+
+def redis_db(url: str) -> int:
+    """The database number a Redis URL names (``redis://host:6379/4``, or ``?db=4``), 0 if none."""
+    from redis.connection import parse_url
+
+    return int(parse_url(url).get("db") or 0)
 
 
 def local_secret_key(path: Path) -> str:

@@ -8,12 +8,12 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxLengthValidator
 
 from studyapp.participants.models import POLICY_MAX_LENGTH
-from studyapp.tables.moves import character_problem
+from studyapp.text import character_problem
 
 
 def readable(text: str) -> None:
-    """The moves' rule for typed text: nothing that cannot be stored or that would show other
-    readers (staff, and the next participants shown this advice) something else than was typed."""
+    """The rule for typed text (studyapp.text), as for moves: other readers (staff, and the next
+    participants shown this advice) see what was typed."""
     problem = character_problem(text)
     if problem:
         raise ValidationError(f"This cannot be accepted: {problem}.")
