@@ -38,8 +38,12 @@ PAYMENT_COLUMNS = [
     "payment_status",
     "amount",
     "bonus",
+    "bonus_due",
     "currency",
     "paid_at",
+    "base_paid_at",
+    "bonus_paid_at",
+    "bonus_batch_id",
     "invite_label",
     "invite_token",
 ]
@@ -59,20 +63,22 @@ def csv_response(filename: str, header: list[str], rows: Iterable[list[object]])
 def bonus_sheet(participants: Iterable[Participant]) -> tuple[HttpResponse, int]:
     """The recruiter's bulk bonus format (Prolific's "bulk bonus payment" box): one line
     ``participant_id,amount`` per unpaid bonus above zero, no header, amounts with two decimals.
-    Returns the download and how many people with a bonus owed had no recruiter ID to pay it to.
+    What is paid as a bonus includes the pro-rated pay of those who stopped early
+    (``Participant.bonus_due``). Returns the download and how many people with a bonus owed had
+    no recruiter ID to pay it to.
     """
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="bonus-sheet.csv"'
     sheet = safe_csv.writer(response)
     missing = 0
     for p in participants:
-        if p.payment_status != "owed" or not p.bonus or p.bonus <= 0:
+        if p.bonus_settled:
             continue
         recruiter_id = p.prolific_pid or p.recruiter_pid
         if not recruiter_id:
             missing += 1
             continue
-        sheet.writerow([recruiter_id, f"{p.bonus:.2f}"])
+        sheet.writerow([recruiter_id, f"{p.bonus_due:.2f}"])
     return response, missing
 
 
@@ -94,8 +100,12 @@ def payment_row(p: Participant) -> list[object]:
         p.payment_status,
         p.payment_amount if p.payment_amount is not None else "",
         p.bonus if p.bonus is not None else "",
+        p.bonus_due if p.payment_status == "owed" else "",
         p.study.currency,
         p.paid_at.isoformat() if p.paid_at else "",
+        p.base_paid_at.isoformat() if p.base_paid_at else "",
+        p.bonus_paid_at.isoformat() if p.bonus_paid_at else "",
+        p.bonus_batch_id,
         p.invite.label if p.invite else "",
         p.invite.token if p.invite else "",
     ]
@@ -385,6 +395,10 @@ class ParticipantAdmin(admin.ModelAdmin):
         "finished_at",
         "last_seen_at",
         "paid_at",
+        "base_paid_at",
+        "bonus_paid_at",
+        "bonus_batch_id",
+        "payment_error",
     ]
     exclude = ["policy_done"]
 
