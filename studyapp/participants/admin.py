@@ -173,6 +173,9 @@ class StudyAdmin(admin.ModelAdmin):
             {
                 "fields": [
                     "policy_question",
+                    "questionnaire",
+                    "attention_failure",
+                    "debrief_text",
                     "completion_url",
                     "code_finished",
                     "code_dropped",
@@ -390,6 +393,8 @@ class ParticipantAdmin(admin.ModelAdmin):
         "rounds_finished",
         "total_reward",
         "policy",
+        "questionnaire_answers",
+        "attention_failed",
         "visited_at",
         "started_at",
         "finished_at",
@@ -400,7 +405,7 @@ class ParticipantAdmin(admin.ModelAdmin):
         "bonus_batch_id",
         "payment_error",
     ]
-    exclude = ["policy_done"]
+    exclude = ["policy_done", "questionnaire_done", "debrief_seen"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Participant]:
         return super().get_queryset(request).select_related("study")

@@ -18,6 +18,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from studyapp.participants import questionnaire
+
 POLICY_MAX_LENGTH = 4000
 RECRUITER_ID_MAX_LENGTH = 64
 # The welcome page's time estimate when staff give none: a Twenty Questions round takes a few
@@ -162,6 +164,27 @@ class Study(models.Model):
         help_text="Asked after the last round, e.g. 'What strategy would you give a newcomer?' "
         "Leave empty to skip.",
     )
+    questionnaire = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Asked after the policy question: a list of items, each with id, question, "
+        "kind (choice, multi, likert, text, number), options, required, and for an attention "
+        "check expected. See docs/studies.md. Empty: none.",
+    )
+    attention_failure = models.CharField(
+        max_length=8,
+        choices=[
+            ("flag", "go on; flag the participant in the export"),
+            ("screen", "end with the screened code"),
+        ],
+        default="flag",
+        help_text="What a failed attention check of the questionnaire leads to.",
+    )
+    debrief_text = models.TextField(
+        blank=True,
+        help_text="Shown after the questionnaire, before the code: what the study was about "
+        "(and, where people were not told, which players were agents). Empty: no debrief page.",
+    )
     completion_url = models.CharField(
         max_length=200,
         blank=True,
@@ -210,6 +233,10 @@ class Study(models.Model):
         problem = check_list_problem(self.checks)
         if problem:
             errors.setdefault("checks", []).append(problem)
+        try:
+            self.questionnaire = questionnaire.validate(self.questionnaire)
+        except questionnaire.QuestionnaireError as err:
+            errors.setdefault("questionnaire", []).append(str(err))
         if self.active and not errors:
             problems = design.study_problems(self) if self.pk else []
             if not self.pk:
@@ -432,6 +459,14 @@ class Participant(models.Model):
     total_reward = models.FloatField(default=0.0)
     policy = models.TextField(blank=True, max_length=POLICY_MAX_LENGTH)
     policy_done = models.BooleanField(default=False)
+    questionnaire_answers = models.JSONField(
+        default=dict, blank=True, help_text="The questionnaire's answers by item id."
+    )
+    questionnaire_done = models.BooleanField(default=False)
+    attention_failed = models.JSONField(
+        default=list, blank=True, help_text="Ids of the attention checks answered wrongly."
+    )
+    debrief_seen = models.BooleanField(default=False)
 
     visited_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
