@@ -19,7 +19,7 @@ from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 
 from analysis import safe_csv
-from studyapp.participants import design, flow, pilots
+from studyapp.participants import design, flow, pilots, transcripts
 from studyapp.participants.models import Condition, Invite, Participant, Round, Study
 
 PAYMENT_COLUMNS = [
@@ -346,11 +346,27 @@ class InviteAdmin(admin.ModelAdmin):
 
 
 class RoundInline(admin.TabularInline):
+    """A participant's rounds, read-only; each links to its game in the transcript (never to
+    the table's own form, where an accidental save would change the record)."""
+
     model = Round
     extra = 0
     can_delete = False
-    fields = ["number", "table", "reward", "started_at", "finished_at"]
+    fields = ["number", "game", "seat", "reward", "started_at", "finished_at"]
     readonly_fields = fields
+
+    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    @admin.display(description="Game")
+    def game(self, round_: Round) -> str:
+        url = reverse("admin:participants_participant_transcript", args=[round_.participant_id])
+        return format_html(
+            '<a href="{}#round-{}">table {}</a>', url, round_.number, round_.table_id
+        )
 
 
 @admin.register(Participant)
@@ -370,12 +386,14 @@ class ParticipantAdmin(admin.ModelAdmin):
         "payment_amount",
         "bonus",
         "paid_at",
+        "transcript_link",
     ]
     list_filter = ["study", "status", "paid", "is_pilot", "condition"]
     search_fields = ["public_id", "prolific_pid", "recruiter_pid"]
     actions = ["mark_paid", "mark_dropped", "export_payment_sheet", "export_bonus_sheet"]
     inlines = [RoundInline]
     readonly_fields = [
+        "transcript_link",
         "public_id",
         "study",
         "condition",
@@ -409,6 +427,47 @@ class ParticipantAdmin(admin.ModelAdmin):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Participant]:
         return super().get_queryset(request).select_related("study")
+
+    # A participant's record is what the study recorded: staff read it (and act on it through
+    # the actions: mark paid, mark dropped out, delete), never edit it in a form.
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def get_urls(self) -> list[URLPattern]:
+        extra = [
+            path(
+                "<int:participant_id>/transcript/",
+                self.admin_site.admin_view(self.transcript_view),
+                name="participants_participant_transcript",
+            )
+        ]
+        return extra + super().get_urls()
+
+    def transcript_view(self, request: HttpRequest, participant_id: int) -> HttpResponse:
+        """Every round's game in order, with timings, rewards and the questionnaire; a replay
+        steps through each game one turn at a time. Read-only."""
+        participant = get_object_or_404(
+            Participant.objects.select_related("study"), pk=participant_id
+        )
+        if not self.has_view_permission(request, participant):
+            return HttpResponse("Not allowed", status=403)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "participant": participant,
+            "games": transcripts.transcript(participant),
+            "answers": transcripts.answers(participant),
+            "title": f"Transcript of {participant.public_id}",
+        }
+        return render(request, "participants/admin_transcript.html", context)
+
+    @admin.display(description="Transcript")
+    def transcript_link(self, p: Participant) -> str:
+        url = reverse("admin:participants_participant_transcript", args=[p.pk])
+        return format_html('<a href="{}">transcript</a>', url)
 
     @admin.display(description="Time spent")
     def time_spent_display(self, p: Participant) -> str:
