@@ -16,7 +16,8 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_http_methods, require_safe
 
-from studyapp.participants import assignment, flow, pilots, questionnaire, ratelimit
+from studyapp import ratelimit
+from studyapp.participants import assignment, flow, pilots, questionnaire
 from studyapp.participants.forms import ChecksForm, ConsentForm, PolicyForm, WithdrawForm
 from studyapp.participants.models import POLICY_MAX_LENGTH, Invite, Participant, Study
 
