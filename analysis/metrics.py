@@ -206,6 +206,57 @@ def settings_table(games: pd.DataFrame, baseline: str = "none") -> pd.DataFrame:
     return table
 
 
+TABLE2_COLUMNS = ["task", "setting", "model", "score", "improve_pct", "ci_low", "ci_high", "n"]
+
+
+def table2_rows(games: pd.DataFrame, baseline: str = "none") -> pd.DataFrame:
+    """Table 2 in long form, one row per task (game), setting and non-human player: the mean
+    reward (``score``), its Improve % against ``baseline`` (NaN for the baseline itself, a zero or
+    missing baseline, or an offline agent), a 95% interval of the score and the games ``n``.
+
+    The interval is Wilson's when every reward is 0 or 1 (Undercover wins, math answers), else
+    Student's t. Pass the scored games (:func:`scored`): ``analysis.summary.summarize`` does, and
+    both ``python -m games experiment``'s printed summary and ``python -m games reproduce`` read
+    this frame from it, so the terminal, the CSV and the report cannot disagree."""
+    agents = games[games["player_kind"] != "human"]
+    if agents.empty:
+        return pd.DataFrame(columns=TABLE2_COLUMNS)
+    rewards = agents["reward"].astype("float64")
+    stats = (
+        agents.assign(reward=rewards)
+        .groupby(["game", "setting", "player"], observed=True)["reward"]
+        .agg(score="mean", sd="std", n="count", wins="sum")
+        .reset_index()
+    )
+    binary = (
+        agents.assign(reward=rewards)
+        .groupby("game", observed=True)["reward"]
+        .agg(lambda r: bool(r.isin([0.0, 1.0]).all()))
+    )
+    half = half_width(stats["sd"], stats["n"])
+    low_t, high_t = stats["score"] - half, stats["score"] + half
+    low_w, high_w = wilson(stats["wins"], stats["n"])
+    is_binary = stats["game"].map(binary).astype(bool)
+    stats["ci_low"] = np.where(is_binary, low_w, low_t)
+    stats["ci_high"] = np.where(is_binary, high_w, high_t)
+    base = stats[stats["setting"] == baseline].set_index(["game", "player"])["score"]
+    offline = set(agents.loc[agents["player_kind"] == "offline", "player"])
+    stats["improve_pct"] = [
+        math.nan
+        if setting == baseline or player in offline
+        else improve_percent(score, base.get((game, player), math.nan))
+        for game, setting, player, score in stats[
+            ["game", "setting", "player", "score"]
+        ].itertuples(index=False)
+    ]
+    order = {name: i for i, name in enumerate(SETTING_ORDER)}
+    stats["_order"] = stats["setting"].map(lambda s: order.get(s, len(order)))
+    stats = stats.sort_values(["game", "player", "_order"], kind="stable")
+    out = stats.rename(columns={"game": "task", "player": "model"})
+    out["n"] = out["n"].astype("int64")
+    return out[TABLE2_COLUMNS].reset_index(drop=True)
+
+
 # Two-sided 95% quantiles of Student's t for 1..30 degrees of freedom (no scipy needed).
 T95 = (
     12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,

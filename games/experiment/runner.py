@@ -32,7 +32,7 @@ from games.cases import case_config, case_seed
 from games.experience import steps
 from games.experience.context import Experience, check_setting, experience_block, human_policy
 from games.experience.transcript import transcript
-from games.llm import render
+from games.llm import prompts, render
 from games.llm.agents import LLMAgent
 from games.llm.cache import ResponseCache
 from games.llm.providers import (
@@ -41,8 +41,8 @@ from games.llm.providers import (
     Provider,
     ProviderConfig,
     get_provider,
-    is_reasoning_model,
     model_options,
+    needs_reasoning_budget,
     parse_spec,
 )
 from games.llm.usage import Usage
@@ -52,6 +52,7 @@ DEFAULT_CASES = 32
 DEFAULT_SAMPLES = 3
 DEFAULT_ROUNDS = 50
 DEFAULT_EXPERIENCE_GAMES = 5
+EVALUATED_ROLES = ("normal", "difference")
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,12 @@ class ExperimentSpec:
     reasoning_effort: str | None = None
     thinking_budget: int | None = None
     memory_word_cap: int = steps.MEMORY_WORD_CAP  # the cumulative curator's length limit
+    # Undercover: which role the evaluated seat holds; None = any seat, drawn uniformly (so the
+    # difference 1/players of the time, as at a table of people).
+    evaluated_role: str | None = None
+    # Output budgets per model spec (the oracle and the other seats included), e.g.
+    # (("openai-compatible:deepseek-r1", 32768),); the evaluated model's max_tokens wins.
+    max_tokens_for: tuple[tuple[str, int], ...] = ()
 
     def __post_init__(self) -> None:
         get_engine(self.game)
@@ -87,6 +94,11 @@ class ExperimentSpec:
         self.options_for(self.model)  # raises on an unknown effort or a too small budget
         if self.memory_word_cap < 1:
             raise ValueError("memory_word_cap must be positive")
+        if self.evaluated_role is not None:
+            if self.game != "undercover":
+                raise ValueError("evaluated_role is for undercover only")
+            if self.evaluated_role not in EVALUATED_ROLES:
+                raise ValueError(f"evaluated_role must be one of {', '.join(EVALUATED_ROLES)}")
 
     @property
     def model_options(self) -> ModelOptions:
@@ -97,11 +109,12 @@ class ExperimentSpec:
         """Options for a model of this spec: the evaluated one's as set, any other's defaults."""
         if parse_spec(model)[0] == "offline":
             return ModelOptions()
+        budget = dict(self.max_tokens_for).get(model)
         if model != self.model:
-            return model_options(model)
+            return model_options(model, max_tokens=budget)
         return model_options(
             model,
-            max_tokens=self.max_tokens,
+            max_tokens=self.max_tokens or budget,
             reasoning_effort=self.reasoning_effort,
             thinking_budget=self.thinking_budget,
         )
@@ -132,6 +145,21 @@ def _seed(*parts: object) -> int:
 def warmup_seed(seed: int, sample: int, index: int) -> int:
     """The seed of the ``index``-th earlier game of a sample (never a test case)."""
     return _seed(seed, "warmup", sample, index)
+
+
+def evaluated_seat(game: str, seed: int, config: Config, role: str | None = None) -> int:
+    """The seat whose play is scored. Twenty Questions: the questioner. Undercover: a seat drawn
+    from a stream of its own (``seed`` salted), independent of the draw that placed the
+    difference, so it holds the difference word 1/players of the time; ``role`` restricts the
+    draw to the difference seat or the normal seats."""
+    if game != "undercover":
+        return 0
+    seats = list(range(config["players"]))
+    if role == "difference":
+        return config["difference_seat"]
+    if role == "normal":
+        seats.remove(config["difference_seat"])
+    return random.Random(_seed(seed, "evaluated-seat")).choice(seats)
 
 
 def record_key(record: dict[str, Any]) -> tuple[Any, ...]:
@@ -188,7 +216,7 @@ class Runner:
         config = self.config_for(spec)
         if options is not None and options != ModelOptions():
             config = replace(config, options=options)
-            if is_reasoning_model(spec) or options.thinking_budget:
+            if needs_reasoning_budget(spec) or options.thinking_budget:
                 config = replace(config, timeout=max(config.timeout, REASONING_TIMEOUT))
         return get_provider(spec, config, cache=self.cache)
 
@@ -244,9 +272,7 @@ class Runner:
         return agents
 
     def evaluated_seat(self, spec: ExperimentSpec, seed: int, config: Config) -> int:
-        if spec.game == "twenty-questions":
-            return 0
-        return random.Random(seed).randrange(config["players"])
+        return evaluated_seat(spec.game, seed, config, spec.evaluated_role)
 
     def engine_options(self, spec: ExperimentSpec) -> dict[str, Any]:
         return {"players": spec.players} if spec.game == "undercover" else {}
@@ -319,6 +345,7 @@ class Runner:
             "model_options": spec.model_options.as_dict(),
             "memory_word_cap": spec.memory_word_cap if spec.setting == "cumulative" else None,
             "policy": policy,
+            "prompts": prompts.fingerprint(),
             "started_at": started,
             "finished_at": finished,
         }
