@@ -44,6 +44,7 @@ from games.llm.providers import (
     close_clients,
     config_from_env,
 )
+from games.mathtest import GAME as MATH
 
 
 def add_experiment(commands: argparse._SubParsersAction) -> None:
@@ -55,7 +56,8 @@ def add_experiment(commands: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--config", type=Path, help="TOML grid of models × settings")
-    parser.add_argument("--game", choices=GAME_NAMES)
+    parser.add_argument("--game", choices=(*GAME_NAMES, MATH))
+    parser.add_argument("--math-tasks", type=Path, help="math: JSONL task file (TTRA's format)")
     parser.add_argument("--model", help="model spec, e.g. openai:gpt-4o or offline:infogain")
     parser.add_argument("--oracle", help="Twenty Questions oracle spec (default: the same model)")
     parser.add_argument("--setting", choices=SETTINGS, default="none")
@@ -149,6 +151,7 @@ def specs_from_args(args: argparse.Namespace) -> tuple[list[ExperimentSpec], Pat
         memory_word_cap=grid.get("memory_word_cap", args.memory_word_cap),
         evaluated_role=grid.get("evaluated_role", args.evaluated_role),
         max_tokens_for=args.max_tokens_for,
+        tasks=str(grid.get("tasks", args.math_tasks or "")) or None,
     )
     # Per-model options in a grid: [options."openai:o3"] max_tokens = 32000, reasoning_effort = "high"
     per_model = grid.get("options", {})
@@ -201,7 +204,10 @@ def use_prompts(folder: Path | None) -> None:
 def run(args: argparse.Namespace) -> int:
     use_prompts(args.prompts)
     args.max_tokens_for = tuple(args.max_tokens_for)
-    specs, out = specs_from_args(args)
+    try:
+        specs, out = specs_from_args(args)
+    except ValueError as err:  # a bad setting, role, budget or task file: nothing has run
+        raise SystemExit(f"error: {err}") from None
     configs: dict[str, ProviderConfig] = {}
 
     def config_for(spec: str) -> ProviderConfig:
