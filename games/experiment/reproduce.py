@@ -254,7 +254,12 @@ def plan_specs(args: argparse.Namespace) -> list[ExperimentSpec]:
 
 def write_outputs(target: str, records: list[dict[str, Any]], out: Path) -> list[Path]:
     """The target's CSV, Markdown and LaTeX table (and figure3's figure) from its records, all
-    through :func:`analysis.summary.summarize`, the analysis's one computation."""
+    through :func:`analysis.summary.summarize` (whose Table 2 is
+    :func:`games.experiment.summary.table2`).
+
+    The one place where ``games`` imports ``analysis`` (dependencies otherwise point from
+    ``analysis`` to ``games``): a command's last step, importing lazily, so the paper's layout and
+    Figure 3 are drawn by the code that draws them everywhere else."""
     from analysis import frames
     from analysis.plots import save_figure
     from analysis.report import cumulative_figure, table_latex, table_markdown
