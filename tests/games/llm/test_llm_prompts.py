@@ -102,3 +102,24 @@ def test_the_baseline_prompts_state_rules_and_format_only():
         lowered = shipped[name].lower()
         for coaching in ("narrow", "best", "single property", "fit the shared", "least"):
             assert coaching not in lowered, (name, coaching)
+
+
+def test_a_catalog_of_other_prompt_files_gets_the_same_overrides_and_hashes(tmp_path):
+    # Another component's prompt folder (the LWE judge's, say), with no manifest: the variables
+    # are the placeholders of its shipped files.
+    own = tmp_path / "judge"
+    own.mkdir()
+    (own / "vanilla.txt").write_text("Judge this:\n$case\nAnswer A or B.")
+    catalog = prompts.Catalog(own)
+    assert catalog.variables("vanilla") == ("case",)
+    exported = catalog.export(tmp_path / "out")
+    assert {p.name for p in exported} == {"vanilla.txt", "manifest.toml"}
+    (tmp_path / "out" / "vanilla.txt").write_text("Be strict.\n$case")
+    before = catalog.fingerprint()
+    catalog.use(tmp_path / "out")
+    assert catalog.render("vanilla", case="X") == "Be strict.\nX"
+    assert catalog.fingerprint()["sha256"] != before["sha256"]
+    (tmp_path / "out" / "vanilla.txt").write_text("no case here")
+    with pytest.raises(prompts.PromptSetError, match=r"missing \$case"):
+        catalog.use(tmp_path / "out")
+    assert prompts.fingerprint()["name"] == "shipped"  # the games' set is untouched
