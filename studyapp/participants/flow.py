@@ -67,7 +67,7 @@ DEFAULT_CHECKS = {
     ],
     "undercover": [
         {
-            "question": "What may your clue in a speaking round not do?",
+            "question": "In a clue round, what may your clue not do?",
             "options": [
                 "Describe your word in one sentence",
                 "Say your word or spell out its letters",
@@ -650,6 +650,17 @@ def sync_round(participant: Participant) -> None:
         mark_dropped(participant)
     elif next_step(participant) == "done":
         finish(participant)
+
+
+def book_table(table_id: int) -> None:
+    """A study table's game has just ended: book each person's round at once (their reward in
+    the running total, the study finished after the last round), so the end screen and the study
+    bar show the total with this game in it, not only after Continue."""
+    rounds = Round.objects.filter(
+        table_id=table_id, finished_at__isnull=True, participant__status__in=Participant.ACTIVE
+    )
+    for round_ in rounds.select_related("participant__study"):
+        sync_round(round_.participant)  # someone who has stopped is settled as they stopped
 
 
 def lobby_timed_out(participant: Participant) -> None:

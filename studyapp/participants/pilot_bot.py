@@ -10,7 +10,7 @@ pilot tests exactly what participants will meet.
 Scripted behaviour: a Twenty Questions questioner guesses the candidate words with the Guess
 control in the order the board lists them (so the round ends when it finds the word or runs out
 of questions); an oracle answers "No"; an Undercover player gives a new plain sentence in each
-speaking round and votes for the first seat the ballot offers. The questionnaire is answered from
+clue round and votes for the first seat the ballot offers. The questionnaire is answered from
 its page (:func:`questionnaire_answers`), the debrief read.
 
 No Django import here: the management command ``pilot`` gives the bots what they need (the

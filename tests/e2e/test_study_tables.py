@@ -108,12 +108,12 @@ def test_two_people_play_one_undercover_study_table_with_three_agents(site: Site
         expect(page.locator("#study-name")).to_have_text("Undercover together")
         page.get_by_label("The common word").check()
         page.click("#practice")
-        expect(page.locator("h1")).to_have_text("Round 1 of 1")
+        expect(page.locator("h1")).to_have_text("Game 1 of 1")
     alice.click("#play-round")
     expect(alice.locator("#lobby")).to_be_visible()
     expect(alice.locator("#lobby-filled")).to_contain_text("1 of 2")
     expect(alice.locator(".countdown")).to_be_visible()
-    expect(alice.locator("#study-round")).to_have_text("Round 1 of 1")
+    expect(alice.locator("#study-round")).to_have_text("Game 1 of 1")
     bob.click("#play-round")
     assert alice.url == bob.url  # one table for both people
     for page in (alice, bob):
