@@ -91,7 +91,7 @@ def test_every_participant_page_passes_axe_and_the_table_announces_moves_only(si
     checked(page, "instructions with a wrong answer")
     page.get_by_label("Yes, No or Invalid").check()
     page.click("#practice")
-    expect(page.locator("h1")).to_have_text("Round 1 of 1")
+    expect(page.locator("h1")).to_have_text("Game 1 of 1")
     checked(page, "round page")
 
     page.click("#play-round")
