@@ -15,9 +15,10 @@
     var status = document.getElementById('socket-status');
     if (status) {
       status.hidden = open;
+      // The page's language: the template puts both texts on the element.
       status.textContent = held
-        ? 'Connecting to the table… your move will be sent as soon as the connection is open.'
-        : 'Connecting to the table… you can move as soon as the connection is open.';
+        ? (status.dataset.held || 'Connecting to the table… your move will be sent as soon as the connection is open.')
+        : (status.dataset.waiting || 'Connecting to the table… you can move as soon as the connection is open.');
     }
   }
 
@@ -58,8 +59,10 @@
     var known = !typed || Array.prototype.some.call(list ? list.options : [], function (option) {
       return option.value.toLowerCase() === typed;
     });
-    input.setCustomValidity(known ? '' : '"' + input.value.trim() + '" is not one of the '
-      + (list ? list.options.length : '') + ' candidate words; pick a word from the list.');
+    var message = input.dataset.notCandidate
+      || 'WORD is not one of the COUNT candidate words; pick a word from the list.';
+    input.setCustomValidity(known ? '' : message.replace('WORD', '"' + input.value.trim() + '"')
+      .replace('COUNT', list ? list.options.length : ''));
   }
 
   document.addEventListener('input', function (event) {

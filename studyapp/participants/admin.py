@@ -141,6 +141,7 @@ class StudyAdmin(admin.ModelAdmin):
                     "slug",
                     "active",
                     "game",
+                    "language",
                     "rounds",
                     "estimated_minutes",
                     "oracle_spec",

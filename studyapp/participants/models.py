@@ -12,11 +12,14 @@ from datetime import timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from studyapp.participants import questionnaire
 
@@ -57,14 +60,15 @@ def validate_completion_url(value: str) -> None:
 
 
 def duration_text(minutes: int) -> str:
-    """'about 45 minutes', 'about 1 hour 5 minutes': how long a study takes, in words."""
+    """'about 45 minutes', 'about 1 hour 5 minutes': how long a study takes, in words (in the
+    language active now)."""
     hours, rest = divmod(minutes, 60)
     parts = []
     if hours:
-        parts.append(f"{hours} hour{'s' if hours > 1 else ''}")
+        parts.append(ngettext("%(n)d hour", "%(n)d hours", hours) % {"n": hours})
     if rest or not hours:
-        parts.append(f"{rest} minute{'s' if rest != 1 else ''}")
-    return "about " + " ".join(parts)
+        parts.append(ngettext("%(n)d minute", "%(n)d minutes", rest) % {"n": rest})
+    return _("about %(duration)s") % {"duration": " ".join(parts)}
 
 
 class Study(models.Model):
@@ -210,6 +214,13 @@ class Study(models.Model):
         blank=True,
         help_text="For people whose lobby timed out before a table formed; paid for their time.",
     )
+    language = models.CharField(
+        max_length=8,
+        choices=settings.LANGUAGES,
+        default="en",
+        help_text="The language of the participant pages and game pages (consent, instructions "
+        "and questions are shown as written: write them in this language).",
+    )
     active = models.BooleanField(default=True, help_text="Inactive studies accept nobody new.")
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -233,6 +244,15 @@ class Study(models.Model):
         problem = check_list_problem(self.checks)
         if problem:
             errors.setdefault("checks", []).append(problem)
+        if (
+            self.language != "en"
+            and self.game == "twenty-questions"
+            and self.oracle_spec.startswith("offline:")
+        ):
+            errors.setdefault("language", []).append(
+                "The offline oracle reads English questions only: a Twenty Questions study in "
+                "another language needs a model oracle (e.g. openai:gpt-4o-mini)."
+            )
         try:
             self.questionnaire = questionnaire.validate(self.questionnaire)
         except questionnaire.QuestionnaireError as err:
@@ -273,15 +293,17 @@ class Study(models.Model):
 
     @property
     def recruiter_name(self) -> str:
-        return "Prolific" if "prolific" in self.completion_url.lower() else "the recruitment site"
+        return (
+            "Prolific" if "prolific" in self.completion_url.lower() else _("the recruitment site")
+        )
 
     @property
     def return_instruction(self) -> str:
         """What people who cannot take part do instead of entering a code (Prolific's way)."""
-        return (
-            f"Please return the study on {self.recruiter_name} (the Return button on the study's "
-            "page there), so your place goes to someone else. You need no completion code."
-        )
+        return _(
+            "Please return the study on %(recruiter)s (the Return button on the study's page "
+            "there), so your place goes to someone else. You need no completion code."
+        ) % {"recruiter": self.recruiter_name}
 
     def progress(self) -> dict[str, int]:
         """Counts for the admin's live view of the study."""
@@ -550,10 +572,10 @@ class Participant(models.Model):
         """What the code is called on the last page: the recruiter pays each kind differently, so
         someone who stopped early must not read that they completed the study."""
         if self.status in (self.Status.DROPPED, self.Status.WITHDRAWN, self.Status.LOBBY_TIMEOUT):
-            return "Your code for the time you gave"
+            return _("Your code for the time you gave")
         if self.status in (self.Status.DECLINED, self.Status.SCREENED):
-            return "Your code"
-        return "Your completion code"
+            return _("Your code")
+        return _("Your completion code")
 
     def settle_payment(self) -> None:
         """Fix what is owed when the person stops: the full amount plus the bonus rule for those

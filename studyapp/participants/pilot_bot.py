@@ -39,7 +39,7 @@ SEQ_RE = re.compile(r'data-seq="(\d+)"')
 STATUS_RE = re.compile(r'data-status="(\w+)"')
 TARGET_RE = re.compile(r'name="target" value="(\d+)"')
 ANSWER_RE = re.compile(r'name="answer" value="([^"]+)"')
-CANDIDATES_RE = re.compile(r"Candidate words</summary>\s*<p[^>]*>(.*?)</p>", re.S)
+CANDIDATES_RE = re.compile(r'id="candidates"><summary>[^<]*</summary>\s*<p[^>]*>(.*?)</p>', re.S)
 ROUND_TIMEOUT_SECONDS = 900
 
 

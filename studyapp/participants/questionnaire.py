@@ -1,6 +1,7 @@
 """The questionnaire after the rounds: items defined in the study file (``[[questionnaire]]``) or
-the admin, answers read from a posted form, attention checks judged. Plain Python: the view turns
-a posted form into a mapping and calls :func:`read_answers`; the flow stores what it returns.
+the admin, answers read from a posted form, attention checks judged. Plain functions (Django only
+for translating what participants read): the view turns a posted form into a mapping and calls
+:func:`read_answers`; the flow stores what it returns.
 
 An item is a mapping with
 
@@ -20,20 +21,30 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
+
 from studyapp.text import character_problem
 
 KINDS = ("choice", "multi", "likert", "text", "number")
 LIKERT = [
-    "Strongly disagree",
-    "Disagree",
-    "Neither agree nor disagree",
-    "Agree",
-    "Strongly agree",
+    gettext_noop("Strongly disagree"),
+    gettext_noop("Disagree"),
+    gettext_noop("Neither agree nor disagree"),
+    gettext_noop("Agree"),
+    gettext_noop("Strongly agree"),
 ]
 ITEM_KEYS = {"id", "question", "kind", "options", "required", "expected", "min", "max"}
 ID = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 TEXT_MAX = 2000
 FAILURE_POLICIES = ("flag", "screen")
+# What a participant reads for each problem with an answer (translated when shown).
+ANSWER_PROBLEMS = {
+    "choose one of the options": gettext_noop("Please choose one of the options."),
+    "choose among the options": gettext_noop("Please choose among the options."),
+    "give a number": gettext_noop("Please give a number."),
+    "give a text": gettext_noop("Please give a text."),
+}
 
 
 class QuestionnaireError(ValueError):
@@ -42,7 +53,7 @@ class QuestionnaireError(ValueError):
 
 def options_of(item: Mapping[str, Any]) -> list[str]:
     if item.get("kind") == "likert" and not item.get("options"):
-        return list(LIKERT)
+        return [_(label) for label in LIKERT]  # in the study's language
     return [str(o) for o in item.get("options") or []]
 
 
@@ -137,38 +148,44 @@ def read_answers(
         values = [v for v in posted.get(f"q_{item_id}", []) if v.strip()]
         if not values:
             if item.get("required", True):
-                errors[item_id] = "Please answer this question."
+                errors[item_id] = _("Please answer this question.")
             continue
         if kind == "multi":
             answer: Any = list(dict.fromkeys(values))
         elif len(values) > 1:
-            errors[item_id] = "Please give one answer."
+            errors[item_id] = _("Please give one answer.")
             continue
         elif kind == "number":
             try:
                 answer = float(values[0].strip().replace(",", "."))
             except ValueError:
-                errors[item_id] = "Please give a number."
+                errors[item_id] = _("Please give a number.")
                 continue
             if answer != answer or answer in (float("inf"), float("-inf")):
-                errors[item_id] = "Please give a number."
+                errors[item_id] = _("Please give a number.")
                 continue
             if answer.is_integer():
                 answer = int(answer)
+            if "min" in item and answer < item["min"]:
+                errors[item_id] = _("Please give a number of at least %(n)s.") % {"n": item["min"]}
+                continue
+            if "max" in item and answer > item["max"]:
+                errors[item_id] = _("Please give a number of at most %(n)s.") % {"n": item["max"]}
+                continue
         elif kind == "text":
             answer = values[0].strip()
             if len(answer) > TEXT_MAX:
-                errors[item_id] = f"Please keep it under {TEXT_MAX} characters."
+                errors[item_id] = _("Please keep it under %(n)d characters.") % {"n": TEXT_MAX}
                 continue
             problem = character_problem(answer)
             if problem:
-                errors[item_id] = f"This cannot be accepted: {problem}."
+                errors[item_id] = _("This cannot be accepted: %(problem)s.") % {"problem": problem}
                 continue
         else:
             answer = values[0]
         problem = _answer_problem(item, answer)
         if problem:
-            errors[item_id] = f"Please {problem}."
+            errors[item_id] = _(ANSWER_PROBLEMS.get(problem, problem))
             continue
         answers[item_id] = answer
     return ({} if errors else answers), errors

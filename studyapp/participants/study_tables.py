@@ -45,6 +45,8 @@ def table_options(participant: Participant, number: int, design: dict[str, Any])
         "person_seats": designs.person_seats(design),
         # A shared table has one Continue link for everyone: it finds each browser's participant.
         "return_url": reverse("participants:continue", args=[study.slug]),
+        # The language the table's pages and boards are shown in (the study's).
+        "language": study.language,
     }
     if study.game == "undercover":
         options.update(

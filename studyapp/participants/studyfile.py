@@ -28,6 +28,7 @@ SCALAR_FIELDS = [
     "slug",
     "title",
     "game",
+    "language",
     "active",
     "version",
     "rounds",

@@ -14,6 +14,8 @@ from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
+from django.utils.translation import gettext as _
+from django.utils.translation import override
 from django.views.decorators.http import require_http_methods, require_safe
 
 from studyapp import ratelimit
@@ -72,13 +74,17 @@ def participant_page(step: str | None) -> Callable[[ParticipantView], Callable[.
         def wrapper(request: HttpRequest, public_id: str) -> HttpResponse:
             participant = flow.owned_participant(request.session, public_id)
             if participant is None:
-                return not_found(request, "This page does not belong to this browser.")
+                return not_found(request, _("This page does not belong to this browser."))
             flow.touch(participant)
+            with override(participant.study.language):
+                return _step(request, participant)
+
+        def _step(request: HttpRequest, participant: Participant) -> HttpResponse:
             if step is not None and flow.next_step(participant) != step:
                 if request.method == "POST":
                     if flow.next_step(participant) == "consent":
-                        return refused(request, "Please read and accept the consent form first.")
-                    return refused(request, "That step is not open to you now.")
+                        return refused(request, _("Please read and accept the consent form first."))
+                    return refused(request, _("That step is not open to you now."))
                 return redirect(step_url(participant))
             return view(request, participant)
 
@@ -98,7 +104,14 @@ def study_link(request: HttpRequest, slug: str) -> HttpResponse:
     # submission's SESSION_ID or their resume link), so closing a study never strands anyone.
     study = Study.objects.filter(slug=slug).first()
     if study is None:
-        return not_found(request, "There is no open study at this address. Please check the link.")
+        return not_found(
+            request, _("There is no open study at this address. Please check the link.")
+        )
+    with override(study.language):
+        return _study_link(request, study)
+
+
+def _study_link(request: HttpRequest, study: Study) -> HttpResponse:
     existing = flow.session_participant(request.session, study)
     if existing is not None:
         return redirect(step_url(existing))
@@ -114,7 +127,9 @@ def study_link(request: HttpRequest, slug: str) -> HttpResponse:
         flow.resumed_participant(study, resume) if resume else None
     )
     if returning is None and not study.active:
-        return not_found(request, "There is no open study at this address. Please check the link.")
+        return not_found(
+            request, _("There is no open study at this address. Please check the link.")
+        )
     if returning is None and assignment.is_full(study, pilot=pilot):
         return study_full(request, study)
     if request.method == "POST":
@@ -142,7 +157,7 @@ def continue_study(request: HttpRequest, slug: str) -> HttpResponse:
     study = Study.objects.filter(slug=slug).first()
     participant = flow.session_participant(request.session, study) if study else None
     if participant is None:
-        return not_found(request, "This page does not belong to this browser.")
+        return not_found(request, _("This page does not belong to this browser."))
     return redirect(step_url(participant))
 
 
@@ -151,17 +166,22 @@ def invite_link(request: HttpRequest, token: str) -> HttpResponse:
     """A personal link: the browser that presses Start owns it; opening it again there resumes."""
     invite = Invite.objects.select_related("study").filter(token=token).first()
     if invite is None or not invite.study.active:
-        return not_found(request, "This invitation link is not valid. Please check the link.")
+        return not_found(request, _("This invitation link is not valid. Please check the link."))
     try:
         if request.method == "POST":
             participant = flow.claim_invite(request.session, invite)
         else:
             participant = flow.invite_owner(request.session, invite)
     except flow.InviteTaken:
-        return refused(request, "This personal link has already been used in another browser.")
+        with override(invite.study.language):
+            return refused(
+                request, _("This personal link has already been used in another browser.")
+            )
     if participant is not None:
         return redirect(step_url(participant))
-    return render(request, "participants/welcome.html", {"study": invite.study, "invite": invite})
+    with override(invite.study.language):
+        context = {"study": invite.study, "invite": invite}
+        return render(request, "participants/welcome.html", context)
 
 
 @participant_page(None)
@@ -282,9 +302,10 @@ def recruiter_return(request: HttpRequest, slug: str) -> HttpResponse:
     (that would let anyone try guesses until one is the finished code)."""
     study = Study.objects.filter(slug=slug).first()
     if study is None:
-        return not_found(request, "There is no study at this address. Please check the link.")
+        return not_found(request, _("There is no study at this address. Please check the link."))
     context = {"study": study, "code": request.GET.get("cc", "")[:64]}
-    return render(request, "participants/recruiter_return.html", context)
+    with override(study.language):
+        return render(request, "participants/recruiter_return.html", context)
 
 
 @participant_page("done")

@@ -14,9 +14,10 @@ from functools import cache
 from typing import Any
 
 from django.template.loader import render_to_string
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.html import escape
 from django.utils.safestring import SafeString
+from django.utils.translation import gettext_noop
 
 from studyapp.tables.models import Seat, Table
 from studyapp.tables.services import TableState
@@ -152,8 +153,19 @@ def staff_seats(snap: TableState) -> list[dict[str, Any]]:
 def render_board(snap: TableState, seat: int | None, error: str | None = None) -> str:
     """The board a socket pushes. At a study table whose game is over it carries the study bar's
     running total too, swapped into the page by id like the board."""
-    context = board_context(snap, seat, error)
-    html = render_to_string("tables/_board.html", context)
-    if context.get("study_total") is not None:
-        html += render_to_string("participants/_study_total.html", context)
+    with translation.override(table_language(snap.table)):
+        context = board_context(snap, seat, error)
+        html = render_to_string("tables/_board.html", context)
+        if context.get("study_total") is not None:
+            html += render_to_string("participants/_study_total.html", context)
     return html
+
+
+def table_language(table: Any) -> str:
+    """The language a table is shown in: its study's (``options["language"]``), else English."""
+    return str((table.options or {}).get("language") or "en")
+
+
+# The oracle's answers and a clue's "passed" are shown through {% translate %} with a variable;
+# listed here so that makemessages collects them.
+SHOWN_WORDS = [gettext_noop("Yes"), gettext_noop("No"), gettext_noop("Invalid")]
