@@ -123,6 +123,7 @@ def test_the_cli_writes_the_table_and_figures(tmp_path, curves_from):
     names = {p.name for p in (tmp_path / "out").iterdir()}
     expected = {"table.md", "table.html", "table.csv", "curves.csv", "differences.csv"}
     expected |= {"participants.csv", "human_curves.csv", "human_mean.csv", "win_rates.csv"}
+    expected |= {"condition_means.csv"}
     expected |= {
         f"{kind}-twenty-questions.{ext}"
         for kind in ("cumulative", "study")

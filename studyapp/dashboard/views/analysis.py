@@ -68,12 +68,13 @@ def page(request: HttpRequest, slug: str | None = None) -> HttpResponse:
                 "stem": stem,
                 "title": _figure_title(stem),
                 "links": [
-                    (ext.upper(), _url("figure", slug, name=f"{stem}.{ext}"))
+                    (ext.upper(), _figure_url(slug, f"{stem}.{ext}", key))
                     for ext in (*FIGURE_FORMATS, "csv")
                 ],
-                "png": _url("figure", slug, name=f"{stem}.png"),
+                "png": _figure_url(slug, f"{stem}.png", key),
             }
             for stem in payload.get("figures", [])
+            for key in [payload.get("figure_keys", {}).get(stem, result.version)]
         ],
         "tables_zip": _url("figure", slug, name="tables.zip"),
         "downloads": [(f, _url("download", slug, format=f)) for f in FORMATS],
@@ -89,13 +90,19 @@ def page(request: HttpRequest, slug: str | None = None) -> HttpResponse:
     return render(request, "dashboard/analysis.html", context)
 
 
+def _figure_url(slug: str | None, name: str, key: str) -> str:
+    """A figure's file, its URL keyed by what the figure draws (``?v=``: the hash of its data),
+    so a new figure is a new URL and no browser shows one kept from before."""
+    return f"{_url('figure', slug, name=name)}?v={key}"
+
+
 def _figure_title(stem: str) -> str:
     kind, _, game = stem.partition("-")
     game = {"twenty-questions": "Twenty Questions", "undercover": "Who is Undercover"}.get(
         game, game
     )
     titles = {
-        "study": "People and models",
+        "study": "People by condition, and the model arm",
         "cumulative": "Models with and without experience",
         "roles": "Win rate by role",
     }
@@ -123,7 +130,13 @@ def figure(request: HttpRequest, name: str, slug: str | None = None) -> FileResp
     if not path.is_file():
         raise Http404("no such file")
     kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-    return FileResponse(path.open("rb"), content_type=kind)
+    response = FileResponse(path.open("rb"), content_type=kind)
+    key = (result.payload or {}).get("figure_keys", {}).get(name.rsplit(".", 1)[0])
+    if key is not None and request.GET.get("v") == key:  # this URL always names these bytes
+        response["Cache-Control"] = "private, max-age=31536000, immutable"
+    else:
+        response["Cache-Control"] = "no-cache"
+    return response
 
 
 @staff_member_required
