@@ -197,3 +197,25 @@ def test_a_figure_url_is_keyed_by_what_it_draws(staff, django_capture_on_commit_
     data = after.replace(".png?", ".csv?").replace("&amp;", "&")
     drawn = b"".join(staff.get(data).streaming_content).decode()
     assert "offline:infogain, w/o Policy" in drawn
+
+
+def test_the_model_arm_form_offers_only_agents_of_the_game_and_refuses_one_that_would_fail(staff):
+    """An Undercover study: the form proposes the Undercover agent, and a Twenty Questions agent
+    (which would fail at once in every job) is refused with the reason, starting no job."""
+    study = Study.objects.create(
+        slug="uc-arm", title="UC", game="undercover", rounds=2, consent_text="ok", seed=3
+    )
+    page = staff.get(reverse("dashboard:analysis_study", args=[study.slug])).content.decode()
+    assert 'name="models" value="offline:descriptor"' in page
+    assert "offline:infogain" not in page
+    url = reverse("dashboard:analysis_study_model_arm", args=[study.slug])
+    for model, reason in [
+        ("offline:infogain", "offline:infogain cannot play this study&#x27;s game (undercover)"),
+        ("gpt-4o", "a model is written provider:name"),
+        ("acme:m", "unknown provider &#x27;acme&#x27;"),
+    ]:
+        response = staff.post(
+            url, {"models": f"offline:descriptor {model}", "settings": ["none"]}, follow=True
+        )
+        assert reason in response.content.decode(), model
+    assert not Job.objects.exists()
