@@ -75,6 +75,7 @@ CONDITION_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56
 CONDITION_MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 CONDITION_STYLES = ("-", "--", "-.", (0, (1, 1)))
 HATCHES = ("", "//", "..", "xx", "\\\\", "++")
+FILLS = ("white", "#bbbbbb", "#e6e6e6", "#8c8c8c")  # light enough for black error bars
 FORMATS = ("png", "svg", "pdf")
 
 
@@ -319,7 +320,8 @@ def bars_figure(
     title: str = "",
     panels: dict[str, dict[str, list[tuple[str, float, float, float]]]] | None = None,
 ) -> Figure:
-    """Grouped bars with 95% error bars: ``{group (x tick): [(series, value, low, high), ...]}``,
+    """Grouped bars with 95% error bars: ``{group (x tick): [(series, value, low, high[, n]), ...]}``
+    (``n``, the games behind a bar, is written above its interval),
     or several such ``panels`` side by side (titled by their keys). A series keeps its hatch and
     grey in every panel; the legend is built from the bars drawn. The y axis runs from 0 to 1."""
     with venue_style():
@@ -341,22 +343,30 @@ def _bars_figure(panels, ylabel) -> Figure:
         width = 0.8 / max(len(here), 1)
         for i, name in enumerate(here):
             k = series.index(name)
-            xs, ys, errs = [], [], [[], []]
+            xs, ys, errs, ns = [], [], [[], []], []
             for x, bars in enumerate(groups.values()):
-                for label, value, low, high in bars:
+                for label, value, low, high, *n in bars:
                     if label == name:
                         xs.append(x + (i - (len(here) - 1) / 2) * width)
                         ys.append(value)
                         errs[0].append(max(value - low, 0.0))
                         errs[1].append(max(high - value, 0.0))
+                        ns.append((high, n[0] if n else None))
             drawn = ax.bar(
-                xs, ys, width, label=name, color=GREYS[k % len(GREYS)] if k else "white",
-                edgecolor="black", hatch=HATCHES[k % len(HATCHES)], yerr=errs, capsize=2,
-                linewidth=0.6, error_kw={"elinewidth": 0.8},
+                xs, ys, width, label=name, color=FILLS[k % len(FILLS)], edgecolor="black",
+                hatch=HATCHES[k % len(HATCHES)], yerr=errs, capsize=2, linewidth=0.6,
+                error_kw={"elinewidth": 0.8},
             )  # fmt: skip
+            for x, (high, n) in zip(xs, ns, strict=True):
+                if n is not None:  # the games behind the bar, above its interval
+                    ax.annotate(
+                        f"n={int(n)}", (x, high), xytext=(0, 2), textcoords="offset points",
+                        ha="center", fontsize=6,
+                    )  # fmt: skip
             legend.setdefault(name, drawn)
         ax.set_xticks(range(len(groups)), list(groups))
-        ax.set_ylim(0, 1)
+        ax.set_ylim(0, 1.08)  # room for the n above an interval that reaches 1
+        ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
         if title:
             ax.set_title(title)
         ax.grid(True, axis="y", color="#dddddd", linewidth=0.4)

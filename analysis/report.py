@@ -271,7 +271,8 @@ def cumulative_figure(
             if len(part := rows[rows["setting"] == setting])
         ]  # fmt: skip
         samples = sorted({int(k) for line in lines for k in line.n or () if pd.notna(k)})
-        title = f"{player} (n = {samples[-1] if samples else 0} samples)"
+        most = samples[-1] if samples else 0
+        title = f"{player} (n = {most} sample{'' if most == 1 else 's'})"
         panels[title] = lines
         drawn += [(title, line) for line in lines]
     return curves_figure(panels), _data(drawn)
@@ -291,12 +292,18 @@ def roles_figure(summary: Summary, game: str = "undercover") -> tuple[Figure, pd
         else:
             series.append(_model_label(row.who, row.setting))
     rates = rates.assign(series=series)
-    panels: dict[str, dict[str, list[tuple[str, float, float, float]]]] = {}
+    panels: dict[str, dict[str, list[tuple]]] = {}
     titles = {metrics.PEOPLE_TABLES: "At people's tables", metrics.MODEL_ARM: "Model arm"}
+    arms = {metrics.PEOPLE_TABLES: 0, metrics.MODEL_ARM: 1}
+    roles = sorted(set(rates["role"]), key=lambda role: (role == "all", role))
+    rates = rates.assign(
+        _arm=rates["arm"].map(arms).fillna(2), _role=rates["role"].map(roles.index)
+    ).sort_values(["_arm", "_role"], kind="stable")
+    rates = rates.drop(columns=["_arm", "_role"]).reset_index(drop=True)
     for row in rates.itertuples(index=False):
         panel = f"{titles.get(row.arm, row.arm)}: {GAME_LABELS.get(game, game)}"
         panels.setdefault(panel, {}).setdefault(row.role, []).append(
-            (row.series, row.win_rate, row.low, row.high)
+            (row.series, row.win_rate, row.low, row.high, row.games)
         )
     data = pd.DataFrame(
         {

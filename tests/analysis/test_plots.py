@@ -4,6 +4,7 @@ and files a venue accepts."""
 import re
 
 from matplotlib.colors import to_hex
+from matplotlib.container import BarContainer
 
 from analysis import report
 from analysis.frames import games_frame
@@ -180,6 +181,13 @@ def test_undercover_keeps_peoples_tables_and_the_model_arm_apart_with_wilson_int
         "Model arm: Who is Undercover",
     }
     assert set(data.columns) >= {"condition", "series", "t", "mean", "low", "high", "n"}
+    # Every bar drawn is a row of the CSV, in its panel, and the legend names what is drawn.
+    for ax in figure.axes:
+        rows = data[data["panel"] == ax.get_title()]
+        bars = [c for c in ax.containers if isinstance(c, BarContainer)]
+        assert {c.get_label() for c in bars} == set(rows["series"]), ax.get_title()
+        assert sum(len(c.patches) for c in bars) == len(rows)
+    assert set(legend_entries(figure)) == set(data["series"])
     # The settings table (the model arm) reads the agents-only games only.
     assert summary.table.loc[("undercover", "none", "mean"), "offline:kb"] == 0.5
 
