@@ -184,12 +184,12 @@ def n_text(n: Sequence[int] | None) -> str:
     return " (n at each point)" if known else ""
 
 
-def legend_text(line: Line, same_as: str = "", n: Sequence[int] | None = None) -> str:
+def legend_text(line: Line, overlap: str = "", n: Sequence[int] | None = None) -> str:
     """What the legend says of a line: its legend (or label), its n (``n``: every n the series
-    has in the figure, when it is drawn in several panels), and the series it covers."""
+    has in the figure, when it is drawn in several panels), and the series it lies over."""
     said = line.kind != "thin" and line.say_n
     text = (line.legend or line.label) + (n_text(line.n if n is None else n) if said else "")
-    return f"{text} [same curve as {same_as}]" if same_as else text
+    return f"{text} [{overlap}]" if overlap else text
 
 
 def _figure_n(panels: dict[str, list[Line]]) -> dict[str, list[int]]:
@@ -203,19 +203,24 @@ def _figure_n(panels: dict[str, list[Line]]) -> dict[str, list[int]]:
     return out
 
 
+OVERLAP = 0.01  # model curves closer than this at every round hide one another
+
+
 def _coinciding(lines: list[Line]) -> dict[int, str]:
-    """Model lines drawn exactly over an earlier one of the panel: index -> that line's label."""
+    """Model lines drawn over an earlier one of the panel: index -> what the legend adds, ``same
+    curve as X`` when equal, ``within 0.01 of X`` when closer than :data:`OVERLAP` everywhere."""
     out: dict[int, str] = {}
     for i, line in enumerate(lines):
         if line.kind != "normal":
             continue
         for earlier in lines[:i]:
-            if (
-                earlier.kind == "normal"
-                and list(earlier.t) == list(line.t)
-                and np.allclose(earlier.values, line.values, atol=1e-12, equal_nan=True)
-            ):
-                out[i] = earlier.label
+            if earlier.kind != "normal" or list(earlier.t) != list(line.t):
+                continue
+            if np.allclose(earlier.values, line.values, atol=1e-12, equal_nan=True):
+                out[i] = f"same curve as {earlier.label}"
+                break
+            if np.allclose(earlier.values, line.values, atol=OVERLAP, rtol=0, equal_nan=True):
+                out[i] = f"within {OVERLAP} of {earlier.label}"
                 break
     return out
 

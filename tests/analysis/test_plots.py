@@ -210,3 +210,17 @@ def test_figures_are_sized_for_venues_and_a_pdf_made_twice_is_the_same_bytes(tmp
     assert b"CreationDate" not in pdf
     sizes = {text.get_fontsize() for ax in study.axes for text in (ax.title, ax.xaxis.label)}
     assert sizes == {8.0}
+
+
+def test_model_curves_that_hide_one_another_say_so_in_the_legend():
+    lines = [
+        Line("a, w/o Policy", [1, 2], [0.30, 0.31], n=[3, 3]),
+        Line("a, w/ Cumulative Policy", [1, 2], [0.305, 0.312], n=[3, 3]),
+        Line("b, w/o Policy", [1, 2], [0.10, 0.50], n=[3, 3]),
+    ]
+    texts = legend_entries(curves_figure({"Model arm": lines}))
+    assert texts == [
+        "a, w/o Policy (n = 3)",
+        "a, w/ Cumulative Policy (n = 3) [within 0.01 of a, w/o Policy]",
+        "b, w/o Policy (n = 3)",
+    ]
