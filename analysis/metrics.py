@@ -322,16 +322,16 @@ def people_tables(games: pd.DataFrame) -> pd.Series:
     at people's tables and the model arm's games are different populations: never pooled."""
     if games.empty:
         return pd.Series(False, index=games.index, dtype=bool)
-    human = games["player_kind"].eq("human").fillna(False).astype(bool)
-    tables = set(games.loc[human, "table"])
-    return games["table"].isin(tables).astype(bool)
+    human = (games["player_kind"] == "human").fillna(False).to_numpy(dtype=bool)
+    codes, _ = pd.factorize(games["table"])  # compare integer codes, not text
+    return pd.Series(np.isin(codes, np.unique(codes[human])), index=games.index)
 
 
 def conditions_of(games: pd.DataFrame) -> pd.Series:
     """The study condition of each row as text, empty where there is none (one arm)."""
     if "condition" not in games:
         return pd.Series("", index=games.index, dtype=object)
-    return games["condition"].astype(object).where(games["condition"].notna(), "").astype(str)
+    return games["condition"].astype("string").fillna("")
 
 
 def condition_mean_curves(games: pd.DataFrame) -> pd.DataFrame:
