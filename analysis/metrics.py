@@ -314,6 +314,51 @@ def participant_summary(games: pd.DataFrame) -> pd.DataFrame:
     return table[columns]
 
 
+def people_tables(games: pd.DataFrame) -> pd.Series:
+    """Per row, whether its game was played at a table where a person sat (a study round, a
+    visitor's game), as against a game of agents only (a model arm, an experiment). Agents' seats
+    at people's tables and the model arm's games are different populations: never pooled."""
+    if games.empty:
+        return pd.Series(False, index=games.index, dtype=bool)
+    human = (games["player_kind"] == "human").fillna(False).to_numpy(dtype=bool)
+    codes, _ = pd.factorize(games["table"])  # compare integer codes, not text
+    return pd.Series(np.isin(codes, np.unique(codes[human])), index=games.index)
+
+
+def conditions_of(games: pd.DataFrame) -> pd.Series:
+    """The study condition of each row as text, empty where there is none (one arm)."""
+    if "condition" not in games:
+        return pd.Series("", index=games.index, dtype=object)
+    return games["condition"].astype("string").fillna("")
+
+
+def condition_mean_curves(games: pd.DataFrame) -> pd.DataFrame:
+    """Per game, condition and round t: the mean of the participants' R(t) in that condition,
+    with a 95% t-interval and ``n``, the participants who played round t (columns game,
+    condition, t, R, n, low, high). The condition is empty in a study of one arm."""
+    columns = ["game", "condition", "t", "R", "n", "low", "high"]
+    humans = games[games["player_kind"] == "human"]
+    if humans.empty:
+        return pd.DataFrame(columns=columns)
+    humans = humans.assign(condition=conditions_of(humans))
+    return mean_of_curves(player_curves(humans, by=("game", "condition", "player")))
+
+
+def mean_of_curves(curves: pd.DataFrame) -> pd.DataFrame:
+    """The mean R(t) of players' curves (:func:`player_curves` with a ``condition`` column) per
+    game, condition and t, with a 95% t-interval and ``n``, the players behind each point."""
+    columns = ["game", "condition", "t", "R", "n", "low", "high"]
+    if curves.empty:
+        return pd.DataFrame(columns=columns)
+    out = curves.groupby(["game", "condition", "t"], observed=True)["R"].agg(
+        R="mean", sd="std", n="count"
+    )
+    out = out.reset_index()
+    half = half_width(out["sd"], out["n"])
+    out["low"], out["high"] = _bounded(out["R"] - half), _bounded(out["R"] + half)
+    return out[columns]
+
+
 def human_mean_curve(games: pd.DataFrame) -> pd.DataFrame:
     """Per game and round t: the participants' mean cumulative reward with a 95% t-interval over
     the participants who played round t (columns game, t, R, n, low, high)."""
@@ -373,24 +418,36 @@ def wilson(wins: pd.Series, n: pd.Series, z: float = Z95) -> tuple[pd.Series, pd
 
 
 def role_win_rates(games: pd.DataFrame) -> pd.DataFrame:
-    """Undercover: win rate per role for people (every human together) and for each model and
-    setting, with Wilson 95% intervals. Columns game, who, setting, role, games, wins, win_rate,
-    low, high."""
+    """Undercover: win rate per role, with Wilson 95% intervals, for the people (per condition
+    when the study has several) and for each agent and setting, keeping apart the games at
+    people's tables (``arm`` ``people's tables``: the people, and the agents seated with them)
+    and the games of agents only (``arm`` ``model arm``). Columns game, arm, who, condition,
+    setting, role, games, wins, win_rate, low, high."""
     played = games[games["win"].notna()].copy()
-    columns = ["game", "who", "setting", "role", "games", "wins", "win_rate", "low", "high"]
+    columns = [
+        "game", "arm", "who", "condition", "setting", "role", "games", "wins", "win_rate",
+        "low", "high",
+    ]  # fmt: skip
     if played.empty:
         return pd.DataFrame(columns=columns)
-    played["who"] = np.where(played["player_kind"] == "human", "people", played["player"])
-    played["setting"] = np.where(played["player_kind"] == "human", "", played["setting"])
+    human = (played["player_kind"] == "human").to_numpy()
+    played["arm"] = np.where(people_tables(played), PEOPLE_TABLES, MODEL_ARM)
+    played["who"] = np.where(human, "people", played["player"])
+    played["condition"] = np.where(human, conditions_of(played), "")
+    played["setting"] = np.where(human, "", played["setting"])
     played["won"] = played["win"].astype("float64")
     out = (
-        played.groupby(["game", "who", "setting", "role"], observed=True)["won"]
+        played.groupby(["game", "arm", "who", "condition", "setting", "role"], observed=True)["won"]
         .agg(games="size", wins="sum")
         .reset_index()
     )
     out["win_rate"] = out["wins"] / out["games"]
     out["low"], out["high"] = wilson(out["wins"], out["games"])
     return out[columns]
+
+
+PEOPLE_TABLES = "people's tables"
+MODEL_ARM = "model arm"
 
 
 def comparability(games: pd.DataFrame) -> list[str]:

@@ -145,9 +145,21 @@ def export_tables(
             resources.append(resource(writer, docs[frame]))
             written.append(writer.path)
     written.append(write_datapackage(out, resources, title, name=name))
-    (out / "README.md").write_text(readme(resources, title), encoding="utf-8")
+    drawn = {p.stem for p in report if p.suffix == ".png"}
+    figures = sorted(p.name for p in report if p.suffix == ".csv" and p.stem in drawn)
+    (out / "README.md").write_text(readme(resources, title) + _analysis_note(figures), "utf-8")
     written.append(out / "README.md")
     return written + report
+
+
+def _analysis_note(figures: list[str]) -> str:
+    """The README's section on ``analysis/``: the tables and the figures with their data."""
+    listed = "".join(f"- `analysis/{name}`\n" for name in figures)
+    return (
+        "\n## analysis/\n\nThe tables and figures of the study page for the same games (PNG, SVG, "
+        "PDF). Each figure's data is the CSV of the same name, in long form: panel, condition, "
+        "series, kind, t, mean, low, high, n (the people or samples behind the point).\n\n" + listed
+    )
 
 
 def _can_fork() -> bool:

@@ -72,6 +72,20 @@ PARTICIPANT_COLUMNS: dict[str, tuple[str, str]] = {
     "pilot": ("boolean", "a pilot bot, not a recruited person"),
     "policy": ("string", "the participant's written advice to a newcomer, if asked"),
     "time_spent_s": ("float64", "seconds from consent to the end (or to the last page seen)"),
+    "payment_status": ("string", "owed, paid, not due, or pilot (a pilot is never paid)"),
+    "base_pay": (
+        "float64",
+        "base pay settled when the person stopped (pro-rated for those who stopped early); "
+        "empty for pilots and for people not settled yet",
+    ),
+    "bonus": ("float64", "performance bonus settled by the study's rule; empty as base_pay"),
+    "bonus_due": (
+        "float64",
+        "what is paid as a bonus: the bonus plus the pro-rated base pay of someone who stopped "
+        "early (paid as a bonus); 0 for pilots and people owed nothing",
+    ),
+    "currency": ("string", "currency of the amounts"),
+    "paid": ("boolean", "recorded as paid (base and bonus settled)"),
     "attention_failed": (
         "string",
         "ids of the questionnaire's attention checks answered wrongly, joined by '; ' (empty: "
@@ -145,7 +159,7 @@ def games_and_keys(
     return games_frame(records), pd.DataFrame(keys, columns=KEYS)
 
 
-KEYS = [*TURN_KEYS, "log"]
+KEYS = [*TURN_KEYS, "evaluated", "log"]
 
 
 def table_records(tables: QuerySet[Table], experiment: str = AGENT_TABLES) -> list[dict[str, Any]]:
@@ -581,6 +595,7 @@ def participants_frame(participants: Iterable[Participant]) -> pd.DataFrame:
         consented = getattr(participant, "consented_at", None)
         row["consented_at"] = consented.isoformat() if consented else None
         row["attention_failed"] = "; ".join(getattr(participant, "attention_failed", None) or [])
+        row |= _amounts(participant)
         rows.append(row)
     frame = pd.DataFrame(rows, columns=list(PARTICIPANT_COLUMNS))
     return typed(frame, PARTICIPANT_COLUMNS)
@@ -604,6 +619,23 @@ def questionnaire_frame(participants: Iterable[Participant]) -> pd.DataFrame:
             )
     frame = pd.DataFrame(rows, columns=list(QUESTIONNAIRE_COLUMNS))
     return typed(frame, QUESTIONNAIRE_COLUMNS)
+
+
+def _amounts(participant: Participant) -> dict[str, Any]:
+    """What the participant is owed or was paid (nothing for a pilot)."""
+    pilot = bool(getattr(participant, "is_pilot", False))
+
+    def money(value: Any) -> float | None:
+        return None if pilot or value is None else float(value)
+
+    return {
+        "payment_status": participant.payment_status,
+        "base_pay": money(participant.payment_amount),
+        "bonus": money(participant.bonus),
+        "bonus_due": float(participant.bonus_due),
+        "currency": participant.study.currency,
+        "paid": bool(participant.paid),
+    }
 
 
 def started(study: Study, include_pilots: bool = False) -> QuerySet[Participant]:

@@ -82,6 +82,16 @@ def bonus_sheet(participants: Iterable[Participant]) -> tuple[HttpResponse, int]
     return response, missing
 
 
+def payment_sheet(queryset: QuerySet[Participant], include_pilots: bool = False) -> HttpResponse:
+    """The payment sheet of ``queryset``; pilot bots (never paid) only when asked."""
+    if not include_pilots:
+        queryset = queryset.filter(is_pilot=False)
+    participants = queryset.select_related("study", "invite").order_by("pk")
+    return csv_response(
+        "payment-sheet.csv", PAYMENT_COLUMNS, (payment_row(p) for p in participants)
+    )
+
+
 def payment_row(p: Participant) -> list[object]:
     spent = p.time_spent
     return [
@@ -391,7 +401,13 @@ class ParticipantAdmin(admin.ModelAdmin):
     ]
     list_filter = ["study", "status", "paid", "is_pilot", "condition"]
     search_fields = ["public_id", "prolific_pid", "recruiter_pid"]
-    actions = ["mark_paid", "mark_dropped", "export_payment_sheet", "export_bonus_sheet"]
+    actions = [
+        "mark_paid",
+        "mark_dropped",
+        "export_payment_sheet",
+        "export_payment_sheet_with_pilots",
+        "export_bonus_sheet",
+    ]
     inlines = [RoundInline]
     readonly_fields = [
         "transcript_link",
@@ -519,9 +535,14 @@ class ParticipantAdmin(admin.ModelAdmin):
     def export_payment_sheet(
         self, request: HttpRequest, queryset: QuerySet[Participant]
     ) -> HttpResponse:
-        participants = queryset.select_related("study", "invite").order_by("pk")
-        rows = (payment_row(p) for p in participants)
-        return csv_response("payment-sheet.csv", PAYMENT_COLUMNS, rows)
+        """The people to pay: pilot bots are left out (see the next action to list them)."""
+        return payment_sheet(queryset, include_pilots=False)
+
+    @admin.action(description="Export the payment sheet of the selected, pilots included (CSV)")
+    def export_payment_sheet_with_pilots(
+        self, request: HttpRequest, queryset: QuerySet[Participant]
+    ) -> HttpResponse:
+        return payment_sheet(queryset, include_pilots=True)
 
     @admin.action(description="Download the bonus sheet of the selected (participant_id,amount)")
     def export_bonus_sheet(
@@ -529,7 +550,8 @@ class ParticipantAdmin(admin.ModelAdmin):
     ) -> HttpResponse:
         """Unpaid bonuses above zero in the recruiter's bulk format; after paying them there, mark
         the participants paid here so the next sheet leaves them out."""
-        response, missing = bonus_sheet(queryset.select_related("study").order_by("pk"))
+        people = queryset.filter(is_pilot=False)  # a pilot bot is never paid
+        response, missing = bonus_sheet(people.select_related("study").order_by("pk"))
         if missing:
             self.message_user(
                 request,

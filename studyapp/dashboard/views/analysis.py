@@ -31,7 +31,13 @@ from studyapp.dashboard.models import AnalysisResult
 from studyapp.dashboard.records import agent_tables, model_jobs
 from studyapp.participants.models import Study
 
-DEFAULT_ARM_MODELS = "offline:infogain"
+# The offline agents that can play the evaluated seat of each game's model arm, the first the
+# default of the form; any model of a provider with a key can be named as well.
+OFFLINE_ARM_AGENTS = {
+    "twenty-questions": ("offline:infogain", "offline:random"),
+    "undercover": ("offline:descriptor",),
+}
+ARM_ROLES = {"twenty-questions": "questioner", "undercover": "player"}
 DEFAULT_ARM_SETTINGS = ("none", "cumulative")
 ARM_SAMPLES = 3
 MAX_ARM_SAMPLES = 10  # repeats of the study's sequence per model and setting
@@ -68,12 +74,13 @@ def page(request: HttpRequest, slug: str | None = None) -> HttpResponse:
                 "stem": stem,
                 "title": _figure_title(stem),
                 "links": [
-                    (ext.upper(), _url("figure", slug, name=f"{stem}.{ext}"))
+                    (ext.upper(), _figure_url(slug, f"{stem}.{ext}", key))
                     for ext in (*FIGURE_FORMATS, "csv")
                 ],
-                "png": _url("figure", slug, name=f"{stem}.png"),
+                "png": _figure_url(slug, f"{stem}.png", key),
             }
             for stem in payload.get("figures", [])
+            for key in [payload.get("figure_keys", {}).get(stem, result.version)]
         ],
         "tables_zip": _url("figure", slug, name="tables.zip"),
         "downloads": [(f, _url("download", slug, format=f)) for f in FORMATS],
@@ -82,11 +89,18 @@ def page(request: HttpRequest, slug: str | None = None) -> HttpResponse:
     if study is not None:
         context["jobs"] = model_jobs(study).order_by("-pk")[:20]
         context["settings"] = SETTINGS
-        context["arm_models"] = DEFAULT_ARM_MODELS
+        context["arm_choices"] = arm_choices(study.game)
+        context["arm_models"] = arm_choices(study.game)[0] if arm_choices(study.game) else ""
         context["arm_settings"] = DEFAULT_ARM_SETTINGS
     if request.htmx:
         return render(request, "dashboard/_analysis_body.html", context)
     return render(request, "dashboard/analysis.html", context)
+
+
+def _figure_url(slug: str | None, name: str, key: str) -> str:
+    """A figure's file, its URL keyed by what the figure draws (``?v=``: the hash of its data),
+    so a new figure is a new URL and no browser shows one kept from before."""
+    return f"{_url('figure', slug, name=name)}?v={key}"
 
 
 def _figure_title(stem: str) -> str:
@@ -95,7 +109,7 @@ def _figure_title(stem: str) -> str:
         game, game
     )
     titles = {
-        "study": "People and models",
+        "study": "People by condition, and the model arm",
         "cumulative": "Models with and without experience",
         "roles": "Win rate by role",
     }
@@ -123,7 +137,13 @@ def figure(request: HttpRequest, name: str, slug: str | None = None) -> FileResp
     if not path.is_file():
         raise Http404("no such file")
     kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-    return FileResponse(path.open("rb"), content_type=kind)
+    response = FileResponse(path.open("rb"), content_type=kind)
+    key = (result.payload or {}).get("figure_keys", {}).get(name.rsplit(".", 1)[0])
+    if key is not None and request.GET.get("v") == key:  # this URL always names these bytes
+        response["Cache-Control"] = "private, max-age=31536000, immutable"
+    else:
+        response["Cache-Control"] = "no-cache"
+    return response
 
 
 @staff_member_required
@@ -167,6 +187,11 @@ def model_arm(request: HttpRequest, slug: str) -> HttpResponse:
     if not models or not chosen:
         messages.error(request, "Choose at least one model and one setting.")
         return redirect("dashboard:analysis_study", slug=slug)
+    problems = [problem for model in models if (problem := arm_problem(study.game, model))]
+    if problems:  # refused whole: no job that would fail at once, nor half of what was asked
+        for problem in problems:
+            messages.error(request, problem)
+        return redirect("dashboard:analysis_study", slug=slug)
     started = []
     for model in models:
         for setting in chosen:
@@ -185,6 +210,38 @@ def model_arm(request: HttpRequest, slug: str) -> HttpResponse:
             "updates as their games land."
         )  # fmt: skip
     return redirect("dashboard:analysis_study", slug=slug)
+
+
+def arm_choices(game: str) -> tuple[str, ...]:
+    """The offline agents the form offers for a study's game."""
+    return OFFLINE_ARM_AGENTS.get(game, ())
+
+
+def arm_problem(game: str, model: str) -> str | None:
+    """Why an experiment job of ``model`` for ``game`` would fail at once, or None: a spec that is
+    not ``provider:name``, an unknown provider, or an offline agent that cannot play the game's
+    evaluated seat (the agent is built here, as the job would build it)."""
+    from games.agents import make_agent
+    from games.llm.providers import PROVIDER_KINDS
+
+    provider, sep, name = model.partition(":")
+    if not sep or not name:
+        return f"{model}: a model is written provider:name, e.g. {_example(game)}."
+    if provider not in PROVIDER_KINDS:
+        return f"{model}: unknown provider {provider!r}; use one of {', '.join(PROVIDER_KINDS)}."
+    if provider == "offline":
+        try:
+            make_agent(model, game=game, role=ARM_ROLES.get(game, "player"))
+        except ValueError:
+            offered = ", ".join(arm_choices(game)) or "none"
+            return (
+                f"{model} cannot play this study's game ({game}); offline agents for it: {offered}."
+            )
+    return None
+
+
+def _example(game: str) -> str:
+    return (arm_choices(game) or ("openai:gpt-4o",))[0]
 
 
 def arm_parameters(study: Study, model: str, setting: str, samples: int) -> dict:
