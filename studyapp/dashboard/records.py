@@ -59,6 +59,17 @@ PARTICIPANT_COLUMNS: dict[str, tuple[str, str]] = {
     "player": ("string", "pseudonymous participant id (the player column of games and turns)"),
     "study": ("string", "study slug"),
     "condition": ("string", "the condition the participant was assigned to; empty in one arm"),
+    "randomisation_unit": (
+        "string",
+        "what was randomised to the condition: person (on arrival) or group (formed in the "
+        "first round's lobby of a group design); empty in one arm",
+    ),
+    "group": ("Int64", "the number of the participant's group in a group design, else empty"),
+    "agents_disclosed": (
+        "boolean",
+        "whether the study showed people which seats were agents (false: blinded during play, "
+        "disclosed at the end)",
+    ),
     "status": (
         "string",
         "completion state: consented, playing, finished, dropped, failed_checks, ...",
@@ -565,6 +576,11 @@ def participants_frame(participants: Iterable[Participant]) -> pd.DataFrame:
         row = public_record(participant)
         row["player"] = row.pop("public_id")
         row["condition"] = getattr(participant, "condition", "")
+        drawn = getattr(participant, "assignment", None) or {}
+        # Arrivals drawn before groups existed carry no unit: a person was randomised.
+        row["randomisation_unit"] = drawn.get("unit", "person") if drawn else ""
+        row["group"] = drawn.get("group")
+        row["agents_disclosed"] = bool(getattr(participant.study, "agents_disclosed", True))
         row["pilot"] = bool(getattr(participant, "is_pilot", False))
         row["rounds"] = participant.study.rounds
         consented = getattr(participant, "consented_at", None)

@@ -8,6 +8,7 @@ sheet. The payment sheet is the one export that carries recruiter IDs: paying pe
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 from urllib.parse import urlencode
 
 from django import forms
@@ -20,7 +21,14 @@ from django.utils.html import format_html
 
 from analysis import safe_csv
 from studyapp.participants import design, flow, pilots
-from studyapp.participants.models import Condition, Invite, Participant, Round, Study
+from studyapp.participants.models import (
+    Condition,
+    Invite,
+    Participant,
+    Round,
+    Study,
+    StudyGroup,
+)
 
 PAYMENT_COLUMNS = [
     "public_id",
@@ -111,7 +119,7 @@ class ConditionInline(admin.TabularInline):
 
     model = Condition
     extra = 0
-    fields = ["position", "name", "quota", "overrides"]
+    fields = ["position", "name", "quota", "group_quota", "overrides"]
 
 
 @admin.register(Study)
@@ -148,6 +156,8 @@ class StudyAdmin(admin.ModelAdmin):
                     "dropout",
                     "idle_limit_seconds",
                     "assignment_seed",
+                    "agents_disclosed",
+                    "agent_think_seconds",
                     "version",
                 ]
             },
@@ -332,6 +342,24 @@ class InviteAdmin(admin.ModelAdmin):
         return invites_csv(request, study, queryset.select_related("study"))
 
 
+@admin.register(StudyGroup)
+class StudyGroupAdmin(admin.ModelAdmin):
+    """The groups of group designs, each randomised as one unit: read-only, they are the log."""
+
+    list_display = ["study", "number", "condition", "size", "is_pilot", "formed_at"]
+    list_filter = ["study", "condition", "is_pilot"]
+    readonly_fields = [f.name for f in StudyGroup._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
 class RoundInline(admin.TabularInline):
     model = Round
     extra = 0
@@ -367,6 +395,7 @@ class ParticipantAdmin(admin.ModelAdmin):
         "study",
         "condition",
         "assignment",
+        "group",
         "is_pilot",
         "invite",
         "prolific_pid",

@@ -54,6 +54,25 @@ def validate_completion_url(value: str) -> None:
         ) from None
 
 
+def default_think_seconds() -> list[int]:
+    """How long a blinded agent waits before a move: a person's few seconds to a quarter minute."""
+    return [4, 15]
+
+
+def think_seconds_problem(value: object) -> str:
+    """Why ``value`` is not a think-time range [shortest, longest] ('' when it is one)."""
+    if (
+        not isinstance(value, list)
+        or len(value) != 2
+        or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
+    ):
+        return "Give the think time as [shortest, longest] seconds, e.g. [4, 15]."
+    low, high = value
+    if not 0 <= low <= high <= 300:
+        return "The think time must run from 0 to at most 300 seconds, shortest first."
+    return ""
+
+
 def duration_text(minutes: int) -> str:
     """'about 45 minutes', 'about 1 hour 5 minutes': how long a study takes, in words."""
     hours, rest = divmod(minutes, 60)
@@ -117,6 +136,18 @@ class Study(models.Model):
     idle_limit_seconds = models.PositiveIntegerField(
         default=600,
         help_text="A person idle this long inside a round is marked as dropped out.",
+    )
+    agents_disclosed = models.BooleanField(
+        default=True,
+        help_text="People see which seats are agents. Off: during play every seat shows only its "
+        "player name, agents take a person's think time (below), and the last page discloses "
+        "that some players were agents.",
+    )
+    agent_think_seconds = models.JSONField(
+        default=default_think_seconds,
+        blank=True,
+        help_text="When agents are not disclosed: each agent move waits a time drawn from this "
+        "range, [shortest, longest] in seconds, as a person would think.",
     )
     checks = models.JSONField(
         default=list,
@@ -210,6 +241,9 @@ class Study(models.Model):
         problem = check_list_problem(self.checks)
         if problem:
             errors.setdefault("checks", []).append(problem)
+        problem = think_seconds_problem(self.agent_think_seconds)
+        if problem:
+            errors.setdefault("agent_think_seconds", []).append(problem)
         if self.active and not errors:
             problems = design.study_problems(self) if self.pk else []
             if not self.pk:
@@ -299,6 +333,11 @@ class Condition(models.Model):
     name = models.SlugField(max_length=64)
     quota = models.PositiveIntegerField(
         default=0, help_text="How many people this condition takes (0 = no limit)."
+    )
+    group_quota = models.PositiveIntegerField(
+        default=0,
+        help_text="In a group design (several people at a table): how many groups this "
+        "condition takes (0 = no limit). The people quota counts too.",
     )
     overrides = models.JSONField(default=dict, blank=True)
     position = models.PositiveIntegerField(default=0)
@@ -420,6 +459,15 @@ class Participant(models.Model):
         default=False,
         help_text="A simulated participant (manage.py pilot): left out of exports and payments.",
     )
+    group = models.ForeignKey(
+        "StudyGroup",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="members",
+        help_text="In a group design: the group formed in the first round's lobby, which was "
+        "randomised as one unit.",
+    )
     check_attempts = models.PositiveIntegerField(default=0)
     checks_passed = models.BooleanField(default=False)
     consent_version = models.CharField(max_length=32, blank=True)
@@ -520,6 +568,33 @@ class Participant(models.Model):
         self.paid = True
         self.paid_at = timezone.now()
         self.save(update_fields=["paid", "paid_at"])
+
+
+class StudyGroup(models.Model):
+    """The people of a group design who met in the first round's lobby: the unit that is
+    randomised to a condition (see :mod:`studyapp.participants.groups`)."""
+
+    study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="groups")
+    number = models.PositiveIntegerField(help_text="1-based, in the order groups formed.")
+    is_pilot = models.BooleanField(default=False)
+    condition = models.CharField(max_length=64, blank=True)
+    size = models.PositiveSmallIntegerField(help_text="How many people the group formed with.")
+    assignment = models.JSONField(
+        default=dict, blank=True, help_text="How the condition was drawn: block, position, seed."
+    )
+    lobby_table = models.PositiveIntegerField(
+        null=True, blank=True, help_text="The lobby table the group formed at."
+    )
+    formed_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["study", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "number"], name="unique_group_number")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study.slug} group {self.number}"
 
 
 class Round(models.Model):

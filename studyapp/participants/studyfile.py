@@ -2,7 +2,7 @@
 
 The file's keys are the study's own field names (the admin form edits the same fields), plus
 ``design`` (the table design), ``checks`` (the comprehension checks) and ``conditions`` (each
-with ``name``, ``quota``, ``position`` and ``overrides``). TOML has no null, so a missing key
+with ``name``, ``quota``, ``group_quota``, ``position`` and ``overrides``). TOML has no null, so a missing key
 means "empty": a seat without ``policy`` has none, an absent ``estimated_minutes`` is computed.
 docs/studies.md shows the format with two examples.
 
@@ -47,6 +47,8 @@ SCALAR_FIELDS = [
     "dropout",
     "idle_limit_seconds",
     "assignment_seed",
+    "agents_disclosed",
+    "agent_think_seconds",
     "completion_url",
     "code_finished",
     "code_dropped",
@@ -82,7 +84,13 @@ def study_dict(study: Study) -> dict[str, Any]:
     data["design"] = study.design or {}
     data["checks"] = study.checks or []
     data["conditions"] = [
-        {"name": c.name, "quota": c.quota, "position": c.position, "overrides": c.overrides}
+        {
+            "name": c.name,
+            "quota": c.quota,
+            "group_quota": c.group_quota,
+            "position": c.position,
+            "overrides": c.overrides,
+        }
         for c in study.conditions.all()
     ]
     return _drop_none(data)
@@ -195,6 +203,7 @@ def apply(data: dict[str, Any], *, new_version: bool = False) -> tuple[Study, st
                     study=study, name=item["name"]
                 )
                 condition.quota = item.get("quota", 0)
+                condition.group_quota = item.get("group_quota", 0)
                 condition.position = item.get("position", position)
                 condition.overrides = item.get("overrides") or {}
                 _full_clean(condition, f"condition {item['name']}", exclude=["study"])

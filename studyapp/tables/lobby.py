@@ -90,11 +90,23 @@ def take_place(seat: Seat, session_key: str, user: Any = None) -> bool:
 
 
 def start_if_full(table_id: int, full: bool) -> None:
-    """A full lobby starts; otherwise everyone waiting sees one more person arrived."""
-    if full:
-        services.start(Table.objects.get(pk=table_id))
+    """A full lobby starts (a study's group lobby forms its group instead, see
+    :func:`form_group`); otherwise everyone waiting sees one more person arrived."""
+    table = Table.objects.get(pk=table_id)
+    if full and table.options.get("group_lobby"):
+        form_group(table_id)
+    elif full:
+        services.start(table)
     else:
         services.broadcast(services.table_state(table_id))
+
+
+def form_group(table_id: int) -> str:
+    """A study's group lobby is never played: the participants app draws the group's condition
+    and seats its people at tables of that condition (studyapp.participants.groups)."""
+    from studyapp.participants import groups
+
+    return groups.form(table_id)
 
 
 def leave(seat: Seat) -> bool:
