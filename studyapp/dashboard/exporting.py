@@ -1,7 +1,7 @@
 """A study's export, the archive a lab keeps: streamed to files, never built whole in memory.
 
-``<out>/`` gets ``games``, ``turns`` and ``participants`` as formula-safe CSV and as parquet (or
-one of them), a Frictionless ``datapackage.json`` describing every column, a ``README.md``, and
+``<out>/`` gets ``games``, ``turns`` and ``participants`` (and a study's ``consent_versions``, each
+version's text) as formula-safe CSV and as parquet (or one of them), a Frictionless ``datapackage.json`` describing every column, a ``README.md``, and
 ``analysis/``: the tables and figures of :func:`analysis.report.write_report` for the same games,
 the very numbers the study page shows. Tables are read in chunks
 (:func:`studyapp.dashboard.records.games_and_turns`); each chunk's games and turns frames are
@@ -40,7 +40,9 @@ from analysis.report import write_report
 from studyapp.dashboard.records import (
     AGENT_TABLES,
     CHUNK,
+    CONSENT_VERSION_COLUMNS,
     PARTICIPANT_COLUMNS,
+    consent_versions_frame,
     games_and_keys,
     games_and_turns,
     participants_frame,
@@ -70,6 +72,12 @@ def export_study(
         people=participants_frame(started(study, include_pilots)),
         title=f"Study {study.slug}: {study.title}",
         name=f"study-{study.slug}",
+        extras={
+            "consent_versions": (
+                consent_versions_frame(study, include_pilots),
+                CONSENT_VERSION_COLUMNS,
+            )
+        },
         allow_mixed=allow_mixed,
         processes=processes,
         chunk=chunk,
@@ -87,9 +95,11 @@ def export_tables(
     allow_mixed: bool = False,
     processes: int = 1,
     chunk: int = CHUNK,
+    extras: dict[str, tuple[pd.DataFrame, dict[str, tuple[str, str]]]] | None = None,
 ) -> list[Path]:
     """Stream the games and turns of ``tables`` (and ``people``, when given) to ``out``, in
-    chunks of ``chunk`` tables; ``processes=2`` writes the turns in a second process (see the
+    chunks of ``chunk`` tables; ``extras`` are small frames written whole beside them (a
+    study's ``consent_versions``: name -> (frame, its documented columns)); ``processes=2`` writes the turns in a second process (see the
     module; used only on PostgreSQL outside a transaction, where that process sees the rows)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -128,6 +138,11 @@ def export_tables(
         if turns_process is not None:
             turns_process.stop()
     docs = {"games": GAME_COLUMNS, "turns": TURN_COLUMNS, "participants": PARTICIPANT_COLUMNS}
+    for frame, (data, columns) in (extras or {}).items():
+        writers[frame] = [FrameWriter(out, frame, fmt) for fmt in formats]
+        for writer in writers[frame]:
+            writer.write(data)
+        empty[frame], docs[frame] = data, columns
     resources, written = [], []
     for frame, group in writers.items():
         for writer in group:

@@ -85,6 +85,15 @@ PARTICIPANT_COLUMNS: dict[str, tuple[str, str]] = {
 }
 
 
+CONSENT_VERSION_COLUMNS: dict[str, tuple[str, str]] = {
+    "study": ("string", "study slug"),
+    "version": ("string", "consent version (the participants' consent_version)"),
+    "text": ("string", "the consent text of this version, as people agreed to it"),
+    "created_at": ("string", "ISO-8601 time the version was first saved"),
+    "participants": ("Int64", "participants in this export who agreed to this version"),
+}
+
+
 def _has_field(model: type, name: str) -> bool:
     return any(f.name == name for f in model._meta.get_fields())
 
@@ -588,6 +597,25 @@ def participants_frame(participants: Iterable[Participant]) -> pd.DataFrame:
         rows.append(row)
     frame = pd.DataFrame(rows, columns=list(PARTICIPANT_COLUMNS))
     return typed(frame, PARTICIPANT_COLUMNS)
+
+
+def consent_versions_frame(study: Study, include_pilots: bool = False) -> pd.DataFrame:
+    """Every consent version of the study with its text (consent_versions.csv)."""
+    agreed: dict[str, int] = defaultdict(int)
+    for version in started(study, include_pilots).values_list("consent_version", flat=True):
+        agreed[version] += 1
+    rows = [
+        {
+            "study": study.slug,
+            "version": v.version,
+            "text": v.text,
+            "created_at": v.created_at.isoformat(),
+            "participants": agreed.get(v.version, 0),
+        }
+        for v in study.consent_versions.all()
+    ]
+    frame = pd.DataFrame(rows, columns=list(CONSENT_VERSION_COLUMNS))
+    return typed(frame, CONSENT_VERSION_COLUMNS)
 
 
 def started(study: Study, include_pilots: bool = False) -> QuerySet[Participant]:

@@ -17,7 +17,7 @@ from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import URLPattern, path, reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
 from analysis import safe_csv
 from studyapp.participants import design, flow, pilots
@@ -129,7 +129,7 @@ class StudyAdmin(admin.ModelAdmin):
     prepopulated_fields = {"slug": ["title"]}
     inlines = [ConditionInline]
     actions = ["check_models"]
-    readonly_fields = ["progress_summary", "links"]
+    readonly_fields = ["progress_summary", "links", "consent_history"]
     fieldsets = [
         (
             None,
@@ -166,7 +166,7 @@ class StudyAdmin(admin.ModelAdmin):
         ("Live progress", {"fields": ["progress_summary", "links"]}),
         (
             "Consent and instructions",
-            {"fields": ["consent_version", "consent_text", "instructions"]},
+            {"fields": ["consent_version", "consent_text", "consent_history", "instructions"]},
         ),
         (
             "End of study",
@@ -184,6 +184,43 @@ class StudyAdmin(admin.ModelAdmin):
         ),
         ("Payment", {"fields": ["payment_amount", "currency", "bonus_per_reward"]}),
     ]
+
+    @admin.display(description="Consent versions")
+    def consent_history(self, study: Study) -> str:
+        """Every version's text as people agreed to it (a record: changing the text above after
+        anyone agreed saves a new version)."""
+        if study.pk is None:
+            return "-"
+        rows = format_html_join(
+            "",
+            "<li><strong>Version {}</strong> ({}, {} agreed): <pre>{}</pre></li>",
+            (
+                (
+                    v.version,
+                    v.created_at.strftime("%Y-%m-%d %H:%M"),
+                    study.participants.filter(
+                        consent_version=v.version, consented_at__isnull=False
+                    ).count(),
+                    v.text,
+                )
+                for v in study.consent_versions.all()
+            ),
+        )
+        return format_html('<ul id="consent-versions">{}</ul>', rows)
+
+    def save_model(self, request: HttpRequest, obj: Study, form: forms.Form, change: bool):
+        """A consent text changed after people agreed to its version is saved as a new version
+        (Study.save); say so, since the form showed the old number."""
+        asked = obj.consent_version
+        super().save_model(request, obj, form, change)
+        if obj.consent_version != asked:
+            self.message_user(
+                request,
+                f"People already agreed to consent version {asked} with another text, so the "
+                f"changed text was saved as consent version {obj.consent_version}. People who "
+                "have not consented yet are asked to agree to it.",
+                messages.WARNING,
+            )
 
     def save_related(self, request: HttpRequest, form: forms.Form, formsets: list, change: bool):
         """Conditions are saved after the study: a condition whose model fails makes an active

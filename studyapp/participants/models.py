@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
-from django.db import models
+from django.db import models, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -259,6 +259,49 @@ class Study(models.Model):
         if errors:
             raise ValidationError(errors)
 
+    def save(self, *args: object, **kwargs: object) -> None:
+        """Save, keeping consent versions honest: a consent text that changes after anyone agreed
+        to its version is saved under a new version (:meth:`settled_consent_version`), and every
+        version's text is kept (:class:`ConsentVersion`). Every path that edits a study (the
+        admin, ``study apply``, the shell) comes through here."""
+        update_fields = kwargs.get("update_fields")
+        consent = {"consent_text", "consent_version"}
+        if update_fields is not None and not consent & set(update_fields):
+            super().save(*args, **kwargs)
+            return
+        with transaction.atomic():
+            self.consent_version = self.settled_consent_version()
+            if update_fields is not None:
+                kwargs["update_fields"] = list(set(update_fields) | consent)
+            super().save(*args, **kwargs)
+            ConsentVersion.record(self)
+
+    def settled_consent_version(self) -> str:
+        """The version this study's consent text is saved under. It stays as given unless people
+        already agreed to that version with another text: then the text is the version it was
+        agreed to before (a change undone), or a new version (:func:`next_consent_version`).
+        A version nobody agreed to yet is a draft whose text may still change."""
+        if self.pk is None:
+            return self.consent_version
+        texts = dict(
+            ConsentVersion.objects.filter(study_id=self.pk)
+            .order_by("created_at", "pk")
+            .values_list("version", "text")
+        )
+        stored = Study.objects.filter(pk=self.pk).values("consent_version", "consent_text").first()
+        if stored:  # a study saved before versions were recorded
+            texts.setdefault(stored["consent_version"], stored["consent_text"])
+        recorded = texts.get(self.consent_version)
+        if recorded is None or recorded == self.consent_text:
+            return self.consent_version
+        agreed = Participant.objects.filter(
+            study_id=self.pk, consent_version=self.consent_version, consented_at__isnull=False
+        ).exists()
+        if not agreed:
+            return self.consent_version
+        same = [version for version, text in texts.items() if text == self.consent_text]
+        return same[-1] if same else next_consent_version(self.consent_version, set(texts))
+
     @property
     def duration_minutes(self) -> int:
         return self.estimated_minutes or MINUTES_SETUP + MINUTES_PER_ROUND * self.rounds
@@ -308,6 +351,49 @@ class Study(models.Model):
             + counts[Participant.Status.FAILED_CHECKS]
             + counts[Participant.Status.FULL],
         }
+
+
+def next_consent_version(version: str, taken: set[str]) -> str:
+    """The version after ``version`` that is not ``taken``: "2" after "1", "v1-2" after "v1"."""
+    if version.isdigit():
+        number = int(version) + 1
+        while str(number) in taken:
+            number += 1
+        return str(number)
+    suffix = 2
+    while f"{version[:28]}-{suffix}" in taken:
+        suffix += 1
+    return f"{version[:28]}-{suffix}"
+
+
+class ConsentVersion(models.Model):
+    """The text of one consent version of a study, as people agreed to it. Written by
+    :meth:`Study.save`; a version's text changes only while nobody has agreed to it."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="consent_versions")
+    version = models.CharField(max_length=32)
+    text = models.TextField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["study", "created_at", "pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "version"], name="one_text_per_consent_version"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study.slug} consent version {self.version}"
+
+    @classmethod
+    def record(cls, study: Study) -> None:
+        found = cls.objects.filter(study=study, version=study.consent_version).first()
+        if found is None:
+            cls.objects.create(study=study, version=study.consent_version, text=study.consent_text)
+        elif found.text != study.consent_text:  # a draft nobody agreed to (settled_consent_version)
+            found.text = study.consent_text
+            found.save(update_fields=["text"])
 
 
 def check_list_problem(checks: object) -> str:

@@ -10,6 +10,8 @@ Applying a file to a study that already has participants refuses any change that
 their data incomparable with what comes next (the game, the table design, the word sequence's
 seed, the number of rounds, the oracle, the conditions' overrides); ``--new-version`` saves such a
 change as a new study (``<slug>-v<N>``) that points back at the old one, whose link is closed.
+A consent text changed after people agreed to its version is saved as a new consent version
+(:meth:`Study.save`), and the result says so.
 """
 
 from __future__ import annotations
@@ -215,6 +217,13 @@ def apply(data: dict[str, Any], *, new_version: bool = False) -> tuple[Study, st
         study.save(update_fields=["active"])
         if previous is not None:
             Study.objects.filter(pk=previous.pk).update(active=False)
+    asked = data.get("consent_version")
+    if asked is not None and study.consent_version != asked:
+        action += (
+            f" (people already agreed to consent version {asked} with another text: the "
+            f"changed consent text is consent version {study.consent_version}; put that "
+            "number in the file)"
+        )
     return study, action
 
 
