@@ -110,13 +110,22 @@ def form_group(table_id: int) -> str:
 
 
 def leave(seat: Seat) -> bool:
-    """Give a lobby place back so someone else can take it; False once the game has started
+    """Give a lobby place back so someone else can take it (a study's round at that place goes
+    with it); False once the game has started
     (a seat in play is left by closing the page: the turn deadline then hands it to an agent)."""
     with transaction.atomic():
         table = Table.objects.select_for_update().get(pk=seat.table_id)
         if table.status != Table.Status.LOBBY:
             return False
         Seat.objects.filter(pk=seat.pk).update(session_key="", user=None, connected=False)
+        if table.options.get("study"):
+            # The study round that waited here is gone with the place: the person starts the
+            # round again from their study page (and is never matched to whoever takes it).
+            from studyapp.participants.models import Round
+
+            Round.objects.filter(
+                table_id=table.pk, seat=seat.index, finished_at__isnull=True
+            ).delete()
     services.broadcast(services.table_state(table.pk))
     return True
 

@@ -178,6 +178,9 @@ def test_twelve_pilots_fill_the_demo_undercover_study_in_balance(site: Site):
     report = json.loads(result.stdout)
     assert report["ok"] and report["problems"] == []
     assert report["conditions"] == {"two-people": 6, "one-person": 6}
+    # A group design: groups, not arrivals, were randomised, each to one condition.
+    assert {p["randomisation_unit"] for p in report["people"]} == {"group"}
+    assert report["groups"] >= 6
     assert all(t["status"] == "finished" and t["end"] for t in report["tables"])
     assert report["mixed_tables"] == len(report["tables"])
     two = [t for t in report["tables"] if t["condition"] == "two-people"]

@@ -183,3 +183,22 @@ def test_single_person_designs_keep_per_person_assignment(client_factory):
     person = ready(client_factory(), study)
     assert person.condition in ("kb", "descriptor") and person.assignment["unit"] == "person"
     assert participants_frame([person])["randomisation_unit"][0] == "person"
+
+
+def test_someone_who_leaves_the_lobby_starts_the_round_again(client_factory):
+    study = make_study(rounds=1)
+    arms(study, ("kb", TWO), ("descriptor", [PERSON, PERSON, DESCRIPTOR, DESCRIPTOR, DESCRIPTOR]))
+    alice, bob = client_factory(), client_factory()
+    first, second = ready(alice, study), ready(bob, study)
+    alice.post(page(first, "play"))
+    lobby = flow.current_round(first).table
+    response = alice.post(reverse("tables:leave", args=[lobby.pk]))
+    assert response.url == reverse("participants:continue", args=[study.slug])
+    assert flow.current_round(first) is None  # the round went with the place
+    bob.post(page(second, "play"))  # takes the place alice left
+    assert fresh(second).group_id is None
+    alice.post(page(first, "play"))  # comes back: the lobby is full, the group forms
+    first, second = fresh(first), fresh(second)
+    assert first.group_id == second.group_id is not None
+    assert flow.current_round(first).table_id == flow.current_round(second).table_id
+    assert StudyGroup.objects.get(study=study).size == 2
