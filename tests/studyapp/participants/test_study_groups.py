@@ -202,3 +202,20 @@ def test_someone_who_leaves_the_lobby_starts_the_round_again(client_factory):
     assert first.group_id == second.group_id is not None
     assert flow.current_round(first).table_id == flow.current_round(second).table_id
     assert StudyGroup.objects.get(study=study).size == 2
+
+
+def test_a_group_too_small_for_its_arm_leaves_with_the_lobby_code_under_exit(client_factory):
+    study = make_study(rounds=1)
+    study.design = {**study.design, "lobby_timeout": "exit"}
+    study.save()
+    arms(study, ("kb", TWO), ("descriptor", [PERSON, PERSON, DESCRIPTOR, DESCRIPTOR, DESCRIPTOR]))
+    client = client_factory()
+    person = ready(client, study)
+    client.post(page(person, "play"))
+    lobby = flow.current_round(person).table
+    Table.objects.filter(pk=lobby.pk).update(created_at=timezone.now() - timedelta(seconds=61))
+    assert driver.check_lobby(lobby.pk) == "group formed"
+    person = fresh(person)
+    assert person.status == Participant.Status.LOBBY_TIMEOUT and person.group is not None
+    response = client.get(reverse("participants:continue", args=[study.slug]), follow=True)
+    assert b"UCWAIT" in response.content
