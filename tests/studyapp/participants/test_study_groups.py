@@ -219,3 +219,19 @@ def test_a_group_too_small_for_its_arm_leaves_with_the_lobby_code_under_exit(cli
     assert person.status == Participant.Status.LOBBY_TIMEOUT and person.group is not None
     response = client.get(reverse("participants:continue", args=[study.slug]), follow=True)
     assert b"UCWAIT" in response.content
+
+
+def test_staff_see_each_group_and_its_draw_read_only(client_factory, staff):
+    study = make_study(rounds=1)
+    arms(study, ("kb", TWO), ("descriptor", [PERSON, PERSON, DESCRIPTOR, DESCRIPTOR, DESCRIPTOR]))
+    pair = [(c, ready(c, study)) for c in (client_factory(), client_factory())]
+    for client, person in pair:
+        client.post(page(person, "play"))
+    group = StudyGroup.objects.get(study=study)
+    listing = staff.get(reverse("admin:participants_studygroup_changelist")).content.decode()
+    assert group.condition in listing
+    detail = staff.get(reverse("admin:participants_studygroup_change", args=[group.pk]))
+    assert detail.status_code == 200 and "group_index" in detail.content.decode()
+    assert staff.get(reverse("admin:participants_studygroup_add")).status_code == 403
+    member = staff.get(reverse("admin:participants_participant_change", args=[pair[0][1].pk]))
+    assert str(group) in member.content.decode()
