@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from games.experiment.summary import oracle_failed
 from games.twenty_questions.engine import question_text
 
 Record = dict[str, Any]
@@ -344,14 +345,6 @@ def oracle_of(record: Record) -> str | None:
     if not model:
         return None
     return "offline:kb" if str(model).startswith("offline:") else str(model)
-
-
-def oracle_failed(record: Record) -> bool:
-    """Whether the record says the answering seat failed (the game is then not scored)."""
-    if record.get("oracle_failed"):
-        return True
-    outcome = record.get("outcome") or {}
-    return any(isinstance(v, dict) and v.get("oracle_failed") for v in outcome.values())
 
 
 def _table(record: Record, index: int) -> str:

@@ -27,7 +27,11 @@ SETTING_LABELS = {
     "full-experience": "w/ Full Experience",
     "cumulative": "w/ Cumulative Policy",
 }
-GAME_LABELS = {"twenty-questions": "Twenty Questions", "undercover": "Who is Undercover"}
+GAME_LABELS = {
+    "math": "Single-Turn Math",
+    "twenty-questions": "Twenty Questions",
+    "undercover": "Who is Undercover",
+}
 
 
 def marks(table: pd.DataFrame) -> pd.DataFrame:
@@ -114,6 +118,37 @@ def table_html(table: pd.DataFrame, differences: pd.DataFrame | None = None) -> 
         f"<thead><tr><th>Game</th><th>Setting</th>{head}</tr></thead>\n"
         "<tbody>\n" + "\n".join(body) + "\n</tbody>\n</table>\n"
     )
+
+
+_LATEX_SPECIAL = {c: f"\\{c}" for c in "&%$#_{}"} | {"~": r"\textasciitilde{}"}
+
+
+def latex_escape(text: str) -> str:
+    """Text safe inside a LaTeX table cell.
+
+    >>> latex_escape("w/ 50% & more_x")
+    'w/ 50\\% \\& more\\_x'
+    """
+    return "".join(_LATEX_SPECIAL.get(c, c) for c in text)
+
+
+def table_latex(table: pd.DataFrame, differences: pd.DataFrame | None = None) -> str:
+    """Table 2 as a LaTeX ``tabular`` (booktabs), best ``\\textbf``, second ``\\underline``,
+    a rule between games, as the paper sets it."""
+    wrap = {"best": "\\textbf{{{}}}", "second": "\\underline{{{}}}", "": "{}"}
+    columns = " & ".join(latex_escape(str(c)) for c in table.columns)
+    lines = [
+        "\\begin{tabular}{ll" + "r" * len(table.columns) + "}",
+        "\\toprule",
+        f"Task & Setting & {columns} \\\\",
+    ]
+    for game, label, _, cells in _rows(table, differences):
+        if game:
+            lines.append("\\midrule")
+        texts = " & ".join(wrap[mark].format(latex_escape(text)) for text, mark in cells)
+        lines.append(f"{latex_escape(game)} & {latex_escape(label)} & {texts} \\\\")
+    lines += ["\\bottomrule", "\\end{tabular}"]
+    return "\n".join(lines) + "\n"
 
 
 def _model_label(player: str, setting: str) -> str:

@@ -35,6 +35,7 @@ class Summary:
     problems: list[str] = field(default_factory=list)  # metrics.comparability
     mixed: bool = False  # drawn together although the problems say they differ
     reference: float | None = None  # the reference line of Twenty Questions
+    rows: pd.DataFrame = field(default_factory=pd.DataFrame)  # Table 2, long: metrics.table2_rows
 
     @property
     def comparable(self) -> bool:
@@ -68,6 +69,7 @@ def summarize(games: pd.DataFrame, allow_mixed: bool = False) -> Summary:
         win_rates=metrics.role_win_rates(scored),
         problems=metrics.comparability(scored),
         mixed=allow_mixed,
+        rows=metrics.table2_rows(agents),
         reference=reference[0]
         if reference and (scored["game"] == "twenty-questions").any()
         else None,

@@ -1,7 +1,8 @@
 """A study's export, the archive a lab keeps: streamed to files, never built whole in memory.
 
-``<out>/`` gets ``games``, ``turns`` and ``participants`` (and a study's ``consent_versions``, each
-version's text) as formula-safe CSV and as parquet (or one of them), a Frictionless ``datapackage.json`` describing every column, a ``README.md``, and
+``<out>/`` gets ``games``, ``turns`` and ``participants`` (and a study's ``questionnaire`` and
+``consent_versions``, each version's text) as formula-safe CSV and as parquet (or one of them), a
+Frictionless ``datapackage.json`` describing every column, a ``README.md``, and
 ``analysis/``: the tables and figures of :func:`analysis.report.write_report` for the same games,
 the very numbers the study page shows. Tables are read in chunks
 (:func:`studyapp.dashboard.records.games_and_turns`); each chunk's games and turns frames are
@@ -42,10 +43,12 @@ from studyapp.dashboard.records import (
     CHUNK,
     CONSENT_VERSION_COLUMNS,
     PARTICIPANT_COLUMNS,
+    QUESTIONNAIRE_COLUMNS,
     consent_versions_frame,
     games_and_keys,
     games_and_turns,
     participants_frame,
+    questionnaire_frame,
     started,
     study_tables,
     table_chunks,
@@ -64,20 +67,22 @@ def export_study(
     processes: int = 1,
     chunk: int = CHUNK,
 ) -> list[Path]:
+    people = started(study, include_pilots)
     return export_tables(
         study_tables(study, include_pilots),
         out,
         formats,
         experiment=study.slug,
-        people=participants_frame(started(study, include_pilots)),
-        title=f"Study {study.slug}: {study.title}",
-        name=f"study-{study.slug}",
-        extras={
+        people=participants_frame(people),
+        extra={
+            "questionnaire": (questionnaire_frame(people), QUESTIONNAIRE_COLUMNS),
             "consent_versions": (
                 consent_versions_frame(study, include_pilots),
                 CONSENT_VERSION_COLUMNS,
-            )
+            ),
         },
+        title=f"Study {study.slug}: {study.title}",
+        name=f"study-{study.slug}",
         allow_mixed=allow_mixed,
         processes=processes,
         chunk=chunk,
@@ -95,11 +100,10 @@ def export_tables(
     allow_mixed: bool = False,
     processes: int = 1,
     chunk: int = CHUNK,
-    extras: dict[str, tuple[pd.DataFrame, dict[str, tuple[str, str]]]] | None = None,
+    extra: dict[str, tuple[pd.DataFrame, dict[str, tuple[str, str]]]] | None = None,
 ) -> list[Path]:
     """Stream the games and turns of ``tables`` (and ``people``, when given) to ``out``, in
-    chunks of ``chunk`` tables; ``extras`` are small frames written whole beside them (a
-    study's ``consent_versions``: name -> (frame, its documented columns)); ``processes=2`` writes the turns in a second process (see the
+    chunks of ``chunk`` tables; ``processes=2`` writes the turns in a second process (see the
     module; used only on PostgreSQL outside a transaction, where that process sees the rows)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -138,7 +142,7 @@ def export_tables(
         if turns_process is not None:
             turns_process.stop()
     docs = {"games": GAME_COLUMNS, "turns": TURN_COLUMNS, "participants": PARTICIPANT_COLUMNS}
-    for frame, (data, columns) in (extras or {}).items():
+    for frame, (data, columns) in (extra or {}).items():  # small frames, written whole
         writers[frame] = [FrameWriter(out, frame, fmt) for fmt in formats]
         for writer in writers[frame]:
             writer.write(data)

@@ -24,6 +24,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare, salted_hmac
 
+from studyapp.participants import questionnaire
 from studyapp.participants.models import Invite, Participant, Round, Study
 
 SESSION_KEY = "participants"  # {study pk: participant pk}, this browser's own participants
@@ -66,7 +67,7 @@ DEFAULT_CHECKS = {
     ],
     "undercover": [
         {
-            "question": "What may your clue in a speaking round not do?",
+            "question": "In a clue round, what may your clue not do?",
             "options": [
                 "Describe your word in one sentence",
                 "Say your word or spell out its letters",
@@ -296,8 +297,13 @@ def next_step(participant: Participant) -> str:
         return "instructions"
     if participant.rounds_finished < participant.study.rounds:
         return "play"
-    if participant.study.policy_question and not participant.policy_done:
+    study = participant.study
+    if study.policy_question and not participant.policy_done:
         return "policy"
+    if study.questionnaire and not participant.questionnaire_done:
+        return "questionnaire"
+    if study.debrief_text and not participant.debrief_seen:
+        return "debrief"
     return "done"
 
 
@@ -433,6 +439,37 @@ def debrief_agents(participant: Participant) -> bool:
     """Whether the last page must disclose that some players were agents: the study kept it
     from people during play, and this person sat at a table."""
     return not participant.study.agents_disclosed and participant.round_set.exists()
+
+
+def answer_questionnaire(participant: Participant, posted: Mapping[str, list[str]]) -> dict:
+    """Keep the questionnaire's answers, or return the errors per item (and keep nothing). A
+    failed attention check is recorded; under the study's ``screen`` policy it ends the study
+    with the screened code, otherwise the person goes on, flagged in the export."""
+    require_step(participant, "questionnaire")
+    items = participant.study.questionnaire
+    answers, errors = questionnaire.read_answers(items, posted)
+    if errors:
+        return errors
+    participant.questionnaire_answers = answers
+    participant.questionnaire_done = True
+    participant.attention_failed = questionnaire.failed_checks(items, answers)
+    fields = ["questionnaire_answers", "questionnaire_done", "attention_failed"]
+    participant.save(update_fields=fields)
+    if participant.attention_failed and participant.study.attention_failure == "screen":
+        participant.status = Participant.Status.SCREENED
+        participant.finished_at = timezone.now()
+        participant.save(update_fields=["status", "finished_at"])
+    elif next_step(participant) == "done":
+        finish(participant)
+    return {}
+
+
+def debrief_read(participant: Participant) -> None:
+    require_step(participant, "debrief")
+    participant.debrief_seen = True
+    participant.save(update_fields=["debrief_seen"])
+    if next_step(participant) == "done":
+        finish(participant)
 
 
 def finish(participant: Participant) -> None:
@@ -625,6 +662,17 @@ def sync_round(participant: Participant) -> None:
         mark_dropped(participant)
     elif next_step(participant) == "done":
         finish(participant)
+
+
+def book_table(table_id: int) -> None:
+    """A study table's game has just ended: book each person's round at once (their reward in
+    the running total, the study finished after the last round), so the end screen and the study
+    bar show the total with this game in it, not only after Continue."""
+    rounds = Round.objects.filter(
+        table_id=table_id, finished_at__isnull=True, participant__status__in=Participant.ACTIVE
+    )
+    for round_ in rounds.select_related("participant__study"):
+        sync_round(round_.participant)  # someone who has stopped is settled as they stopped
 
 
 def lobby_timed_out(participant: Participant) -> None:

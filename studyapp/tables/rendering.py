@@ -81,6 +81,8 @@ def board_context(snap: TableState, seat: int | None, error: str | None = None) 
     if snap.is_over and table.status != Table.Status.LOBBY:
         context["outcome"] = sorted(snap.engine.outcome(snap.state).items())
         context["revealed_word"] = table.config.get("answer")  # Twenty Questions' answer
+        if seat is not None and table.options.get("study"):
+            context["study_total"] = study_total(table.pk, seat)
     if seat is None:
         context["events"] = snap.events
         context["public"] = snap.engine.observe(snap.state, 0)  # its rounds; staff see it all
@@ -104,7 +106,22 @@ def board_context(snap: TableState, seat: int | None, error: str | None = None) 
         context["actions"] = {
             shape["type"]: shape for shape in snap.engine.legal_actions(snap.state, seat)
         }
+        alive = context["obs"].get("alive")
+        if alive is not None and seat not in alive:  # Undercover: voted out, now watching
+            context["out_in_vote"] = next(
+                (v["round"] for v in context["obs"]["votes"] if v["eliminated"] == seat), None
+            )
     return context
+
+
+def study_total(table_id: int, seat: int) -> float | None:
+    """The running total of the study participant at this seat once the game is over (its round
+    is booked when the game ends), or None when no participant plays it."""
+    from studyapp.participants.models import Round
+
+    round_ = Round.objects.filter(table_id=table_id, seat=seat).select_related("participant")
+    found = round_.first()
+    return None if found is None else found.participant.total_reward
 
 
 def lobby_facts(table: Table, seats: list[Seat]) -> dict[str, Any]:
@@ -140,4 +157,10 @@ def staff_seats(snap: TableState) -> list[dict[str, Any]]:
 
 
 def render_board(snap: TableState, seat: int | None, error: str | None = None) -> str:
-    return render_to_string("tables/_board.html", board_context(snap, seat, error))
+    """The board a socket pushes. At a study table whose game is over it carries the study bar's
+    running total too, swapped into the page by id like the board."""
+    context = board_context(snap, seat, error)
+    html = render_to_string("tables/_board.html", context)
+    if context.get("study_total") is not None:
+        html += render_to_string("participants/_study_total.html", context)
+    return html

@@ -91,7 +91,7 @@ class SocketFrames:
 def play_round(page, frames: SocketFrames, number: int) -> None:
     from playwright.sync_api import expect
 
-    expect(page.locator("h1")).to_have_text(f"Round {number} of {ROUNDS}")
+    expect(page.locator("h1")).to_have_text(f"Game {number} of {ROUNDS}")
     seen = frames.count
     page.click("#play-round")
     frames.wait_for_more_than(seen)

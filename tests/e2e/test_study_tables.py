@@ -14,6 +14,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 
+import pandas as pd
 import pytest
 
 from tests.e2e.site import ROOT, LiveSite
@@ -116,12 +117,12 @@ def test_two_people_play_one_undercover_study_table_with_three_agents(site: Site
         expect(page.locator("#study-name")).to_have_text("Undercover together")
         page.get_by_label("The common word").check()
         page.click("#practice")
-        expect(page.locator("h1")).to_have_text("Round 1 of 1")
+        expect(page.locator("h1")).to_have_text("Game 1 of 1")
     alice.click("#play-round")
     expect(alice.locator("#lobby")).to_be_visible()
     expect(alice.locator("#lobby-filled")).to_contain_text("1 of 2")
     expect(alice.locator(".countdown")).to_be_visible()
-    expect(alice.locator("#study-round")).to_have_text("Round 1 of 1")
+    expect(alice.locator("#study-round")).to_have_text("Game 1 of 1")
     bob.click("#play-round")
     assert alice.url == bob.url  # one table for both people
     for page in (alice, bob):
@@ -157,7 +158,7 @@ def test_two_people_of_a_two_condition_study_meet_in_one_condition(site: Site, b
     for page in (alice, bob):
         page.get_by_label("The common word").check()
         page.click("#practice")
-        expect(page.locator("h1")).to_have_text("Round 1 of 1")
+        expect(page.locator("h1")).to_have_text("Game 1 of 1")
     alice.click("#play-round")
     expect(alice.locator("#lobby")).to_be_visible()
     lobby_url = alice.url
@@ -224,3 +225,11 @@ def test_twelve_pilots_fill_the_demo_undercover_study_in_balance(site: Site):
         assert person["pilot"] and person["status"] == "finished"
         assert person["consented_at"] and person["rounds_finished"] == 3
         assert person["code_shown"] == "DEMOUCFIN" and person["payment_amount"] == "6.00"
+    # Every pilot answered the exit questionnaire through the link; the export carries it.
+    out = site.log_path.parent / "export-uc"
+    site.manage(
+        "export_study", "demo-undercover", "--format", "csv", "--out", str(out), "--include-pilots"
+    )
+    answers = pd.read_csv(out / "questionnaire.csv", keep_default_na=False)
+    answered = answers[answers["item"] == "difficulty"]
+    assert sorted(answered["player"]) == sorted(p["public_id"] for p in report["people"])

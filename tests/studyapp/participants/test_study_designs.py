@@ -136,7 +136,7 @@ def test_two_people_share_one_undercover_table_with_three_agents(alice, bob):
     table = flow.current_round(first).table
     assert table.status == Table.Status.LOBBY  # waiting for the second person
     lobby_page = alice.get(reverse("tables:table", args=[table.pk]))
-    assert b"Time left to wait" in lobby_page.content and b"Round 1 of 1" in lobby_page.content
+    assert b"Time left to wait" in lobby_page.content and b"Game 1 of 1" in lobby_page.content
     bob.post(page(second, "play"))
     assert flow.current_round(second).table_id == table.pk
     table.refresh_from_db()
@@ -283,12 +283,12 @@ def test_round_pages_show_the_round_the_total_a_way_out_and_the_study_name(alice
     study = make_study(rounds=2, design={"seats": [PERSON, AGENT, AGENT, AGENT]})
     participant = ready(alice, study)
     play = alice.get(page(participant, "play")).content.decode()
-    assert "Round 1 of 2" in play and 'id="withdraw"' in play
+    assert "Game 1 of 2" in play and 'id="withdraw"' in play
     assert 'id="study-name">Study uc<' in play and 'href="/" class="home"' not in play
     alice.post(page(participant, "play"))
     table = alice.get(reverse("tables:table", args=[flow.current_round(participant).table_id]))
     text = table.content.decode()
-    assert "Round 1 of 2" in text and "Total so far" in text
+    assert "Game 1 of 2" in text and "Total so far" in text
     assert 'id="withdraw"' in text and 'href="/" class="home"' not in text
 
 
@@ -351,12 +351,13 @@ def admin_post(study: Study, **changes) -> dict:
         "title", "slug", "game", "rounds", "oracle_spec", "seed", "shown_policy",
         "turn_deadline_seconds", "dropout", "idle_limit_seconds", "assignment_seed", "version",
         "check_attempts", "consent_version", "consent_text", "instructions", "policy_question",
-        "completion_url", "code_finished", "code_dropped", "code_screened", "code_failed_checks",
+        "attention_failure", "debrief_text", "completion_url", "code_finished", "code_dropped", "code_screened", "code_failed_checks",
         "code_lobby_timeout", "payment_amount", "currency", "bonus_per_reward",
     ]  # fmt: skip
     data = {name: getattr(study, name) for name in fields}
     data["design"] = _json.dumps(study.design)
     data["checks"] = _json.dumps(study.checks)
+    data["questionnaire"] = _json.dumps(study.questionnaire)
     data["active"] = "on" if study.active else ""
     data.update(
         {

@@ -18,7 +18,7 @@ def record_current_texts(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("participants", "0006_study_agents_disclosed_and_think_time"),
+        ("participants", "0008_study_agents_disclosed_and_think_time"),
     ]
 
     operations = [

@@ -7,7 +7,7 @@ import studyapp.participants.models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("participants", "0005_study_groups_randomised_as_units"),
+        ("participants", "0007_study_groups_randomised_as_units"),
     ]
 
     operations = [

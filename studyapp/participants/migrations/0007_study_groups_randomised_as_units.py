@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("participants", "0004_round_seat"),
+        ("participants", "0006_questionnaire_and_debrief"),
     ]
 
     operations = [
