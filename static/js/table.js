@@ -108,3 +108,16 @@
     announcer.textContent = newest(board).replace(/\s+/g, ' ').trim();
   });
 })();
+
+/* A study's group lobby closes once its group has formed: the board it pushes last carries a
+   Continue link marked data-follow, which leads to the group's table; the page follows it. */
+(function () {
+  function follow() {
+    var link = document.querySelector('#board a[data-follow]');
+    if (link) {
+      window.location.assign(link.href);
+    }
+  }
+  document.addEventListener('htmx:wsAfterMessage', follow);
+  document.addEventListener('DOMContentLoaded', follow);
+})();

@@ -1,7 +1,8 @@
 """A study's export, the archive a lab keeps: streamed to files, never built whole in memory.
 
-``<out>/`` gets ``games``, ``turns`` and ``participants`` as formula-safe CSV and as parquet (or
-one of them), a Frictionless ``datapackage.json`` describing every column, a ``README.md``, and
+``<out>/`` gets ``games``, ``turns`` and ``participants`` (and a study's ``questionnaire`` and
+``consent_versions``, each version's text) as formula-safe CSV and as parquet (or one of them), a
+Frictionless ``datapackage.json`` describing every column, a ``README.md``, and
 ``analysis/``: the tables and figures of :func:`analysis.report.write_report` for the same games,
 the very numbers the study page shows. Tables are read in chunks
 (:func:`studyapp.dashboard.records.games_and_turns`); each chunk's games and turns frames are
@@ -40,8 +41,10 @@ from analysis.report import write_report
 from studyapp.dashboard.records import (
     AGENT_TABLES,
     CHUNK,
+    CONSENT_VERSION_COLUMNS,
     PARTICIPANT_COLUMNS,
     QUESTIONNAIRE_COLUMNS,
+    consent_versions_frame,
     games_and_keys,
     games_and_turns,
     participants_frame,
@@ -71,7 +74,13 @@ def export_study(
         formats,
         experiment=study.slug,
         people=participants_frame(people),
-        extra={"questionnaire": (questionnaire_frame(people), QUESTIONNAIRE_COLUMNS)},
+        extra={
+            "questionnaire": (questionnaire_frame(people), QUESTIONNAIRE_COLUMNS),
+            "consent_versions": (
+                consent_versions_frame(study, include_pilots),
+                CONSENT_VERSION_COLUMNS,
+            ),
+        },
         title=f"Study {study.slug}: {study.title}",
         name=f"study-{study.slug}",
         allow_mixed=allow_mixed,

@@ -60,6 +60,17 @@ PARTICIPANT_COLUMNS: dict[str, tuple[str, str]] = {
     "player": ("string", "pseudonymous participant id (the player column of games and turns)"),
     "study": ("string", "study slug"),
     "condition": ("string", "the condition the participant was assigned to; empty in one arm"),
+    "randomisation_unit": (
+        "string",
+        "what was randomised to the condition: person (on arrival) or group (formed in the "
+        "first round's lobby of a group design); empty in one arm",
+    ),
+    "group": ("Int64", "the number of the participant's group in a group design, else empty"),
+    "agents_disclosed": (
+        "boolean",
+        "whether the study showed people which seats were agents (false: blinded during play, "
+        "disclosed at the end)",
+    ),
     "status": (
         "string",
         "completion state: consented, playing, finished, dropped, failed_checks, ...",
@@ -96,6 +107,15 @@ QUESTIONNAIRE_COLUMNS: dict[str, tuple[str, str]] = {
     "player": ("string", "pseudonymous participant id"),
     "item": ("string", "the questionnaire item's id ('policy': the policy question)"),
     "answer": ("string", "the answer as given; several choices joined by '; '"),
+}
+
+
+CONSENT_VERSION_COLUMNS: dict[str, tuple[str, str]] = {
+    "study": ("string", "study slug"),
+    "version": ("string", "consent version (the participants' consent_version)"),
+    "text": ("string", "the consent text of this version, as people agreed to it"),
+    "created_at": ("string", "ISO-8601 time the version was first saved"),
+    "participants": ("Int64", "participants in this export who agreed to this version"),
 }
 
 
@@ -590,6 +610,11 @@ def participants_frame(participants: Iterable[Participant]) -> pd.DataFrame:
         row = public_record(participant)
         row["player"] = row.pop("public_id")
         row["condition"] = getattr(participant, "condition", "")
+        drawn = getattr(participant, "assignment", None) or {}
+        # Arrivals drawn before groups existed carry no unit: a person was randomised.
+        row["randomisation_unit"] = drawn.get("unit", "person") if drawn else ""
+        row["group"] = drawn.get("group")
+        row["agents_disclosed"] = bool(getattr(participant.study, "agents_disclosed", True))
         row["pilot"] = bool(getattr(participant, "is_pilot", False))
         row["rounds"] = participant.study.rounds
         consented = getattr(participant, "consented_at", None)
@@ -599,6 +624,25 @@ def participants_frame(participants: Iterable[Participant]) -> pd.DataFrame:
         rows.append(row)
     frame = pd.DataFrame(rows, columns=list(PARTICIPANT_COLUMNS))
     return typed(frame, PARTICIPANT_COLUMNS)
+
+
+def consent_versions_frame(study: Study, include_pilots: bool = False) -> pd.DataFrame:
+    """Every consent version of the study with its text (consent_versions.csv)."""
+    agreed: dict[str, int] = defaultdict(int)
+    for version in started(study, include_pilots).values_list("consent_version", flat=True):
+        agreed[version] += 1
+    rows = [
+        {
+            "study": study.slug,
+            "version": v.version,
+            "text": v.text,
+            "created_at": v.created_at.isoformat(),
+            "participants": agreed.get(v.version, 0),
+        }
+        for v in study.consent_versions.all()
+    ]
+    frame = pd.DataFrame(rows, columns=list(CONSENT_VERSION_COLUMNS))
+    return typed(frame, CONSENT_VERSION_COLUMNS)
 
 
 def questionnaire_frame(participants: Iterable[Participant]) -> pd.DataFrame:

@@ -8,6 +8,7 @@ sheet. The payment sheet is the one export that carries recruiter IDs: paying pe
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 from urllib.parse import urlencode
 
 from django import forms
@@ -16,11 +17,18 @@ from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import URLPattern, path, reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
 from analysis import safe_csv
 from studyapp.participants import design, flow, pilots, transcripts
-from studyapp.participants.models import Condition, Invite, Participant, Round, Study
+from studyapp.participants.models import (
+    Condition,
+    Invite,
+    Participant,
+    Round,
+    Study,
+    StudyGroup,
+)
 
 PAYMENT_COLUMNS = [
     "public_id",
@@ -131,7 +139,7 @@ class ConditionInline(admin.TabularInline):
 
     model = Condition
     extra = 0
-    fields = ["position", "name", "quota", "overrides"]
+    fields = ["position", "name", "quota", "group_quota", "overrides"]
 
 
 @admin.register(Study)
@@ -141,7 +149,7 @@ class StudyAdmin(admin.ModelAdmin):
     prepopulated_fields = {"slug": ["title"]}
     inlines = [ConditionInline]
     actions = ["check_models"]
-    readonly_fields = ["progress_summary", "links"]
+    readonly_fields = ["progress_summary", "links", "consent_history"]
     fieldsets = [
         (
             None,
@@ -169,6 +177,8 @@ class StudyAdmin(admin.ModelAdmin):
                     "dropout",
                     "idle_limit_seconds",
                     "assignment_seed",
+                    "agents_disclosed",
+                    "agent_think_seconds",
                     "version",
                 ]
             },
@@ -177,7 +187,7 @@ class StudyAdmin(admin.ModelAdmin):
         ("Live progress", {"fields": ["progress_summary", "links"]}),
         (
             "Consent and instructions",
-            {"fields": ["consent_version", "consent_text", "instructions"]},
+            {"fields": ["consent_version", "consent_text", "consent_history", "instructions"]},
         ),
         (
             "End of study",
@@ -198,6 +208,43 @@ class StudyAdmin(admin.ModelAdmin):
         ),
         ("Payment", {"fields": ["payment_amount", "currency", "bonus_per_reward"]}),
     ]
+
+    @admin.display(description="Consent versions")
+    def consent_history(self, study: Study) -> str:
+        """Every version's text as people agreed to it (a record: changing the text above after
+        anyone agreed saves a new version)."""
+        if study.pk is None:
+            return "-"
+        rows = format_html_join(
+            "",
+            "<li><strong>Version {}</strong> ({}, {} agreed): <pre>{}</pre></li>",
+            (
+                (
+                    v.version,
+                    v.created_at.strftime("%Y-%m-%d %H:%M"),
+                    study.participants.filter(
+                        consent_version=v.version, consented_at__isnull=False
+                    ).count(),
+                    v.text,
+                )
+                for v in study.consent_versions.all()
+            ),
+        )
+        return format_html('<ul id="consent-versions">{}</ul>', rows)
+
+    def save_model(self, request: HttpRequest, obj: Study, form: forms.Form, change: bool):
+        """A consent text changed after people agreed to its version is saved as a new version
+        (Study.save); say so, since the form showed the old number."""
+        asked = obj.consent_version
+        super().save_model(request, obj, form, change)
+        if obj.consent_version != asked:
+            self.message_user(
+                request,
+                f"People already agreed to consent version {asked} with another text, so the "
+                f"changed text was saved as consent version {obj.consent_version}. People who "
+                "have not consented yet are asked to agree to it.",
+                messages.WARNING,
+            )
 
     def save_related(self, request: HttpRequest, form: forms.Form, formsets: list, change: bool):
         """Conditions are saved after the study: a condition whose model fails makes an active
@@ -356,6 +403,24 @@ class InviteAdmin(admin.ModelAdmin):
         return invites_csv(request, study, queryset.select_related("study"))
 
 
+@admin.register(StudyGroup)
+class StudyGroupAdmin(admin.ModelAdmin):
+    """The groups of group designs, each randomised as one unit: read-only, they are the log."""
+
+    list_display = ["study", "number", "condition", "size", "is_pilot", "formed_at"]
+    list_filter = ["study", "condition", "is_pilot"]
+    readonly_fields = [f.name for f in StudyGroup._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
 class RoundInline(admin.TabularInline):
     """A participant's rounds, read-only; each links to its game in the transcript (never to
     the table's own form, where an accidental save would change the record)."""
@@ -415,6 +480,7 @@ class ParticipantAdmin(admin.ModelAdmin):
         "study",
         "condition",
         "assignment",
+        "group",
         "is_pilot",
         "invite",
         "prolific_pid",

@@ -386,7 +386,8 @@ def study_checks(study: Study) -> list[dict[str, Any]]:
 
 
 def answer_checks(participant: Participant, answers: list[str]) -> str:
-    """Mark the checks: "passed" (the condition is drawn now, at arrival in the study proper),
+    """Mark the checks: "passed" (the condition is drawn now, at arrival in the study proper;
+    in a group design it is drawn for the group that forms in the first lobby),
     "wrong" (attempts left), "failed" (the failed-checks path: no rounds, no payment) or "full"
     (every condition met its quota meanwhile)."""
     from studyapp.participants import assignment
@@ -406,8 +407,13 @@ def answer_checks(participant: Participant, answers: list[str]) -> str:
             return "failed"
         participant.save(update_fields=["check_attempts"])
         return "wrong"
+    from studyapp.participants import groups
+
     try:
-        assignment.assign(participant)
+        if not groups.uses_group_lobby(participant):
+            assignment.assign(participant)
+        elif assignment.is_full(study, pilot=participant.is_pilot):
+            raise assignment.StudyFull  # the group is drawn its condition in the lobby
     except assignment.StudyFull:
         participant.status = Participant.Status.FULL
         participant.finished_at = timezone.now()
@@ -427,6 +433,12 @@ def save_policy(participant: Participant, text: str) -> None:
     participant.save(update_fields=["policy", "policy_done"])
     if next_step(participant) == "done":
         finish(participant)
+
+
+def debrief_agents(participant: Participant) -> bool:
+    """Whether the last page must disclose that some players were agents: the study kept it
+    from people during play, and this person sat at a table."""
+    return not participant.study.agents_disclosed and participant.round_set.exists()
 
 
 def answer_questionnaire(participant: Participant, posted: Mapping[str, list[str]]) -> dict:
@@ -708,7 +720,20 @@ def begin_round(session: SessionBase, participant: Participant) -> Round:
         return existing
     participant.current_round = number
     participant.save(update_fields=["current_round"])
+    round_.refresh_from_db()  # a group that formed as this person came sits at its own table
     return round_
+
+
+def seated_round(participant: Participant) -> Round | None:
+    """The round this participant is playing at an open table right now, if any."""
+    from studyapp.tables.models import Table
+
+    if next_step(participant) != "play":
+        return None
+    round_ = current_round(participant)
+    if round_ is None or round_.finished_at is not None:
+        return None
+    return round_ if round_.table.status == Table.Status.PLAYING else None
 
 
 def take_seat(session: SessionBase, round_: Round) -> None:

@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
-from django.db import models
+from django.db import models, transaction
 from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -57,6 +57,25 @@ def validate_completion_url(value: str) -> None:
         raise ValidationError(
             "Enter a full address (https://…) or a path on this site (/…)."
         ) from None
+
+
+def default_think_seconds() -> list[int]:
+    """How long a blinded agent waits before a move: a person's few seconds to a quarter minute."""
+    return [4, 15]
+
+
+def think_seconds_problem(value: object) -> str:
+    """Why ``value`` is not a think-time range [shortest, longest] ('' when it is one)."""
+    if (
+        not isinstance(value, list)
+        or len(value) != 2
+        or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
+    ):
+        return "Give the think time as [shortest, longest] seconds, e.g. [4, 15]."
+    low, high = value
+    if not 0 <= low <= high <= 300:
+        return "The think time must run from 0 to at most 300 seconds, shortest first."
+    return ""
 
 
 def duration_text(minutes: int) -> str:
@@ -123,6 +142,18 @@ class Study(models.Model):
     idle_limit_seconds = models.PositiveIntegerField(
         default=600,
         help_text="A person idle this long inside a round is marked as dropped out.",
+    )
+    agents_disclosed = models.BooleanField(
+        default=True,
+        help_text="People see which seats are agents. Off: during play every seat shows only its "
+        "player name, agents take a person's think time (below), and the last page discloses "
+        "that some players were agents.",
+    )
+    agent_think_seconds = models.JSONField(
+        default=default_think_seconds,
+        blank=True,
+        help_text="When agents are not disclosed: each agent move waits a time drawn from this "
+        "range, [shortest, longest] in seconds, as a person would think.",
     )
     checks = models.JSONField(
         default=list,
@@ -253,6 +284,9 @@ class Study(models.Model):
                 "The offline oracle reads English questions only: a Twenty Questions study in "
                 "another language needs a model oracle (e.g. openai:gpt-4o-mini)."
             )
+        problem = think_seconds_problem(self.agent_think_seconds)
+        if problem:
+            errors.setdefault("agent_think_seconds", []).append(problem)
         try:
             self.questionnaire = questionnaire.validate(self.questionnaire)
         except questionnaire.QuestionnaireError as err:
@@ -271,6 +305,49 @@ class Study(models.Model):
                 )
         if errors:
             raise ValidationError(errors)
+
+    def save(self, *args: object, **kwargs: object) -> None:
+        """Save, keeping consent versions honest: a consent text that changes after anyone agreed
+        to its version is saved under a new version (:meth:`settled_consent_version`), and every
+        version's text is kept (:class:`ConsentVersion`). Every path that edits a study (the
+        admin, ``study apply``, the shell) comes through here."""
+        update_fields = kwargs.get("update_fields")
+        consent = {"consent_text", "consent_version"}
+        if update_fields is not None and not consent & set(update_fields):
+            super().save(*args, **kwargs)
+            return
+        with transaction.atomic():
+            self.consent_version = self.settled_consent_version()
+            if update_fields is not None:
+                kwargs["update_fields"] = list(set(update_fields) | consent)
+            super().save(*args, **kwargs)
+            ConsentVersion.record(self)
+
+    def settled_consent_version(self) -> str:
+        """The version this study's consent text is saved under. It stays as given unless people
+        already agreed to that version with another text: then the text is the version it was
+        agreed to before (a change undone), or a new version (:func:`next_consent_version`).
+        A version nobody agreed to yet is a draft whose text may still change."""
+        if self.pk is None:
+            return self.consent_version
+        texts = dict(
+            ConsentVersion.objects.filter(study_id=self.pk)
+            .order_by("created_at", "pk")
+            .values_list("version", "text")
+        )
+        stored = Study.objects.filter(pk=self.pk).values("consent_version", "consent_text").first()
+        if stored:  # a study saved before versions were recorded
+            texts.setdefault(stored["consent_version"], stored["consent_text"])
+        recorded = texts.get(self.consent_version)
+        if recorded is None or recorded == self.consent_text:
+            return self.consent_version
+        agreed = Participant.objects.filter(
+            study_id=self.pk, consent_version=self.consent_version, consented_at__isnull=False
+        ).exists()
+        if not agreed:
+            return self.consent_version
+        same = [version for version, text in texts.items() if text == self.consent_text]
+        return same[-1] if same else next_consent_version(self.consent_version, set(texts))
 
     @property
     def duration_minutes(self) -> int:
@@ -325,6 +402,49 @@ class Study(models.Model):
         }
 
 
+def next_consent_version(version: str, taken: set[str]) -> str:
+    """The version after ``version`` that is not ``taken``: "2" after "1", "v1-2" after "v1"."""
+    if version.isdigit():
+        number = int(version) + 1
+        while str(number) in taken:
+            number += 1
+        return str(number)
+    suffix = 2
+    while f"{version[:28]}-{suffix}" in taken:
+        suffix += 1
+    return f"{version[:28]}-{suffix}"
+
+
+class ConsentVersion(models.Model):
+    """The text of one consent version of a study, as people agreed to it. Written by
+    :meth:`Study.save`; a version's text changes only while nobody has agreed to it."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="consent_versions")
+    version = models.CharField(max_length=32)
+    text = models.TextField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["study", "created_at", "pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "version"], name="one_text_per_consent_version"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study.slug} consent version {self.version}"
+
+    @classmethod
+    def record(cls, study: Study) -> None:
+        found = cls.objects.filter(study=study, version=study.consent_version).first()
+        if found is None:
+            cls.objects.create(study=study, version=study.consent_version, text=study.consent_text)
+        elif found.text != study.consent_text:  # a draft nobody agreed to (settled_consent_version)
+            found.text = study.consent_text
+            found.save(update_fields=["text"])
+
+
 def check_list_problem(checks: object) -> str:
     """Why a list of comprehension checks is malformed ('' when it is fine)."""
     if not isinstance(checks, list):
@@ -348,6 +468,11 @@ class Condition(models.Model):
     name = models.SlugField(max_length=64)
     quota = models.PositiveIntegerField(
         default=0, help_text="How many people this condition takes (0 = no limit)."
+    )
+    group_quota = models.PositiveIntegerField(
+        default=0,
+        help_text="In a group design (several people at a table): how many groups this "
+        "condition takes (0 = no limit). The people quota counts too.",
     )
     overrides = models.JSONField(default=dict, blank=True)
     position = models.PositiveIntegerField(default=0)
@@ -468,6 +593,15 @@ class Participant(models.Model):
     is_pilot = models.BooleanField(
         default=False,
         help_text="A simulated participant (manage.py pilot): left out of exports and payments.",
+    )
+    group = models.ForeignKey(
+        "StudyGroup",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="members",
+        help_text="In a group design: the group formed in the first round's lobby, which was "
+        "randomised as one unit.",
     )
     check_attempts = models.PositiveIntegerField(default=0)
     checks_passed = models.BooleanField(default=False)
@@ -640,6 +774,33 @@ class Participant(models.Model):
         self.save(
             update_fields=["base_paid_at", "bonus_paid_at", "payment_error", "paid", "paid_at"]
         )
+
+
+class StudyGroup(models.Model):
+    """The people of a group design who met in the first round's lobby: the unit that is
+    randomised to a condition (see :mod:`studyapp.participants.groups`)."""
+
+    study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="groups")
+    number = models.PositiveIntegerField(help_text="1-based, in the order groups formed.")
+    is_pilot = models.BooleanField(default=False)
+    condition = models.CharField(max_length=64, blank=True)
+    size = models.PositiveSmallIntegerField(help_text="How many people the group formed with.")
+    assignment = models.JSONField(
+        default=dict, blank=True, help_text="How the condition was drawn: block, position, seed."
+    )
+    lobby_table = models.PositiveIntegerField(
+        null=True, blank=True, help_text="The lobby table the group formed at."
+    )
+    formed_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["study", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "number"], name="unique_group_number")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study.slug} group {self.number}"
 
 
 class Round(models.Model):

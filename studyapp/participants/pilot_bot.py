@@ -2,7 +2,8 @@
 
 A bot is one browser: its own cookie jar (so its own Django session), the study link with a
 Prolific-style ID and the staff-issued pilot token, the consent form, the comprehension checks,
-then every round: it starts the round on the play page, opens the table's socket and answers each
+then every round: it starts the round on the play page (in a group design's first round, it waits
+in the group lobby until its group forms, then starts again), opens the table's socket and answers each
 board the server pushes with a scripted move, and goes back to the play page when the game is
 over. It reads only what a person's browser gets (pages and the boards pushed to its seat), so a
 pilot tests exactly what participants will meet.
@@ -188,8 +189,8 @@ class PilotBot:
                 table = TABLE_RE.search(urlsplit(url).path)
                 if table is None:
                     continue  # sent back to the right step
-                await self.play_table(int(table.group(1)))
-                self.result.rounds += 1
+                if await self.play_table(int(table.group(1))):
+                    self.result.rounds += 1
                 url, page = await self.get(f"/p/{self.result.public_id}/")
             elif step == "policy":
                 url, page = await self.post(url, page, {"policy": self.policy})
@@ -211,7 +212,9 @@ class PilotBot:
 
     # --- a table ----------------------------------------------------------------------------
 
-    async def play_table(self, table_id: int) -> None:
+    async def play_table(self, table_id: int) -> bool:
+        """Play a table to its end (True), or wait in a group lobby until the group forms and
+        the lobby closes (False: the group's own table comes next, from the play page)."""
         assert self.session is not None
         self.result.tables.append(table_id)
         parts = urlsplit(self.base)
@@ -226,11 +229,14 @@ class PilotBot:
                 if message.type != aiohttp.WSMsgType.TEXT:
                     raise RuntimeError(f"the table socket closed ({message.type.name})")
                 board = message.data
+                if 'id="group-formed"' in board:
+                    self.result.tables.remove(table_id)  # a lobby, never played
+                    return False
                 status = STATUS_RE.search(board)
                 if status and status.group(1) in ("finished", "aborted"):
-                    return
+                    return True
                 if 'id="after-game"' in board:
-                    return
+                    return True
                 seq_found = SEQ_RE.search(board)
                 seq = int(seq_found.group(1)) if seq_found else -1
                 move = self.move(board)

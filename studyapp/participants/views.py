@@ -158,6 +158,10 @@ def continue_study(request: HttpRequest, slug: str) -> HttpResponse:
     participant = flow.session_participant(request.session, study) if study else None
     if participant is None:
         return not_found(request, _("This page does not belong to this browser."))
+    seated = flow.seated_round(participant)
+    if seated is not None:  # a group just formed: straight to the table it sits at
+        flow.take_seat(request.session, seated)
+        return redirect(flow.table_url(seated))
     return redirect(step_url(participant))
 
 
@@ -292,7 +296,8 @@ def debrief(request: HttpRequest, participant: Participant) -> HttpResponse:
     if request.method == "POST":
         flow.debrief_read(participant)
         return redirect(step_url(participant))
-    return render(request, "participants/debrief.html", {"participant": participant})
+    context = {"participant": participant, "debrief_agents": flow.debrief_agents(participant)}
+    return render(request, "participants/debrief.html", context)
 
 
 @require_safe
@@ -317,6 +322,7 @@ def done(request: HttpRequest, participant: Participant) -> HttpResponse:
         "link": participant.study.completion_link(code) if code else "",
         # Turned away before playing: they return the study on the recruiter instead of a code.
         "return_statuses": ("declined", "failed_checks", "full"),
+        "debrief_agents": flow.debrief_agents(participant),
     }
     return render(request, "participants/done.html", context)
 
@@ -328,8 +334,10 @@ def withdraw(request: HttpRequest, participant: Participant) -> HttpResponse:
     form = WithdrawForm(posted(request))
     if request.method == "POST" and form.is_valid():
         study = participant.study
+        debrief = flow.debrief_agents(participant)  # asked before their games may be deleted
         code = flow.withdraw(participant, delete_data=form.cleaned_data["delete_data"])
         context = {
+            "debrief_agents": debrief,
             "study": study,
             "code": code,
             "link": study.completion_link(code) if code else "",

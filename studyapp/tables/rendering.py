@@ -3,7 +3,8 @@
 The context is built from ``engine.observe(state, seat)`` and nothing else about the game, so no
 other seat's word or role can reach a template while the game runs; once it is over, the engine's
 outcome (every seat's word and role, the reward) and the Twenty Questions answer are no secret and
-every seat sees them. Spectators (staff) see the log, and only they see who plays each seat and the
+every seat sees them. A study table with ``agents_disclosed`` False shows a player no seat's kind
+(person or agent), in the lobby or at play. Spectators (staff) see the log, and only they see who plays each seat and the
 words and roles during play: those facts are put into a context only when ``seat`` is None.
 """
 
@@ -46,6 +47,9 @@ def word_options(words: tuple[str, ...]) -> SafeString:
 def board_context(snap: TableState, seat: int | None, error: str | None = None) -> dict[str, Any]:
     table = snap.table
     viewer = None if seat is None else snap.seat(seat)
+    # A study that does not disclose its agents: a player's view names no seat's kind (staff,
+    # as spectators, still see everything).
+    blinded = seat is not None and table.options.get("agents_disclosed") is False
     context: dict[str, Any] = {
         "table": table,
         "status": table.status,
@@ -57,10 +61,11 @@ def board_context(snap: TableState, seat: int | None, error: str | None = None) 
         "replaced": viewer is not None and viewer.kind == Seat.Kind.AGENT,
         "error": error,
         "game_template": GAME_TEMPLATES[table.game],
+        "blinded": blinded,
         "seats": [
             {
                 "index": s.index,
-                "kind": s.kind,
+                "kind": "player" if blinded else s.kind,
                 "vacant": s.is_vacant,
                 "connected": s.connected,
                 "you": s.index == seat,
@@ -72,6 +77,8 @@ def board_context(snap: TableState, seat: int | None, error: str | None = None) 
     }
     if context["lobby"]:
         context.update(lobby_facts(table, snap.seats))
+        if blinded:
+            context.update(arrived=None, places=None, agent_places=None)
     if snap.is_over and table.status != Table.Status.LOBBY:
         context["outcome"] = sorted(snap.engine.outcome(snap.state).items())
         context["revealed_word"] = table.config.get("answer")  # Twenty Questions' answer

@@ -30,6 +30,7 @@ from studyapp.dashboard.exporting import export_study, export_tables
 from studyapp.dashboard.models import AnalysisResult
 from studyapp.dashboard.records import agent_tables, model_jobs
 from studyapp.participants.models import Study
+from studyapp.participants.pseudonyms import finished_policies
 
 # The offline agents that can play the evaluated seat of each game's model arm, the first the
 # default of the form; any model of a provider with a key can be named as well.
@@ -38,6 +39,10 @@ OFFLINE_ARM_AGENTS = {
     "undercover": ("offline:descriptor",),
 }
 ARM_ROLES = {"twenty-questions": "questioner", "undercover": "player"}
+# Where the human-policy setting's text comes from: the shipped text, each finished
+# participant's written policy (one job each), or one participant's (their public id).
+SHIPPED_POLICY, EACH_POLICY = "shipped", "each"
+MAX_ARM_JOBS = 60  # jobs one click may start
 DEFAULT_ARM_SETTINGS = ("none", "cumulative")
 ARM_SAMPLES = 3
 MAX_ARM_SAMPLES = 10  # repeats of the study's sequence per model and setting
@@ -92,6 +97,7 @@ def page(request: HttpRequest, slug: str | None = None) -> HttpResponse:
         context["arm_choices"] = arm_choices(study.game)
         context["arm_models"] = arm_choices(study.game)[0] if arm_choices(study.game) else ""
         context["arm_settings"] = DEFAULT_ARM_SETTINGS
+        context["people_policies"] = finished_policies(study)
     if request.htmx:
         return render(request, "dashboard/_analysis_body.html", context)
     return render(request, "dashboard/analysis.html", context)
@@ -192,18 +198,34 @@ def model_arm(request: HttpRequest, slug: str) -> HttpResponse:
         for problem in problems:
             messages.error(request, problem)
         return redirect("dashboard:analysis_study", slug=slug)
+    try:
+        policies = human_policies(study, request.POST.get("human_policy") or SHIPPED_POLICY)
+    except ValueError as err:
+        messages.error(request, str(err))
+        return redirect("dashboard:analysis_study", slug=slug)
+    planned = [
+        arm_parameters(study, model, setting, samples, policy)
+        for model in models
+        for setting in chosen
+        for policy in (policies if setting == "human-policy" else [None])
+    ]
+    if len(planned) > MAX_ARM_JOBS:
+        messages.error(
+            request, f"That would start {len(planned)} jobs; start at most {MAX_ARM_JOBS} at "
+            "once (fewer models, or one participant's policy)."
+        )  # fmt: skip
+        return redirect("dashboard:analysis_study", slug=slug)
     started = []
-    for model in models:
-        for setting in chosen:
-            parameters = arm_parameters(study, model, setting, samples)
-            problem = missing_credentials("experiment", parameters)
-            if problem:
-                messages.error(request, f"{model}: {problem}")
-                continue
-            try:
-                started.append(start_job("experiment", parameters, user=request.user))
-            except ValueError as err:
-                messages.error(request, f"{model}, {setting}: {err}")
+    for parameters in planned:
+        model, setting = parameters["model"], parameters["setting"]
+        problem = missing_credentials("experiment", parameters)
+        if problem:
+            messages.error(request, f"{model}: {problem}")
+            continue
+        try:
+            started.append(start_job("experiment", parameters, user=request.user))
+        except ValueError as err:
+            messages.error(request, f"{model}, {setting}: {err}")
     if started:
         messages.success(
             request, f"Started {len(started)} experiment job(s) for the model arm; the figure "
@@ -244,9 +266,35 @@ def _example(game: str) -> str:
     return (arm_choices(game) or ("openai:gpt-4o",))[0]
 
 
-def arm_parameters(study: Study, model: str, setting: str, samples: int) -> dict:
+def human_policies(study: Study, choice: str) -> list[tuple[str, str] | None]:
+    """The human-policy texts the arm's human-policy jobs play with: ``[None]`` for the shipped
+    text, every finished participant's written policy (``"each"``), or the one of the
+    participant whose public id is ``choice``. ValueError with the reason otherwise."""
+    if choice == SHIPPED_POLICY:
+        return [None]
+    written = finished_policies(study)
+    if choice == EACH_POLICY:
+        if not written:
+            raise ValueError("No finished participant of this study wrote a policy yet.")
+        return list(written)
+    found = [entry for entry in written if entry[0] == choice]
+    if not found:
+        raise ValueError(f"{choice} is not a finished participant of this study with a policy.")
+    return found
+
+
+def arm_parameters(
+    study: Study,
+    model: str,
+    setting: str,
+    samples: int,
+    policy: tuple[str, str] | None = None,
+) -> dict:
     """The experiment job that plays the study's own sequence: same game, seed, rounds (case k of
-    the job is round k + 1 of every participant) and oracle."""
+    the job is round k + 1 of every participant) and oracle. A human-policy job given a
+    participant's ``(public id, text)`` plays with that text (``policy``, the experiment's
+    human-policy text) and names the participant in ``policy_from``; without one, the shipped
+    text."""
     parameters = {
         "game": study.game,
         "model": model,
@@ -259,4 +307,9 @@ def arm_parameters(study: Study, model: str, setting: str, samples: int) -> dict
     }
     if study.game == "twenty-questions":
         parameters["oracle"] = study.oracle_spec
+    if setting == "human-policy":
+        if policy is None:
+            parameters["policy_from"] = SHIPPED_POLICY
+        else:
+            parameters["policy_from"], parameters["policy"] = policy
     return parameters

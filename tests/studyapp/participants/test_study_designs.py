@@ -195,20 +195,23 @@ def test_a_lobby_that_times_out_sends_the_studys_lobby_timeout_code(alice):
 # --- conditions --------------------------------------------------------------------------------
 
 
-def two_arms(study: Study, quota: int) -> None:
+def solo_arms(study: Study, quota: int) -> None:
+    """Two arms of one person each (so each person is randomised on arrival): four offline
+    agents of two kinds."""
     Condition.objects.create(
         study=study, name="two", quota=quota, position=0,
-        overrides={"design": {"seats": [PERSON, PERSON, AGENT, AGENT, AGENT]}},
+        overrides={"design": {"seats": [PERSON, AGENT, AGENT, AGENT, AGENT]}},
     )  # fmt: skip
+    other = {"kind": "agent", "spec": "offline:descriptor"}
     Condition.objects.create(
         study=study, name="one", quota=quota, position=1,
-        overrides={"design": {"seats": [PERSON, AGENT, AGENT, AGENT, AGENT]}},
+        overrides={"design": {"seats": [PERSON, other, other, other, other]}},
     )  # fmt: skip
 
 
 def test_arrivals_are_assigned_in_balanced_blocks_up_to_the_quota(client_factory):
-    study = make_study(assignment_seed=5)
-    two_arms(study, quota=3)
+    study = make_study(assignment_seed=5, design={"seats": [PERSON, AGENT, AGENT, AGENT]})
+    solo_arms(study, quota=3)
     people = [ready(client_factory(), study) for _ in range(6)]
     names = [p.condition for p in people]
     assert sorted(names) == ["one"] * 3 + ["two"] * 3
@@ -216,6 +219,7 @@ def test_arrivals_are_assigned_in_balanced_blocks_up_to_the_quota(client_factory
         assert sorted(names[2 * block : 2 * block + 2]) == ["one", "two"]
     assert [p.assignment["arrival"] for p in people] == list(range(6))
     assert all(p.assignment["seed"] == 5 for p in people)
+    assert {p.assignment["unit"] for p in people} == {"person"} and not any(p.group for p in people)
     late = client_factory()
     response = late.get(reverse("participants:study_link", args=[study.slug]))
     assert b"This study is full" in response.content
@@ -223,8 +227,8 @@ def test_arrivals_are_assigned_in_balanced_blocks_up_to_the_quota(client_factory
 
 
 def test_pilots_are_assigned_apart_from_people_and_only_with_a_staff_token(client_factory):
-    study = make_study()
-    two_arms(study, quota=1)
+    study = make_study(design={"seats": [PERSON, AGENT, AGENT, AGENT]})
+    solo_arms(study, quota=1)
     real = [ready(client_factory(), study) for _ in range(2)]
     assert {p.condition for p in real} == {"one", "two"} and not any(p.is_pilot for p in real)
     forged = client_factory().get(
@@ -240,8 +244,8 @@ def test_pilots_are_assigned_apart_from_people_and_only_with_a_staff_token(clien
 
 
 def test_the_condition_changes_the_table(client_factory):
-    study = make_study(rounds=1)
-    two_arms(study, quota=0)
+    study = make_study(rounds=1, design={"seats": [PERSON, AGENT, AGENT, AGENT]})
+    solo_arms(study, quota=0)
     clients = [client_factory() for _ in range(2)]
     people = [ready(client, study) for client in clients]
     client, solo = next(
@@ -250,7 +254,9 @@ def test_the_condition_changes_the_table(client_factory):
     client.post(page(solo, "play"))
     table = flow.current_round(solo).table
     assert table.status == Table.Status.PLAYING  # one person and four agents: no wait
-    assert [s.kind for s in table.seats.order_by("index")] == ["human"] + ["agent"] * 4
+    seats = list(table.seats.order_by("index"))
+    assert [s.kind for s in seats] == ["human"] + ["agent"] * 4
+    assert {s.agent_spec for s in seats[1:]} == {"offline:descriptor"}
     assert table.options["condition"] == "one"
 
 

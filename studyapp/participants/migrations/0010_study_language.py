@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("participants", "0006_questionnaire_and_debrief"),
+        ("participants", "0009_consent_versions_with_their_texts"),
     ]
 
     operations = [
