@@ -18,19 +18,19 @@ import random
 from typing import Any
 
 from games.base import Event, Observation
-from games.twenty_questions import CANDIDATES, knowledge
+from games.twenty_questions import CANDIDATES
 from games.twenty_questions.engine import MAX_QUESTION_CHARS, guess_text
-from games.twenty_questions.knowledge import FEATURES
+from games.twenty_questions.knowledge import oracle
 
 
 def yes_set(question: str) -> frozenset[str] | None:
     """The candidates for which the answer to ``question`` is Yes; None when it is Invalid."""
-    return knowledge.yes_set(question)
+    return oracle.yes_set(question)
 
 
 def answer_question(question: str, answer: str) -> str:
     """The offline oracle's reply: "Yes", "No" or "Invalid"."""
-    return knowledge.answer(question, answer)
+    return oracle.answer(question, answer)
 
 
 def remaining(history: list[dict[str, Any]]) -> list[str]:
@@ -92,7 +92,7 @@ class InfoGainQuestioner:
         half = len(left) / 2
         options: list[tuple[float, float, str]] = []  # (imbalance, tie-break, question)
         pool = set(left)
-        for feature in FEATURES.values():
+        for feature in oracle.features().values():
             yes = len(feature.words & pool)
             if 0 < yes < len(left) and feature.question not in asked:
                 options.append((abs(yes - half), self.rng.random(), feature.question))
@@ -119,7 +119,7 @@ class RandomQuestioner:
 
     async def act(self, observation: Observation) -> Event:
         asked = {turn["question"] for turn in observation["history"]}
-        features = [f.question for f in FEATURES.values() if f.question not in asked]
+        features = [f.question for f in oracle.features().values() if f.question not in asked]
         guesses = [guess_question(w) for w in CANDIDATES if guess_question(w) not in asked]
         pool = features if features and self.rng.random() < 0.5 else guesses
         return {"type": "question", "text": self.rng.choice(pool)}
