@@ -16,3 +16,18 @@ def get_engine(game: str) -> Engine:
     else:
         raise ValueError(f"unknown game {game!r}; choose one of {', '.join(GAME_NAMES)}")
     return ENGINE
+
+
+def rules_for_people(game: str) -> str:
+    """The rules of a game as a person reads them before playing (one paragraph)."""
+    return _rules(game).RULES_FOR_PEOPLE
+
+
+def _rules(game: str):
+    if game == "twenty-questions":
+        from games.twenty_questions import rules
+    elif game == "undercover":
+        from games.undercover import rules
+    else:
+        raise ValueError(f"unknown game {game!r}; choose one of {', '.join(GAME_NAMES)}")
+    return rules

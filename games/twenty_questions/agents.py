@@ -21,6 +21,7 @@ from games.base import Event, Observation
 from games.twenty_questions import CANDIDATES
 from games.twenty_questions.engine import MAX_QUESTION_CHARS, guess_text
 from games.twenty_questions.knowledge import oracle
+from games.twenty_questions.rules import INVALID, NO, YES
 
 
 def yes_set(question: str) -> frozenset[str] | None:
@@ -37,12 +38,12 @@ def remaining(history: list[dict[str, Any]]) -> list[str]:
     """Candidates (in paper order) still consistent with every Yes and No answered so far."""
     left = set(CANDIDATES)
     for turn in history:
-        if turn["answer"] not in ("Yes", "No"):
+        if turn["answer"] not in (YES, NO):
             continue
         holders = yes_set(turn["question"])
         if holders is None:
             continue
-        left = left & holders if turn["answer"] == "Yes" else left - holders
+        left = left & holders if turn["answer"] == YES else left - holders
     return [word for word in CANDIDATES if word in left]
 
 
@@ -64,7 +65,7 @@ class KnowledgeOracle:
 
     async def act(self, observation: Observation) -> Event:
         if observation.get("rejected"):
-            return {"type": "answer", "answer": "Invalid"}
+            return {"type": "answer", "answer": INVALID}
         reply = answer_question(observation["question"] or "", observation["answer"])
         return {"type": "answer", "answer": reply}
 

@@ -17,6 +17,7 @@ from games.base import IllegalMove
 from games.runner import next_event, play_game
 from games.twenty_questions import CANDIDATES, ndcg_reward
 from games.twenty_questions.engine import ENGINE, ORACLE, QUESTIONER
+from games.twenty_questions.rules import ANSWERS_TEXT, INVALID_TEXT
 
 GAME = "twenty-questions"
 
@@ -24,9 +25,9 @@ RULES = f"""Twenty Questions. I am thinking of one of these {len(CANDIDATES)} wo
 
 {textwrap.fill(", ".join(CANDIDATES), 100)}
 
-Ask up to 20 yes/no questions; I answer Yes, No or Invalid (questions about letters or spelling
-are Invalid). To guess, ask whether it is one word ("Is it a violin?"); a wrong guess uses up a
-question. The sooner you find it, the higher the reward: 1/log2(k+1) for a find at question k.
+Ask up to 20 yes/no questions; I answer {ANSWERS_TEXT} ({INVALID_TEXT}).
+To guess, ask whether it is one word ("Is it a violin?"); a wrong guess uses up a question.
+The sooner you find it, the higher the reward: 1/log2(k+1) for a find at question k.
 Type 'quit' to give up.
 """
 

@@ -9,6 +9,7 @@ from functools import cache
 from games.twenty_questions import CANDIDATES
 from games.twenty_questions.knowledge.base import knowledge_base
 from games.twenty_questions.knowledge.reader import read
+from games.twenty_questions.rules import INVALID, NO, YES
 
 
 @dataclass(frozen=True)
@@ -30,8 +31,8 @@ def answer(question: str, word: str) -> str:
     """The offline oracle's reply to ``question`` when the answer is ``word``."""
     test = read(question)
     if test is None:
-        return "Invalid"
-    return "Yes" if test(word) else "No"
+        return INVALID
+    return YES if test(word) else NO
 
 
 @cache
