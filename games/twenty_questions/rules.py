@@ -12,6 +12,10 @@ them so.
 
 from __future__ import annotations
 
+import textwrap
+
+from games.twenty_questions import CANDIDATES, MAX_QUESTIONS
+
 YES, NO, INVALID = "Yes", "No", "Invalid"
 ANSWERS = (YES, NO, INVALID)
 ANSWERS_TEXT = f"{YES}, {NO} or {INVALID}"  # "Yes, No or Invalid"
@@ -19,12 +23,23 @@ INVALID_TEXT = "questions about letters or spelling are Invalid"
 
 # The instructions page (participants app): what a person reads before the checks.
 RULES_FOR_PEOPLE = (
-    "The computer thinks of a word from a fixed list of common things. You have up to 20 yes/no "
-    f"questions to find it. The oracle answers {ANSWERS_TEXT} ({INVALID_TEXT}). To guess, "
+    "The computer thinks of a word from a fixed list of common things. You have up to "
+    f"{MAX_QUESTIONS} yes/no questions to find it. The oracle answers {ANSWERS_TEXT} ({INVALID_TEXT}). To guess, "
     'pick the word with the Guess box (or ask "Is it a …?"); a wrong guess uses up a question. '
     "The sooner you find it, the higher your reward for the game (1.0 at the first question, 0 "
     "if you do not find it)."
 )
+
+# The terminal game (python -m games play twenty-questions).
+RULES_FOR_TERMINAL = f"""Twenty Questions. I am thinking of one of these {len(CANDIDATES)} words:
+
+{textwrap.fill(", ".join(CANDIDATES), 100)}
+
+Ask up to {MAX_QUESTIONS} yes/no questions; I answer {ANSWERS_TEXT} ({INVALID_TEXT}).
+To guess, ask whether it is one word ("Is it a violin?"); a wrong guess uses up a question.
+The sooner you find it, the higher the reward: 1/log2(k+1) for a find at question k.
+Type 'quit' to give up.
+"""
 
 # The shipped prompt twenty_questions_rules.txt ($count, $max_questions, $candidates).
 RULES_FOR_MODELS = f"""Game: Twenty Questions.

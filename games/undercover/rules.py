@@ -1,5 +1,6 @@
 """Who is the Difference's rules, written once: the rules as people read them (the study's
-instructions page), the default text models read, and the default comprehension check of a study.
+instructions page, the terminal game), the default text models read, and the default
+comprehension check of a study.
 
 The models' text also ships as the prompt file ``games/llm/prompts/undercover_rules.txt``, which a
 researcher may override with a prompt folder; the shipped file is :data:`RULES_FOR_MODELS` to the
@@ -21,6 +22,23 @@ RULES_FOR_PEOPLE = (
     "then alternate. The common-word players win when the different word is voted out; the "
     "different-word player wins when only three players are left."
 )
+
+# The terminal game (python -m games play undercover); {cap} is the vote cap.
+RULES_FOR_TERMINAL = """Who is the Difference.
+
+Every player has a secret word. All but one share the same word; one player, the difference,
+holds a related but different word. Nobody is told their role: compare the clues to find out.
+
+The game starts with three speaking rounds, then a vote; after that one speaking round and one vote
+alternate. When it is your turn to speak, type one sentence about your word (or 'pass'). Do not say
+your word, do not hint at letters, spelling or rhymes, and do not repeat an earlier clue.
+When voting, type the seat number of the player you think is the difference (not yourself), or
+'abstain'. Votes are secret until everyone has voted. The most-voted player is out; a tie removes
+no one.
+
+The normal players win when the difference is voted out. The difference wins when only three
+players remain, or when {cap} votes have passed. Type 'quit' to give up.
+"""
 
 # The shipped prompt undercover_rules.txt ($players, $last_seat).
 RULES_FOR_MODELS = """Game: Who is the Difference.
