@@ -158,8 +158,8 @@ if REDIS_URL:
     # socket, which at 200 sockets doubled the CPU of a move (docs/production.md). Pub/sub keeps
     # nothing: a socket that is not connected misses the frame, and gets the board on connect.
     CHANNEL_BACKENDS = {
-        "pubsub": "channels_redis.pubsub.RedisPubSubChannelLayer",
-        "core": "channels_redis.core.RedisChannelLayer",
+        "pubsub": "studyapp.layers.RedisPubSubChannelLayer",
+        "core": "studyapp.layers.RedisChannelLayer",
     }
     CHANNEL_LAYER = env_str("CHANNEL_LAYER", "pubsub")
     if CHANNEL_LAYER not in CHANNEL_BACKENDS:
@@ -180,13 +180,28 @@ if REDIS_URL:
             # blocking receive, and a pool of 100 that raises when hundreds of sockets join
             # groups at once. Give both room.
             "CONFIG": {
-                "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "max_connections": 2000}],
+                "hosts": [
+                    {
+                        "address": REDIS_URL,
+                        "socket_timeout": 30,
+                        "max_connections": 2000,
+                    }
+                ],
                 "prefix": CHANNEL_PREFIX,
             },
         }
     }
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+# A Redis connection that was cut (a restart, a failover, CLIENT KILL, a proxy's idle timeout) is
+# found out and replaced before it loses a command, in the channel layer's pools and the cache's:
+# one idle longer than REDIS_HEALTH_CHECK_SECONDS is pinged before use, and a command that meets a
+# broken connection is sent again on a new one, up to REDIS_RETRIES times with a short backoff
+# (studyapp.cache.redis_resilience). Without it every pooled connection of every process failed
+# once, each on its next command, even minutes later: a lost broadcast each.
+REDIS_HEALTH_CHECK_SECONDS = env_float("REDIS_HEALTH_CHECK_SECONDS", 10)
+REDIS_RETRIES = env_int("REDIS_RETRIES", 3)
 
 # Celery: with no broker configured, tasks run in the calling process (embedded default).
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL)

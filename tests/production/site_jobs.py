@@ -110,3 +110,36 @@ def tables_report(table_ids: list[int]) -> dict[str, Any]:
             gap = (after.created_at - before.created_at).total_seconds()
             report["gap_s"] = max(report["gap_s"], round(gap, 1))
     return report
+
+
+def people_tables(count: int, oracle: str = "offline:kb", **options: Any) -> dict[str, Any]:
+    """``count`` Twenty Questions tables, each a person (a fresh browser session) asking and
+    ``oracle`` answering, with the site's default deadline and dropout policy unless ``options``
+    say otherwise."""
+    keys, ids = [], []
+    for i in range(count):
+        key = new_session()
+        seats = [{"kind": "human", "session_key": key}, {"kind": "agent", "agent_spec": oracle}]
+        ids.append(services.create_table("twenty-questions", None, seats, seed=i, **options).pk)
+        keys.append(key)
+    return {"tables": ids, "sessions": keys}
+
+
+def table_logs(table_ids: list[int]) -> list[dict[str, Any]]:
+    """Each table's status, number of turns, and each turn's event type and commit time (Unix
+    seconds), in order."""
+    rows = []
+    for table_id in table_ids:
+        table = Table.objects.get(pk=table_id)
+        turns = list(
+            Turn.objects.filter(table_id=table_id).order_by("seq").values("event", "created_at")
+        )
+        rows.append(
+            {
+                "status": table.status,
+                "turns": len(turns),
+                "types": [turn["event"]["type"] for turn in turns],
+                "committed_at": [turn["created_at"].timestamp() for turn in turns],
+            }
+        )
+    return rows
