@@ -271,6 +271,19 @@ TURN_DEADLINE_SECONDS = env_int("TURN_DEADLINE_SECONDS", 120)
 # A Twenty Questions table pauses after this many questions in a row that its answering model
 # could not answer (each is withdrawn, not counted); staff resume it from the live monitor.
 MAX_ORACLE_FAILURES = env_int("MAX_ORACLE_FAILURES", 3)
+# Model calls for agents at tables with people get a tighter budget than batch experiments (whose
+# ProviderConfig defaults are a 60 s timeout and 4 retries): each call LIVE_MODEL_TIMEOUT_SECONDS
+# with LIVE_MODEL_RETRIES retries, and the whole turn (a corrective follow-up included) at most
+# LIVE_AGENT_TURN_SECONDS, after which the seat's failed move is made (an oracle withdraws the
+# question). A person waiting on an agent is told after SLOW_AGENT_NOTICE_SECONDS that it is slow
+# and what happens when the budget runs out.
+LIVE_MODEL_TIMEOUT_SECONDS = env_float("LIVE_MODEL_TIMEOUT_SECONDS", 20)
+LIVE_MODEL_RETRIES = env_int("LIVE_MODEL_RETRIES", 1)
+LIVE_AGENT_TURN_SECONDS = env_float("LIVE_AGENT_TURN_SECONDS", 45)
+SLOW_AGENT_NOTICE_SECONDS = env_float("SLOW_AGENT_NOTICE_SECONDS", 5)
+# A paused table no one resumed within this many seconds of its pause is ended by the sweep (an
+# abort turn): a study books the round as ended and the person goes on (0: wait for staff).
+PAUSED_TABLE_LIMIT_SECONDS = env_float("PAUSED_TABLE_LIMIT_SECONDS", 300)
 # The live monitor marks a table stuck when an agent's turn (after its pause) or a person's turn
 # past their deadline has taken longer than this.
 STUCK_AGENT_TURN_SECONDS = env_float("STUCK_AGENT_TURN_SECONDS", 60)

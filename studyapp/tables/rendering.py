@@ -13,6 +13,7 @@ from datetime import timedelta
 from functools import cache
 from typing import Any
 
+from django.conf import settings
 from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.html import escape
@@ -97,7 +98,35 @@ def board_context(snap: TableState, seat: int | None, error: str | None = None) 
         context["actions"] = {
             shape["type"]: shape for shape in snap.engine.legal_actions(snap.state, seat)
         }
+        if context["playing"] and not context["replaced"] and not context["your_turn"]:
+            context["agent_wait"] = agent_wait(snap)
+    if context["paused"] and (limit := table.paused_limit()) is not None and snap.last_at:
+        waited = (timezone.now() - snap.last_at).total_seconds()
+        context["paused_seconds_left"] = max(0, round(limit - waited))
+    if table.status == Table.Status.ABORTED and snap.events:
+        context["abort_reason"] = snap.events[-1].get("reason")
     return context
+
+
+def agent_wait(snap: TableState) -> dict[str, Any] | None:
+    """What a person waiting on an agent is told once the agent is slow: the page reveals the
+    notice ``show_after`` seconds after the board arrives (SLOW_AGENT_NOTICE_SECONDS after the
+    last move; at once on a board rendered later), with the seconds left of the agent's live
+    budget (its pause and LIVE_AGENT_TURN_SECONDS) and what happens when they run out (the
+    engine's ``failed`` move: an oracle withdraws the question, any other seat passes)."""
+    agents = [i for i in snap.waiting_for() if snap.seat(i).kind == Seat.Kind.AGENT]
+    if not agents or snap.last_at is None:
+        return None
+    from studyapp.tables.driver import agent_delay, live_turn_seconds
+
+    waited = (timezone.now() - snap.last_at).total_seconds()
+    budget = agent_delay(snap) + live_turn_seconds()
+    failed = snap.engine.failed(snap.state, agents[0], "")
+    return {
+        "show_after": max(0, round(settings.SLOW_AGENT_NOTICE_SECONDS - waited)),
+        "seconds_left": max(0, round(budget - waited)),
+        "withdraws": failed.get("type") == "void",
+    }
 
 
 def lobby_facts(table: Table, seats: list[Seat]) -> dict[str, Any]:
