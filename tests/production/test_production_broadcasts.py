@@ -11,12 +11,14 @@ import json
 import os
 import re
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import pytest
 import redis
 from websockets.asyncio.client import ClientConnection, connect
 
+from tests.production.conftest import NEEDS
 from tests.production.topology import Topology
 
 pytestmark = pytest.mark.production
@@ -177,3 +179,38 @@ def test_a_redis_connection_cut_loses_no_board_and_no_person(
     # loaded machine), whether its broadcast got through or was lost with the cut.
     for row in lags:
         assert all(lag is not None and lag <= HEARTBEAT + 2 for lag in row), lags
+
+
+@pytest.fixture(scope="module")
+def site_without_retries(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Topology]:
+    """The topology with the Redis pools' retry and health check turned off, as before them: a
+    publish on a cut connection fails, so broadcasts are really lost."""
+    if not os.environ.get("DATABASE_URL", "").startswith("postgres"):
+        pytest.skip(NEEDS)
+    site = Topology(
+        tmp_path_factory.mktemp("production-no-retries"),
+        AGENT_DELAY_SECONDS="0.1",
+        REDIS_RETRIES="0",
+        REDIS_HEALTH_CHECK_SECONDS="0",
+    )
+    site.start()
+    yield site
+    site.stop()
+
+
+def test_boards_lost_with_a_cut_reach_each_socket_on_its_next_heartbeat(
+    site_without_retries: Topology,
+) -> None:
+    """The sockets' own catch-up, on its own: with no retry, the cut loses broadcasts (their
+    publish fails, the move goes on), and each socket is sent the board it missed when its next
+    heartbeat finds the log ahead."""
+    people = 6
+    results = asyncio.run(cut_mid_game(site_without_retries, ["normal"], people))
+    lags = shown_after_commit(results)
+    print(json.dumps({"kinds": ["normal"], "retries": 0, "lags": lags}))
+    assert results["closed"] == [""] * people, results["closed"]
+    for log in results["logs"]:
+        assert log["status"] == "playing" and "takeover" not in log["types"], log
+    assert all(lag is not None and lag <= HEARTBEAT + 2 for lag in lags[0]), lags
+    # Some boards were lost and came with a heartbeat, not with their broadcast.
+    assert any(lag > 0.5 for lag in lags[0]), lags
