@@ -150,9 +150,7 @@ def seat_policy(seat: Seat, game: str) -> str | None:
     return None
 
 
-def agent_for_seat(
-    seat: Seat, *, game: str, role: str, seed: int, live: bool = False
-) -> Agent:
+def agent_for_seat(seat: Seat, *, game: str, role: str, seed: int, live: bool = False) -> Agent:
     """The agent for one turn of an agent seat. Tables do not use the response cache: every table
     opens alike, and a cached reply would make every table play alike. ``seed`` is also the
     sampling index, so a local model redelivered the same turn proposes the same move. ``live``:

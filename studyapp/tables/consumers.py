@@ -178,11 +178,14 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         failed) is rendered now, so a lost broadcast costs a person at most one heartbeat.
         Returns ``(seq, status, board)`` to send, or None when the page is up to date."""
         services.touch_seat(self.seat_id, connected=True)
-        driver.tick(self.table_id)
-        version = services.table_version(self.table_id)
-        if version is None or version == (self.seen_seq, self.seen_status):
+        snap = driver.tick(self.table_id)  # a table being played: rebuilt from its log already
+        if snap is None:
+            version = services.table_version(self.table_id)
+            if version is None or version == (self.seen_seq, self.seen_status):
+                return None
+            snap = services.table_state(self.table_id)
+        if (snap.next_seq, snap.table.status) == (self.seen_seq, self.seen_status):
             return None
-        snap = services.table_state(self.table_id)
         return snap.next_seq, snap.table.status, render_board(snap, self.seat_index)
 
     @db_call

@@ -356,11 +356,13 @@ def check_lobby(table_id: int) -> str:
     return "released"
 
 
-def tick(table_id: int) -> None:
+def tick(table_id: int) -> TableState | None:
     """Catch up on anything overdue (called on connect and heartbeat), the same with and without
     Celery: a lobby past its wait limit starts, and a table being played has its next step
     scheduled unless it already is (a timer lost with a process, a task lost with a worker).
-    It never judges a deadline itself: only a job that finds the deadline passed does."""
+    It never judges a deadline itself: only a job that finds the deadline passed does.
+    Returns the table rebuilt from its log when it rebuilt one (a table being played), so a
+    socket's heartbeat can compare it with its board without reading the log again."""
     if settings.CELERY_TASK_ALWAYS_EAGER and (loop := server_loop()) is not None:
         ensure_sweeping(loop)
     table = Table.objects.get(pk=table_id)
@@ -372,7 +374,10 @@ def tick(table_id: int) -> None:
             delay = (due - timezone.now()).total_seconds()
             schedule("check_lobby", (table_id,), delay, table=table)
     elif table.status == Table.Status.PLAYING:
-        advance(table_state(table))
+        snap = table_state(table)
+        advance(snap)
+        return snap
+    return None
 
 
 def resume_unfinished() -> list[int]:
