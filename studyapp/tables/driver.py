@@ -144,8 +144,12 @@ async def agent_move(turn: AgentTurn) -> tuple[Event, dict[str, Any]]:
             move = await asyncio.wait_for(
                 choose(snap.engine, snap.state, index, turn.agent), budget
             )
-        except TimeoutError:  # people are waiting: the live budget is spent
-            error = f"the model did not move within the live budget of {budget:g} s"
+        except TimeoutError as err:  # people are waiting: the live budget is spent
+            if budget is None:  # not ours: an agent's own timeout at a table of agents
+                log.exception("table %s: the agent of seat %s failed", snap.table.pk, index)
+                error = f"{type(err).__name__}: {err}"
+            else:
+                error = f"the model did not move within the live budget of {budget:g} s"
             move = Move(snap.engine.failed(snap.state, index, error), error)
         except Exception as err:  # a local model that raised, a bug in an agent
             log.exception("table %s: the agent of seat %s failed", snap.table.pk, index)
