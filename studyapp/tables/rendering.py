@@ -113,7 +113,9 @@ def board_context(snap: TableState, seat: int | None, error: str | None = None) 
             context["out_in_vote"] = next(
                 (v["round"] for v in context["obs"]["votes"] if v["eliminated"] == seat), None
             )
-        if context["playing"] and not context["replaced"] and not context["your_turn"]:
+        # A blinded table never says a seat is an agent, and a notice shown only while an agent
+        # thinks would: there the agents' pace is a person's anyway (agent_think_seconds).
+        if context["playing"] and not (context["replaced"] or context["your_turn"] or blinded):
             context["agent_wait"] = agent_wait(snap)
     if context["paused"] and (limit := table.paused_limit()) is not None and snap.last_at:
         waited = (timezone.now() - snap.last_at).total_seconds()
