@@ -5,8 +5,9 @@ file, each with a Table Schema naming every column, its type (``string``, ``inte
 ``boolean``), its meaning and the missing-value marker, so a collaborator can read the files with
 any Frictionless tool, or none, without our code. ``README.md`` says the same for people.
 
-CSV writes a missing value as ``\\N`` so an empty string and a missing value stay different; floats
-keep every digit. Text cells pass the project's one CSV guard (:mod:`analysis.safe_csv`: a cell a
+CSV writes a missing value as an empty cell (declared as the ``missingValues`` of every schema), so
+``pandas.read_csv`` or any spreadsheet reads numeric columns as numbers without options; an empty
+text is a missing value too (a passed clue has no text). Floats keep every digit. Text cells pass the project's one CSV guard (:mod:`analysis.safe_csv`: a cell a
 spreadsheet would run as a formula gets a leading apostrophe), and :func:`read_frames` takes the
 apostrophe off again. Parquet files carry their own types.
 
@@ -33,7 +34,7 @@ NEEDS_QUOTES = re.compile(r'[",\r\n]')  # csv.QUOTE_MINIMAL: the delimiter, quot
 TEXT = pa.large_string()
 
 FORMATS = ("csv", "parquet")
-NA = "\\N"
+NA = ""
 EOL = "\r\n"  # RFC 4180; it also makes the writer quote a field holding a lone carriage return
 # pandas dtype -> Frictionless Table Schema type
 FIELD_TYPES = {"Int64": "integer", "float64": "number", "boolean": "boolean", "string": "string"}
@@ -147,7 +148,7 @@ def resource(writer: FrameWriter, docs: dict[str, tuple[str, str]] | None = None
         "path": writer.path.name,
         "format": writer.format,
         "profile": "tabular-data-resource",
-        "schema": {"fields": fields, "missingValues": [NA] if writer.format == "csv" else [""]},
+        "schema": {"fields": fields, "missingValues": [NA]},
         "rows": writer.rows,
     }
     if writer.format == "csv":
@@ -237,8 +238,9 @@ def readme(resources: list[dict[str, Any]], title: str) -> str:
     parts = [
         f"# {title}\n\n",
         "`datapackage.json` describes every file and column (Frictionless Table Schema). In CSV "
-        f"files a missing value is written `{NA}` (an empty field is an empty string), and a "
-        "text cell that a spreadsheet would run as a formula starts with an apostrophe.\n",
+        "files a missing value is an empty cell (an empty text reads as missing too), so "
+        "`pandas.read_csv(path)` reads the numeric columns as numbers, and a text cell that a "
+        "spreadsheet would run as a formula starts with an apostrophe.\n",
     ]
     for item in resources:
         parts.append(f"\n## {item['path']} ({item['rows']} rows)\n\n")

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from games.experiment.summary import oracle_failed
 from games.twenty_questions.engine import question_text
 
 Record = dict[str, Any]
@@ -85,7 +86,11 @@ TURN_COLUMNS: dict[str, tuple[str, str]] = {
     "experiment": GAME_COLUMNS["experiment"],
     "game": GAME_COLUMNS["game"],
     "table": GAME_COLUMNS["table"],
-    "player": ("string", "the evaluated player of the game (see games)"),
+    "player": (
+        "string",
+        "the player of the seat that made the move when that seat was evaluated (see games); "
+        "else the game's evaluated player (the questioner of Twenty Questions)",
+    ),
     "setting": GAME_COLUMNS["setting"],
     "round": GAME_COLUMNS["round"],
     "sample": GAME_COLUMNS["sample"],
@@ -168,13 +173,20 @@ def games_frame(records: Iterable[Record]) -> pd.DataFrame:
 
 
 def turns_frame(records: Iterable[Record]) -> pd.DataFrame:
-    """One row per event of every record's log, keyed to its game by ``table``."""
+    """One row per event of every game's log, keyed to its game by ``table``: a game seen from
+    several evaluated seats (Undercover) gives its events once (see :func:`turns_from_log`)."""
     keys, log = [], {"log": [], "event": [], "created_at": [], "usage": []}
+    logged: dict[str, int] = {}  # table -> the label of its log
     for index, record in enumerate(records):
         events = record.get("events") or []
         n = len(events)
         if not n:
             continue
+        table = _table(record, index)
+        if table in logged:
+            keys.append(turn_keys(record, index, log=logged[table]))
+            continue
+        logged[table] = index
         keys.append(turn_keys(record, index, log=index))
         times = list(record.get("turn_times") or [])
         usages = list(record.get("turn_usage") or [])
@@ -182,7 +194,8 @@ def turns_frame(records: Iterable[Record]) -> pd.DataFrame:
         log["event"].extend([encode_event(event) for event in events])
         log["created_at"].extend((times + [None] * n)[:n])
         log["usage"].extend((usages + [None] * n)[:n])
-    return turns_from_log(pd.DataFrame(keys, columns=[*TURN_KEYS, "log"]), pd.DataFrame(log))
+    columns = [*TURN_KEYS, "evaluated", "log"]
+    return turns_from_log(pd.DataFrame(keys, columns=columns), pd.DataFrame(log))
 
 
 TURN_KEYS = ("experiment", "game", "table", "player", "setting", "round", "sample", "started_at")
@@ -200,6 +213,7 @@ def turn_keys(record: Record, index: int, log: Any) -> dict[str, Any]:
         "round": record["round"],
         "sample": record["sample"],
         "started_at": record.get("started_at"),
+        "evaluated": int(record.get("evaluated_seat") or 0),
         "log": log,
     }
 
@@ -210,10 +224,16 @@ def turns_from_log(keys: pd.DataFrame, log: pd.DataFrame) -> pd.DataFrame:
     ``log`` (the label a game's keys name), ``event`` (the event as JSON), ``created_at`` (ISO-8601
     or missing) and ``usage`` (the model call's usage, a dict, or missing). A game's keys may name
     one log several times (Undercover: a row per evaluated seat); each distinct event is decoded
-    once."""
+    once.
+
+    Each event is one row, however many of ``keys``' rows name its log: a game seen from several
+    evaluated seats (Undercover) is written once, and each move carries the keys (player,
+    setting, round, sample) of the seat that made it when that seat was evaluated, else (the
+    answering seat, events of the game itself) those of the game's first evaluated seat."""
     found, first, count = np.unique(log["log"].to_numpy(), return_index=True, return_counts=True)
     span = dict(zip(found.tolist(), zip(first.tolist(), count.tolist(), strict=True), strict=True))
-    keys = keys[keys["log"].isin(list(span))]
+    every = keys[keys["log"].isin(list(span))]
+    keys = every.drop_duplicates("log")
     start, n = np.array([span[label] for label in keys["log"]], dtype="int64").reshape(-1, 2).T
     game = np.repeat(np.arange(len(keys)), n)  # the keys row of each turn
     seq = np.arange(len(game)) - np.repeat(np.cumsum(n) - n, n)
@@ -240,9 +260,31 @@ def turns_from_log(keys: pd.DataFrame, log: pd.DataFrame) -> pd.DataFrame:
         values[used] = [usages[i].get(key) for i in used]
         frame[name] = (values, None)
     frame["event"] = (_objects(list(texts)), codes)
-    return pd.DataFrame(
+    turns = pd.DataFrame(
         {name: _typed_take(*frame[name], dtype) for name, (dtype, _) in TURN_COLUMNS.items()}
     )
+    if len(every) > len(keys) and "evaluated" in every:
+        _movers_keys(turns, every, keys["log"].to_numpy()[game])
+    return turns
+
+
+MOVER_KEYS = ("player", "setting", "round", "sample")
+
+
+def _movers_keys(turns: pd.DataFrame, keys: pd.DataFrame, labels: np.ndarray) -> None:
+    """Give each move of ``turns`` (whose logs are ``labels``) the keys of the evaluated seat
+    that made it, where ``keys`` has a row for that seat."""
+    seats = keys.drop_duplicates(["log", "evaluated"]).set_index(["log", "evaluated"])
+    movers = pd.MultiIndex.from_arrays([labels, turns["seat"].fillna(-1).astype("int64")])
+    found = seats.index.get_indexer(movers)
+    hit = found >= 0
+    if not hit.any():
+        return
+    for name in MOVER_KEYS:
+        values = seats[name].to_numpy()[found[hit]]
+        column = turns[name].copy()
+        column[hit] = pd.array(values, dtype=column.dtype)
+        turns[name] = column
 
 
 def turn_text(event: dict[str, Any]) -> Any:
@@ -344,14 +386,6 @@ def oracle_of(record: Record) -> str | None:
     if not model:
         return None
     return "offline:kb" if str(model).startswith("offline:") else str(model)
-
-
-def oracle_failed(record: Record) -> bool:
-    """Whether the record says the answering seat failed (the game is then not scored)."""
-    if record.get("oracle_failed"):
-        return True
-    outcome = record.get("outcome") or {}
-    return any(isinstance(v, dict) and v.get("oracle_failed") for v in outcome.values())
 
 
 def _table(record: Record, index: int) -> str:

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from games.experience.context import SETTINGS
+from games.experiment.summary import TABLE2_COLUMNS, Z95, t95, table2
 from games.twenty_questions import CANDIDATES as WORDS
 from games.twenty_questions import ndcg_reward
 
@@ -166,64 +167,61 @@ def win_rates(
     return out.sort_values([*by, "role"], kind="stable").reset_index(drop=True)
 
 
+def table2_rows(games: pd.DataFrame, baseline: str = "none") -> pd.DataFrame:
+    """Table 2 in long form (``TABLE2_COLUMNS``: task, setting, model, score, improve_pct,
+    ci_low, ci_high, n) for every non-human player: :func:`games.experiment.summary.table2`, the
+    one computation that ``python -m games experiment`` prints and ``reproduce`` writes. Pass
+    the scored games (:func:`scored`), as ``analysis.summary.summarize`` does."""
+    agents = games[games["player_kind"] != "human"]
+    columns = ["game", "setting", "player", "player_kind", "reward"]
+    rows = table2(agents[columns].to_dict("records"), baseline) if len(agents) else []
+    frame = pd.DataFrame(rows, columns=list(TABLE2_COLUMNS))
+    floats = {name: "float64" for name in ("score", "improve_pct", "ci_low", "ci_high")}
+    return frame.astype({**floats, "n": "int64"})
+
+
+def _pivot(rows: pd.DataFrame, values: str) -> pd.DataFrame:
+    table = rows.pivot_table(
+        index=["task", "setting"], columns="model", values=values, aggfunc="first", dropna=False
+    )
+    table.index = table.index.set_names(["game", "setting"])
+    table.columns.name = None
+    return table
+
+
 def settings_means(games: pd.DataFrame) -> pd.DataFrame:
     """Mean reward (win rate for Undercover) per game and setting (rows) and player (columns),
-    over every non-human player; settings in the paper's order."""
-    agents = games[games["player_kind"] != "human"]
-    means = agents.pivot_table(
-        index=["game", "setting"], columns="player", values="reward", aggfunc="mean", observed=True
-    )
+    over every non-human player; settings in the paper's order. From :func:`table2_rows`."""
+    means = _pivot(table2_rows(games), "score")
     order = {name: i for i, name in enumerate(SETTING_ORDER)}
     rows = sorted(means.index, key=lambda key: (key[0], order.get(key[1], len(order)), key[1]))
-    means = means.loc[rows]
-    means.columns.name = None
-    return means
+    return means.loc[rows]
 
 
 def settings_table(games: pd.DataFrame, baseline: str = "none") -> pd.DataFrame:
     """Table 2's shape: per game, the baseline's means, then each other setting's means followed by
     its Improve % against the baseline. Index ``(game, setting, row)`` with row ``mean`` or
-    ``improve``; columns are players."""
+    ``improve``; columns are players. Means and Improve % are :func:`table2_rows`'s (an offline
+    agent, which plays the same whatever experience it is given, has no Improve %)."""
+    rows = table2_rows(games, baseline)
     means = settings_means(games)
+    changes = _pivot(rows, "improve_pct").reindex(columns=means.columns)
     blocks = []
     for game, block in means.groupby(level="game", sort=False):
-        base = block.loc[(game, baseline)] if (game, baseline) in block.index else None
+        has_base = (game, baseline) in block.index
         for (_, setting), values in block.iterrows():
             blocks.append(((game, setting, "mean"), values))
-            if base is not None and setting != baseline:
-                improve = [improve_percent(v, b) for v, b in zip(values, base, strict=True)]
-                blocks.append(((game, setting, "improve"), pd.Series(improve, index=values.index)))
+            if has_base and setting != baseline:
+                change = changes.loc[(game, setting)] if (game, setting) in changes.index else None
+                if change is None:
+                    change = pd.Series(math.nan, index=values.index)
+                blocks.append(((game, setting, "improve"), change.astype("float64")))
     index = pd.MultiIndex.from_tuples([key for key, _ in blocks], names=["game", "setting", "row"])
-    table = pd.DataFrame(
-        [values.to_numpy() for _, values in blocks], index=index, columns=means.columns
+    return pd.DataFrame(
+        [values.to_numpy(dtype="float64") for _, values in blocks],
+        index=index,
+        columns=means.columns,
     )
-    # An offline agent plays the same whatever experience it is given: no Improve % for it.
-    offline = set(games.loc[games["player_kind"] == "offline", "player"])
-    improve = table.index.get_level_values("row") == "improve"
-    for column in table.columns:
-        if column in offline:
-            table.loc[improve, column] = math.nan
-    return table
-
-
-# Two-sided 95% quantiles of Student's t for 1..30 degrees of freedom (no scipy needed).
-T95 = (
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
-)  # fmt: skip
-Z95 = 1.959964
-
-
-def t95(df: float) -> float:
-    """The 0.975 quantile of Student's t with ``df`` degrees of freedom; NaN below 1. Beyond the
-    table, the Cornish-Fisher expansion (error under 1e-4 from 30 on)."""
-    if pd.isna(df) or df < 1:
-        return math.nan
-    if df <= len(T95):
-        return T95[int(df) - 1]
-    z = Z95
-    return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
 
 
 def half_width(sd: pd.Series, n: pd.Series) -> pd.Series:
@@ -316,6 +314,51 @@ def participant_summary(games: pd.DataFrame) -> pd.DataFrame:
     return table[columns]
 
 
+def people_tables(games: pd.DataFrame) -> pd.Series:
+    """Per row, whether its game was played at a table where a person sat (a study round, a
+    visitor's game), as against a game of agents only (a model arm, an experiment). Agents' seats
+    at people's tables and the model arm's games are different populations: never pooled."""
+    if games.empty:
+        return pd.Series(False, index=games.index, dtype=bool)
+    human = (games["player_kind"] == "human").fillna(False).to_numpy(dtype=bool)
+    codes, _ = pd.factorize(games["table"])  # compare integer codes, not text
+    return pd.Series(np.isin(codes, np.unique(codes[human])), index=games.index)
+
+
+def conditions_of(games: pd.DataFrame) -> pd.Series:
+    """The study condition of each row as text, empty where there is none (one arm)."""
+    if "condition" not in games:
+        return pd.Series("", index=games.index, dtype=object)
+    return games["condition"].astype("string").fillna("")
+
+
+def condition_mean_curves(games: pd.DataFrame) -> pd.DataFrame:
+    """Per game, condition and round t: the mean of the participants' R(t) in that condition,
+    with a 95% t-interval and ``n``, the participants who played round t (columns game,
+    condition, t, R, n, low, high). The condition is empty in a study of one arm."""
+    columns = ["game", "condition", "t", "R", "n", "low", "high"]
+    humans = games[games["player_kind"] == "human"]
+    if humans.empty:
+        return pd.DataFrame(columns=columns)
+    humans = humans.assign(condition=conditions_of(humans))
+    return mean_of_curves(player_curves(humans, by=("game", "condition", "player")))
+
+
+def mean_of_curves(curves: pd.DataFrame) -> pd.DataFrame:
+    """The mean R(t) of players' curves (:func:`player_curves` with a ``condition`` column) per
+    game, condition and t, with a 95% t-interval and ``n``, the players behind each point."""
+    columns = ["game", "condition", "t", "R", "n", "low", "high"]
+    if curves.empty:
+        return pd.DataFrame(columns=columns)
+    out = curves.groupby(["game", "condition", "t"], observed=True)["R"].agg(
+        R="mean", sd="std", n="count"
+    )
+    out = out.reset_index()
+    half = half_width(out["sd"], out["n"])
+    out["low"], out["high"] = _bounded(out["R"] - half), _bounded(out["R"] + half)
+    return out[columns]
+
+
 def human_mean_curve(games: pd.DataFrame) -> pd.DataFrame:
     """Per game and round t: the participants' mean cumulative reward with a 95% t-interval over
     the participants who played round t (columns game, t, R, n, low, high)."""
@@ -375,24 +418,36 @@ def wilson(wins: pd.Series, n: pd.Series, z: float = Z95) -> tuple[pd.Series, pd
 
 
 def role_win_rates(games: pd.DataFrame) -> pd.DataFrame:
-    """Undercover: win rate per role for people (every human together) and for each model and
-    setting, with Wilson 95% intervals. Columns game, who, setting, role, games, wins, win_rate,
-    low, high."""
+    """Undercover: win rate per role, with Wilson 95% intervals, for the people (per condition
+    when the study has several) and for each agent and setting, keeping apart the games at
+    people's tables (``arm`` ``people's tables``: the people, and the agents seated with them)
+    and the games of agents only (``arm`` ``model arm``). Columns game, arm, who, condition,
+    setting, role, games, wins, win_rate, low, high."""
     played = games[games["win"].notna()].copy()
-    columns = ["game", "who", "setting", "role", "games", "wins", "win_rate", "low", "high"]
+    columns = [
+        "game", "arm", "who", "condition", "setting", "role", "games", "wins", "win_rate",
+        "low", "high",
+    ]  # fmt: skip
     if played.empty:
         return pd.DataFrame(columns=columns)
-    played["who"] = np.where(played["player_kind"] == "human", "people", played["player"])
-    played["setting"] = np.where(played["player_kind"] == "human", "", played["setting"])
+    human = (played["player_kind"] == "human").to_numpy()
+    played["arm"] = np.where(people_tables(played), PEOPLE_TABLES, MODEL_ARM)
+    played["who"] = np.where(human, "people", played["player"])
+    played["condition"] = np.where(human, conditions_of(played), "")
+    played["setting"] = np.where(human, "", played["setting"])
     played["won"] = played["win"].astype("float64")
     out = (
-        played.groupby(["game", "who", "setting", "role"], observed=True)["won"]
+        played.groupby(["game", "arm", "who", "condition", "setting", "role"], observed=True)["won"]
         .agg(games="size", wins="sum")
         .reset_index()
     )
     out["win_rate"] = out["wins"] / out["games"]
     out["low"], out["high"] = wilson(out["wins"], out["games"])
     return out[columns]
+
+
+PEOPLE_TABLES = "people's tables"
+MODEL_ARM = "model arm"
 
 
 def comparability(games: pd.DataFrame) -> list[str]:

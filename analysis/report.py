@@ -27,7 +27,11 @@ SETTING_LABELS = {
     "full-experience": "w/ Full Experience",
     "cumulative": "w/ Cumulative Policy",
 }
-GAME_LABELS = {"twenty-questions": "Twenty Questions", "undercover": "Who is Undercover"}
+GAME_LABELS = {
+    "math": "Single-Turn Math",
+    "twenty-questions": "Twenty Questions",
+    "undercover": "Who is Undercover",
+}
 
 
 def marks(table: pd.DataFrame) -> pd.DataFrame:
@@ -116,6 +120,37 @@ def table_html(table: pd.DataFrame, differences: pd.DataFrame | None = None) -> 
     )
 
 
+_LATEX_SPECIAL = {c: f"\\{c}" for c in "&%$#_{}"} | {"~": r"\textasciitilde{}"}
+
+
+def latex_escape(text: str) -> str:
+    """Text safe inside a LaTeX table cell.
+
+    >>> latex_escape("w/ 50% & more_x")
+    'w/ 50\\% \\& more\\_x'
+    """
+    return "".join(_LATEX_SPECIAL.get(c, c) for c in text)
+
+
+def table_latex(table: pd.DataFrame, differences: pd.DataFrame | None = None) -> str:
+    """Table 2 as a LaTeX ``tabular`` (booktabs), best ``\\textbf``, second ``\\underline``,
+    a rule between games, as the paper sets it."""
+    wrap = {"best": "\\textbf{{{}}}", "second": "\\underline{{{}}}", "": "{}"}
+    columns = " & ".join(latex_escape(str(c)) for c in table.columns)
+    lines = [
+        "\\begin{tabular}{ll" + "r" * len(table.columns) + "}",
+        "\\toprule",
+        f"Task & Setting & {columns} \\\\",
+    ]
+    for game, label, _, cells in _rows(table, differences):
+        if game:
+            lines.append("\\midrule")
+        texts = " & ".join(wrap[mark].format(latex_escape(text)) for text, mark in cells)
+        lines.append(f"{latex_escape(game)} & {latex_escape(label)} & {texts} \\\\")
+    lines += ["\\bottomrule", "\\end{tabular}"]
+    return "\n".join(lines) + "\n"
+
+
 def _model_label(player: str, setting: str) -> str:
     return f"{player}, {SETTING_LABELS.get(setting, setting)}"
 
@@ -126,18 +161,25 @@ def _band(rows: pd.DataFrame) -> dict:
     return {"low": rows["low"].tolist(), "high": rows["high"].tolist()}
 
 
+# The columns of every figure's CSV, in long form: one row per panel, series and point.
+FIGURE_COLUMNS = ["panel", "condition", "series", "kind", "t", "mean", "low", "high", "n"]
+
+
 def _data(lines: list[tuple[str, Line]]) -> pd.DataFrame:
-    """The numbers drawn: one row per panel, series and point."""
+    """The numbers drawn: one row per panel, series and point (:data:`FIGURE_COLUMNS`)."""
     rows = []
     for panel, line in lines:
         lows = line.low if line.low is not None else [None] * len(line.t)
         highs = line.high if line.high is not None else [None] * len(line.t)
-        for t, value, low, high in zip(line.t, line.values, lows, highs, strict=True):
+        ns = line.n if line.n is not None else [None] * len(line.t)
+        for t, value, low, high, n in zip(line.t, line.values, lows, highs, ns, strict=True):
             rows.append(
-                {"panel": panel, "series": line.label, "kind": line.kind, "t": t,
-                 "value": value, "low": low, "high": high}
+                {"panel": panel, "condition": line.condition, "series": line.label,
+                 "kind": line.kind, "t": t, "mean": value, "low": low, "high": high, "n": n}
             )  # fmt: skip
-    return pd.DataFrame(rows, columns=["panel", "series", "kind", "t", "value", "low", "high"])
+    frame = pd.DataFrame(rows, columns=FIGURE_COLUMNS)
+    return frame.astype({"t": "Int64", "n": "Int64", "mean": "float64", "low": "float64",
+                         "high": "float64"})  # fmt: skip
 
 
 def model_lines(summary: Summary, game: str, settings: list[str] | None = None) -> list[Line]:
@@ -145,20 +187,40 @@ def model_lines(summary: Summary, game: str, settings: list[str] | None = None) 
     if settings is not None:
         curves = curves[curves["setting"].isin(settings)]
     return [
-        Line(_model_label(player, setting), rows["t"].tolist(), rows["R"].tolist(), **_band(rows))
+        Line(
+            _model_label(player, setting),
+            rows["t"].tolist(),
+            rows["R"].tolist(),
+            n=rows["n"].tolist() if "n" in rows else None,
+            **_band(rows),
+        )  # fmt: skip
         for (player, setting), rows in curves.groupby(["player", "setting"], sort=True)
     ]
 
 
-def participant_lines(curves: pd.DataFrame) -> list[Line]:
-    """One thin line per participant (ordered by pseudonym), each in the order of its rows: the
+def who(condition: str) -> str:
+    """How a figure names the people of a condition ("" in a study of one arm)."""
+    return f"condition {condition}" if condition else "all people"
+
+
+def participant_lines(curves: pd.DataFrame, condition: str = "") -> list[Line]:
+    """One faint line per participant (ordered by pseudonym), each in the order of its rows: the
     groups cut from one sorted array rather than a pandas group per person."""
-    ordered = curves.sort_values("player", kind="stable")
+    ordered = curves.sort_values(["player", "t"], kind="stable")
     players = ordered["player"].to_numpy()
     cuts = np.flatnonzero(players[1:] != players[:-1]) + 1
     return [
-        Line("one participant", t.tolist(), r.tolist(), kind="thin")
-        for t, r in zip(
+        Line(
+            f"participant {name[0]}",
+            t.tolist(),
+            r.tolist(),
+            kind="thin",
+            condition=condition,
+            n=[1] * len(t),
+            legend=f"each person: {who(condition)}",
+        )  # fmt: skip
+        for name, t, r in zip(
+            np.split(players, cuts),
             np.split(ordered["t"].to_numpy(), cuts),
             np.split(ordered["R"].to_numpy(), cuts),
             strict=True,
@@ -167,13 +229,22 @@ def participant_lines(curves: pd.DataFrame) -> list[Line]:
     ]
 
 
+def mean_line(rows: pd.DataFrame, condition: str) -> Line:
+    """A condition's mean R(t) with its 95% band and the people behind each point."""
+    return Line(
+        f"mean, 95% interval: {who(condition)}", rows["t"].tolist(), rows["R"].tolist(),
+        kind="mean", condition=condition, n=rows["n"].tolist(), **_band(rows),
+    )  # fmt: skip
+
+
 def study_figure(
     summary: Summary, game: str = "twenty-questions"
 ) -> tuple[Figure, pd.DataFrame] | None:
-    """The human study's figure (the paper's fig. 4): each participant's R(t) (thin grey), the
-    participants' mean with its 95% band, the model curves of every model and setting with their
-    bands, and the perfect-binary-questioning line. Split into steady and variable panels only
-    when the per-participant table has groups (enough people and rounds). Models are left out,
+    """The human study's figure (the paper's fig. 4), per condition: each person's R(t) (faint,
+    in the condition's colour), each condition's mean with its 95% band and n, in one panel of
+    people (or a steady and a variable panel, when the per-participant table has groups); the
+    model arm in a panel of its own, each model and setting in its own style with its band and
+    number of samples; the perfect-binary-questioning line in every panel. Models are left out,
     with the reason in ``summary.problems``, when their games are not comparable with the
     people's. None without any curve."""
     people = summary.participants[summary.participants["game"] == game]
@@ -181,45 +252,39 @@ def study_figure(
     models = model_lines(summary, game) if summary.comparable or people.empty else []
     if people.empty and not models:
         return None
-    groups = {"": list(people["player"])}
+    condition = dict(
+        zip(people["player"], people["condition"].astype(object).fillna("").astype(str),
+            strict=True)
+    )  # fmt: skip
+    curves = curves.assign(condition=curves["player"].map(condition).fillna(""))
+    groups: dict[str, list[str]] = {}
     if len(people) and (people["group"] != "").all():
-        groups = {
-            "Steady participants": list(people.loc[people["group"] == "steady", "player"]),
-            "Variable participants": list(people.loc[people["group"] == "variable", "player"]),
-        }
+        for label, key in (("Steady", "steady"), ("Variable", "variable")):
+            members = list(people.loc[people["group"] == key, "player"])
+            groups[f"{label} participants (n = {len(members)})"] = members
     elif len(people):
-        groups = {"Participants": list(people["player"])}
-    else:
-        groups = {"Models": []}
-    mean = summary.human_mean[summary.human_mean["game"] == game]
+        groups[f"People (n = {len(people)})"] = list(people["player"])
+    reference = []
+    if summary.reference is not None and game == "twenty-questions":
+        label = f"reference: {metrics.REFERENCE_LABEL}"
+        reference = [Line(label, [1], [summary.reference], kind="reference")]
     panels: dict[str, list[Line]] = {}
-    drawn: list[tuple[str, Line]] = []
+    order = sorted(set(condition.values()))
     for title, members in groups.items():
-        lines = participant_lines(curves[curves["player"].isin(members)])
-        if members:
-            if len(groups) > 1:
-                chosen = curves[curves["player"].isin(members)]
-                part = chosen.groupby("t")["R"].mean().reset_index()
-                lines.append(
-                    Line(
-                        "participants' mean",
-                        part["t"].tolist(),
-                        part["R"].tolist(),
-                        kind="emphasis",
-                    )
-                )
-            else:
-                lines.append(
-                    Line("participants' mean (95% interval)", mean["t"].tolist(), mean["R"].tolist(),
-                         kind="emphasis", **_band(mean))
-                )  # fmt: skip
-        lines += models
-        if summary.reference is not None and game == "twenty-questions":
-            label = f"reference: {metrics.REFERENCE_LABEL}"
-            lines.append(Line(label, [1], [summary.reference], kind="reference"))
-        panels[title] = lines
-        drawn += [(title, line) for line in lines]
-    figure = curves_figure(panels, columns=1)
+        chosen = curves[curves["player"].isin(members)]
+        means = metrics.mean_of_curves(chosen)
+        lines: list[Line] = []
+        for name in order:
+            mine = chosen[chosen["condition"] == name]
+            if mine.empty:
+                continue
+            lines += participant_lines(mine, name)
+            lines.append(mean_line(means[means["condition"] == name], name))
+        panels[title] = lines + reference
+    if models:
+        panels["Model arm (games of agents only)"] = models + reference
+    drawn = [(title, line) for title, lines in panels.items() for line in lines]
+    figure = curves_figure(panels, columns=2)
     return figure, _data(drawn)
 
 
@@ -227,37 +292,70 @@ def cumulative_figure(
     summary: Summary, game: str = "twenty-questions", base: str = "none", exp: str = "cumulative"
 ) -> tuple[Figure, pd.DataFrame] | None:
     """Figure 3: per model, R(t) with experience against its baseline, with bands across
-    samples; None without a with-experience curve."""
+    samples; None without a with-experience curve. Each setting has one look in every panel and
+    the legend names only what is drawn."""
     curves = summary.curves[(summary.curves["game"] == game)]
     if not (curves["setting"] == exp).any():
         return None
     panels, drawn = {}, []
     for player, rows in curves.groupby("player", sort=True):
         lines = [
-            Line(SETTING_LABELS.get(setting, setting), part["t"].tolist(), part["R"].tolist(), **_band(part))
+            Line(SETTING_LABELS.get(setting, setting), part["t"].tolist(), part["R"].tolist(),
+                 n=part["n"].tolist(), say_n=False, **_band(part))
             for setting in (exp, base)
             if len(part := rows[rows["setting"] == setting])
         ]  # fmt: skip
-        panels[player] = lines
-        drawn += [(player, line) for line in lines]
+        samples = sorted({int(k) for line in lines for k in line.n or () if pd.notna(k)})
+        most = samples[-1] if samples else 0
+        title = f"{player} (n = {most} sample{'' if most == 1 else 's'})"
+        panels[title] = lines
+        drawn += [(title, line) for line in lines]
     return curves_figure(panels), _data(drawn)
 
 
 def roles_figure(summary: Summary, game: str = "undercover") -> tuple[Figure, pd.DataFrame] | None:
-    """Undercover: win rate by role, people next to each model and setting, with Wilson 95%
-    error bars; None without games that have winners."""
+    """Undercover: win rate by role with Wilson 95% error bars, the games at people's tables (the
+    people, per condition, and the agents seated with them) apart from the model arm's games of
+    agents only; None without games that have winners."""
     rates = summary.win_rates[summary.win_rates["game"] == game]
     if rates.empty:
         return None
-    rates = rates.assign(series=[
-        who if not setting else _model_label(who, setting)
-        for who, setting in zip(rates["who"], rates["setting"], strict=True)
-    ])  # fmt: skip
-    groups: dict[str, list[tuple[str, float, float, float]]] = {}
+    series = []
     for row in rates.itertuples(index=False):
-        groups.setdefault(row.role, []).append((row.series, row.win_rate, row.low, row.high))
-    title = GAME_LABELS.get(game, game)
-    return bars_figure(groups, title=title), rates.drop(columns="series")
+        if row.who == "people":
+            series.append(f"people, {row.condition}" if row.condition else "people")
+        else:
+            series.append(_model_label(row.who, row.setting))
+    rates = rates.assign(series=series)
+    panels: dict[str, dict[str, list[tuple]]] = {}
+    titles = {metrics.PEOPLE_TABLES: "At people's tables", metrics.MODEL_ARM: "Model arm"}
+    arms = {metrics.PEOPLE_TABLES: 0, metrics.MODEL_ARM: 1}
+    roles = sorted(set(rates["role"]), key=lambda role: (role == "all", role))
+    rates = rates.assign(
+        _arm=rates["arm"].map(arms).fillna(2), _role=rates["role"].map(roles.index)
+    ).sort_values(["_arm", "_role"], kind="stable")
+    rates = rates.drop(columns=["_arm", "_role"]).reset_index(drop=True)
+    for row in rates.itertuples(index=False):
+        panel = f"{titles.get(row.arm, row.arm)}: {GAME_LABELS.get(game, game)}"
+        panels.setdefault(panel, {}).setdefault(row.role, []).append(
+            (row.series, row.win_rate, row.low, row.high, row.games)
+        )
+    data = pd.DataFrame(
+        {
+            "panel": [f"{titles.get(a, a)}: {GAME_LABELS.get(game, game)}" for a in rates["arm"]],
+            "condition": rates["condition"].to_numpy(),
+            "series": rates["series"].to_numpy(),
+            "kind": "bar",
+            "t": pd.array([None] * len(rates), dtype="Int64"),
+            "role": rates["role"].to_numpy(),
+            "mean": rates["win_rate"].astype("float64").to_numpy(),
+            "low": rates["low"].astype("float64").to_numpy(),
+            "high": rates["high"].astype("float64").to_numpy(),
+            "n": rates["games"].astype("Int64").to_numpy(),
+            "wins": rates["wins"].astype("Int64").to_numpy(),
+        }
+    )
+    return bars_figure(panels=panels), data
 
 
 def figures(summary: Summary) -> dict[str, tuple[Figure, pd.DataFrame]]:

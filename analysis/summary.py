@@ -18,7 +18,15 @@ import pandas as pd
 
 from analysis import metrics
 
-FRAMES = ("curves", "table", "differences", "participants", "human_curves", "human_mean")
+FRAMES = (
+    "curves",
+    "table",
+    "differences",
+    "participants",
+    "human_curves",
+    "human_mean",
+    "condition_means",
+)
 
 
 @dataclass
@@ -31,10 +39,12 @@ class Summary:
     participants: pd.DataFrame  # Table 4: metrics.participant_summary
     human_curves: pd.DataFrame  # metrics.player_curves of the people
     human_mean: pd.DataFrame  # metrics.human_mean_curve
+    condition_means: pd.DataFrame  # metrics.condition_mean_curves
     win_rates: pd.DataFrame  # metrics.role_win_rates
     problems: list[str] = field(default_factory=list)  # metrics.comparability
     mixed: bool = False  # drawn together although the problems say they differ
     reference: float | None = None  # the reference line of Twenty Questions
+    rows: pd.DataFrame = field(default_factory=pd.DataFrame)  # Table 2, long: metrics.table2_rows
 
     @property
     def comparable(self) -> bool:
@@ -52,7 +62,9 @@ def summarize(games: pd.DataFrame, allow_mixed: bool = False) -> Summary:
     """The one computation behind every page, report and export (see the module)."""
     scored = metrics.scored(games)
     humans = scored[scored["player_kind"] == "human"]
-    agents = scored[scored["player_kind"] != "human"]
+    # The model measures read the games of agents only: an agent seated at a people's table
+    # (Undercover) plays another population's games, counted apart in the win rates.
+    agents = scored[(scored["player_kind"] != "human") & ~metrics.people_tables(scored)]
     reference = metrics.reference_reward(scored)
     return Summary(
         games=len(games),
@@ -65,9 +77,11 @@ def summarize(games: pd.DataFrame, allow_mixed: bool = False) -> Summary:
         if len(humans)
         else pd.DataFrame(columns=["game", "player", "t", "r", "R", "samples"]),
         human_mean=metrics.human_mean_curve(humans),
+        condition_means=metrics.condition_mean_curves(humans),
         win_rates=metrics.role_win_rates(scored),
         problems=metrics.comparability(scored),
         mixed=allow_mixed,
+        rows=metrics.table2_rows(agents),
         reference=reference[0]
         if reference and (scored["game"] == "twenty-questions").any()
         else None,

@@ -271,7 +271,11 @@ STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
 
-LANGUAGE_CODE = "en-us"
+LANGUAGE_CODE = "en"
+# The languages a study can run in (Study.language): the participant and game pages are translated
+# (locale/<code>/LC_MESSAGES/django.po); staff pages stay in English.
+LANGUAGES = [("en", "English"), ("de", "Deutsch")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
@@ -302,6 +306,10 @@ if PROXY_SSL_HEADER:
 # Pilot bots (a staff pilot token on the link) are not counted.
 PARTICIPANT_RATE_BURST = env_int("PARTICIPANT_RATE_BURST", 10)
 PARTICIPANT_RATE_PER_MINUTE = env_int("PARTICIPANT_RATE_PER_MINUTE", 30)
+
+# Prolific's researcher API, for `manage.py prolific approve|pay SLUG` (docs/participants.md).
+PROLIFIC_API_TOKEN = env_str("PROLIFIC_API_TOKEN")
+PROLIFIC_API_URL = env_str("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
 
 # Logs: warnings and errors to stderr. Nothing at INFO carries a secret word, a completion code or
 # a session key (tests/studyapp/test_secrecy_attacks.py checks the captured log).

@@ -31,10 +31,12 @@ from games.experiment.runner import (
     DEFAULT_CASES,
     DEFAULT_EXPERIENCE_GAMES,
     DEFAULT_SAMPLES,
+    EVALUATED_ROLES,
     ExperimentSpec,
     run_experiment,
 )
 from games.experiment.summary import format_summary, summarize
+from games.llm import prompts
 from games.llm.cache import ResponseCache
 from games.llm.providers import (
     REASONING_EFFORTS,
@@ -42,6 +44,7 @@ from games.llm.providers import (
     close_clients,
     config_from_env,
 )
+from games.mathtest import GAME as MATH
 
 
 def add_experiment(commands: argparse._SubParsersAction) -> None:
@@ -53,7 +56,8 @@ def add_experiment(commands: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--config", type=Path, help="TOML grid of models × settings")
-    parser.add_argument("--game", choices=GAME_NAMES)
+    parser.add_argument("--game", choices=(*GAME_NAMES, MATH))
+    parser.add_argument("--math-tasks", type=Path, help="math: JSONL task file (TTRA's format)")
     parser.add_argument("--model", help="model spec, e.g. openai:gpt-4o or offline:infogain")
     parser.add_argument("--oracle", help="Twenty Questions oracle spec (default: the same model)")
     parser.add_argument("--setting", choices=SETTINGS, default="none")
@@ -68,7 +72,19 @@ def add_experiment(commands: argparse._SubParsersAction) -> None:
         "--experience-games", type=int, default=DEFAULT_EXPERIENCE_GAMES, help="earlier games N (5)"
     )
     parser.add_argument("--players", type=int, default=5, help="Undercover players per table")
-    parser.add_argument("--policy-file", type=Path, help="human-policy text (default: shipped)")
+    parser.add_argument(
+        "--human-policy",
+        "--policy-file",
+        dest="policy_file",
+        type=Path,
+        help="human-policy text file (default: the prompt set's human_policy_<game>.txt)",
+    )
+    parser.add_argument(
+        "--evaluated-role",
+        choices=EVALUATED_ROLES,
+        help="undercover: score only seats of this role (default: any seat, drawn uniformly)",
+    )
+    add_common(parser)
     parser.add_argument("--name", default="experiment", help="experiment name in every record")
     parser.add_argument("--out", type=Path, help="results JSONL (appended; resumes)")
     parser.add_argument(
@@ -133,6 +149,9 @@ def specs_from_args(args: argparse.Namespace) -> tuple[list[ExperimentSpec], Pat
         reasoning_effort=grid.get("reasoning_effort", args.reasoning_effort),
         thinking_budget=grid.get("thinking_budget", args.thinking_budget),
         memory_word_cap=grid.get("memory_word_cap", args.memory_word_cap),
+        evaluated_role=grid.get("evaluated_role", args.evaluated_role),
+        max_tokens_for=args.max_tokens_for,
+        tasks=str(grid.get("tasks", args.math_tasks or "")) or None,
     )
     # Per-model options in a grid: [options."openai:o3"] max_tokens = 32000, reasoning_effort = "high"
     per_model = grid.get("options", {})
@@ -142,8 +161,53 @@ def specs_from_args(args: argparse.Namespace) -> tuple[list[ExperimentSpec], Pat
     return specs, Path(out)
 
 
+def add_common(parser: argparse.ArgumentParser) -> None:
+    """Flags shared by ``experiment`` and ``reproduce``: the prompt set and per-model budgets."""
+    parser.add_argument(
+        "--prompts",
+        type=Path,
+        help="folder of prompt files replacing the shipped ones by name "
+        "(python -m games prompts export DIR writes the set)",
+    )
+    parser.add_argument(
+        "--max-tokens-for",
+        action="append",
+        type=budget_arg,
+        default=[],
+        metavar="SPEC=N",
+        help="output budget per call for one model, e.g. openai-compatible:deepseek-r1=32768 "
+        "(repeatable; reasoning models default to 16384)",
+    )
+
+
+def budget_arg(value: str) -> tuple[str, int]:
+    spec, sep, number = value.rpartition("=")
+    if not sep or not spec:
+        raise argparse.ArgumentTypeError(f"{value!r}: expected SPEC=N")
+    try:
+        budget = int(number)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r}: N must be a whole number") from None
+    if budget < 1:
+        raise argparse.ArgumentTypeError(f"{value!r}: N must be positive")
+    return spec, budget
+
+
+def use_prompts(folder: Path | None) -> None:
+    """Put the prompt folder in force, or exit with the loader's message (nothing run)."""
+    try:
+        prompts.use(folder)
+    except prompts.PromptSetError as err:
+        raise SystemExit(f"error: {err}") from None
+
+
 def run(args: argparse.Namespace) -> int:
-    specs, out = specs_from_args(args)
+    use_prompts(args.prompts)
+    args.max_tokens_for = tuple(args.max_tokens_for)
+    try:
+        specs, out = specs_from_args(args)
+    except ValueError as err:  # a bad setting, role, budget or task file: nothing has run
+        raise SystemExit(f"error: {err}") from None
     configs: dict[str, ProviderConfig] = {}
 
     def config_for(spec: str) -> ProviderConfig:

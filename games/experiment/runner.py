@@ -30,28 +30,41 @@ from games.agents import make_agent
 from games.base import Agent, Config
 from games.cases import case_config, case_seed
 from games.experience import steps
-from games.experience.context import Experience, check_setting, experience_block, human_policy
+from games.experience.context import (
+    Experience,
+    check_setting,
+    experience_block,
+    human_policy,
+    player_system,
+)
 from games.experience.transcript import transcript
-from games.llm import render
+from games.llm import prompts, render
 from games.llm.agents import LLMAgent
 from games.llm.cache import ResponseCache
+from games.llm.parse import parse_answer
 from games.llm.providers import (
     REASONING_TIMEOUT,
     ModelOptions,
     Provider,
     ProviderConfig,
+    ProviderError,
     get_provider,
-    is_reasoning_model,
     model_options,
+    needs_reasoning_budget,
     parse_spec,
 )
 from games.llm.usage import Usage
+from games.mathtest import GAME as MATH
+from games.mathtest import JUDGE as MATH_JUDGE
+from games.mathtest import MathTask, is_correct, load_tasks
 from games.runner import play_game
 
 DEFAULT_CASES = 32
 DEFAULT_SAMPLES = 3
 DEFAULT_ROUNDS = 50
 DEFAULT_EXPERIENCE_GAMES = 5
+MATH_MAX_TOKENS = 4096  # a worked solution; --max-tokens or a reasoning model's budget replaces it
+EVALUATED_ROLES = ("normal", "difference")
 
 
 @dataclass(frozen=True)
@@ -79,14 +92,35 @@ class ExperimentSpec:
     reasoning_effort: str | None = None
     thinking_budget: int | None = None
     memory_word_cap: int = steps.MEMORY_WORD_CAP  # the cumulative curator's length limit
+    # Undercover: which role the evaluated seat holds; None = any seat, drawn uniformly (so the
+    # difference 1/players of the time, as at a table of people).
+    evaluated_role: str | None = None
+    # Output budgets per model spec (the oracle and the other seats included), e.g.
+    # (("openai-compatible:deepseek-r1", 32768),); the evaluated model's max_tokens wins.
+    max_tokens_for: tuple[tuple[str, int], ...] = ()
+    tasks: str | None = None  # math: the JSONL task file (games.mathtest)
 
     def __post_init__(self) -> None:
-        get_engine(self.game)
         check_setting(self.setting)
+        if self.game == MATH:
+            if not self.tasks:
+                raise ValueError("the math testbed needs a task file (tasks=..., --math-tasks)")
+            load_tasks(self.tasks)  # raises TaskFileError naming the bad line
+            if self.setting == "cumulative":
+                raise ValueError("the math testbed has no cumulative setting")
+            if self.setting == "human-policy" and not self.policy:
+                raise ValueError("math has no shipped human policy: pass one (--human-policy)")
+        else:
+            get_engine(self.game)
         parse_spec(self.model)
         self.options_for(self.model)  # raises on an unknown effort or a too small budget
         if self.memory_word_cap < 1:
             raise ValueError("memory_word_cap must be positive")
+        if self.evaluated_role is not None:
+            if self.game != "undercover":
+                raise ValueError("evaluated_role is for undercover only")
+            if self.evaluated_role not in EVALUATED_ROLES:
+                raise ValueError(f"evaluated_role must be one of {', '.join(EVALUATED_ROLES)}")
 
     @property
     def model_options(self) -> ModelOptions:
@@ -97,17 +131,20 @@ class ExperimentSpec:
         """Options for a model of this spec: the evaluated one's as set, any other's defaults."""
         if parse_spec(model)[0] == "offline":
             return ModelOptions()
+        budget = dict(self.max_tokens_for).get(model)
         if model != self.model:
-            return model_options(model)
+            return model_options(model, max_tokens=budget)
         return model_options(
             model,
-            max_tokens=self.max_tokens,
+            max_tokens=self.max_tokens or budget,
             reasoning_effort=self.reasoning_effort,
             thinking_budget=self.thinking_budget,
         )
 
     @property
     def games_per_sample(self) -> int:
+        if self.game == MATH:  # every problem once, in file order, at most ``cases`` of them
+            return min(self.rounds or self.cases, len(load_tasks(self.tasks)))
         if self.rounds is not None:
             return self.rounds
         return DEFAULT_ROUNDS if self.setting == "cumulative" else self.cases
@@ -132,6 +169,21 @@ def _seed(*parts: object) -> int:
 def warmup_seed(seed: int, sample: int, index: int) -> int:
     """The seed of the ``index``-th earlier game of a sample (never a test case)."""
     return _seed(seed, "warmup", sample, index)
+
+
+def evaluated_seat(game: str, seed: int, config: Config, role: str | None = None) -> int:
+    """The seat whose play is scored. Twenty Questions: the questioner. Undercover: a seat drawn
+    from a stream of its own (``seed`` salted), independent of the draw that placed the
+    difference, so it holds the difference word 1/players of the time; ``role`` restricts the
+    draw to the difference seat or the normal seats."""
+    if game != "undercover":
+        return 0
+    seats = list(range(config["players"]))
+    if role == "difference":
+        return config["difference_seat"]
+    if role == "normal":
+        seats.remove(config["difference_seat"])
+    return random.Random(_seed(seed, "evaluated-seat")).choice(seats)
 
 
 def record_key(record: dict[str, Any]) -> tuple[Any, ...]:
@@ -188,7 +240,7 @@ class Runner:
         config = self.config_for(spec)
         if options is not None and options != ModelOptions():
             config = replace(config, options=options)
-            if is_reasoning_model(spec) or options.thinking_budget:
+            if needs_reasoning_budget(spec) or options.thinking_budget:
                 config = replace(config, timeout=max(config.timeout, REASONING_TIMEOUT))
         return get_provider(spec, config, cache=self.cache)
 
@@ -244,19 +296,33 @@ class Runner:
         return agents
 
     def evaluated_seat(self, spec: ExperimentSpec, seed: int, config: Config) -> int:
-        if spec.game == "twenty-questions":
-            return 0
-        return random.Random(seed).randrange(config["players"])
+        return evaluated_seat(spec.game, seed, config, spec.evaluated_role)
 
     def engine_options(self, spec: ExperimentSpec) -> dict[str, Any]:
+        if spec.game == MATH:
+            return {}
         return {"players": spec.players} if spec.game == "undercover" else {}
+
+    def warmup_config(self, spec: ExperimentSpec, sample: int, index: int, seed: int) -> Config:
+        """The config of an earlier game. Math: the ``index``-th of N distinct problems drawn
+        for this sample from the task file (the paper does not say where its five came from)."""
+        if spec.game != MATH:
+            return self.new_config(spec, seed)
+        tasks = load_tasks(spec.tasks)
+        order = random.Random(_seed(spec.seed, "math-warmup", sample)).sample(
+            range(len(tasks)), len(tasks)
+        )
+        return tasks[order[index % len(tasks)]].as_config()
 
     def new_config(self, spec: ExperimentSpec, seed: int) -> Config:
         """A config from a seed alone: the earlier (warm-up) games, never a test case."""
         return get_engine(spec.game).new_config(seed, **self.engine_options(spec))
 
     def case_config(self, spec: ExperimentSpec, case: int) -> Config:
-        """Test case ``case``: games.cases's sequence, words drawn without replacement."""
+        """Test case ``case``: games.cases's sequence, words drawn without replacement; for
+        math, problem ``case`` of the task file."""
+        if spec.game == MATH:
+            return load_tasks(spec.tasks)[case].as_config()
         return case_config(spec.game, spec.seed, case, **self.engine_options(spec))
 
     async def play(
@@ -272,6 +338,8 @@ class Runner:
         evaluated seat, usage, times and the moves agents did not make themselves, each with its
         reason (see ``play_game``)."""
         config = config if config is not None else self.new_config(spec, seed)
+        if spec.game == MATH:
+            return await self.solve(spec, seed, sample, policy, setting, config)
         evaluated = self.evaluated_seat(spec, seed, config)
         agents = self.seat_agents(spec, config, seed, evaluated, sample, policy, setting)
         async with self._games:
@@ -319,6 +387,7 @@ class Runner:
             "model_options": spec.model_options.as_dict(),
             "memory_word_cap": spec.memory_word_cap if spec.setting == "cumulative" else None,
             "policy": policy,
+            "prompts": prompts.fingerprint(),
             "started_at": started,
             "finished_at": finished,
         }
@@ -332,7 +401,73 @@ class Runner:
         if self._bar is not None:
             self._bar.update(1)
 
+    async def solve(
+        self,
+        spec: ExperimentSpec,
+        seed: int,
+        sample: int,
+        policy: str | None,
+        setting: str,
+        config: Config,
+    ) -> tuple[Config, list[dict[str, Any]], dict[int, dict[str, Any]], int, Usage, str, str, list]:
+        """One math problem, one call: the same return shape as :meth:`play`. The reply's answer
+        tag is judged (``games.mathtest.judge``); a failed call or a reply without the tag
+        scores 0 and is listed in the failures."""
+        task = MathTask.from_config(config)
+        provider = self.provider_for(spec.model, spec.model_options)
+        system = player_system(
+            self.rules(spec), prompts.text("math_solver"), setting=setting, policy=policy
+        )
+        user = prompts.render("math_problem", question=task.question, options=task.options_text())
+        usage = Usage()
+        failures: list[dict[str, Any]] = []
+        async with self._games:
+            started = _now()
+            try:
+                completion = await provider.complete(
+                    [{"role": "user", "content": user}],
+                    system=system,
+                    temperature=spec.temperature,
+                    max_tokens=MATH_MAX_TOKENS,
+                    sample=_seed(sample, seed),
+                )
+                usage.add(completion)
+                text = completion.text
+            except ProviderError as err:
+                usage.add_failure(err)
+                text = ""
+                failures.append({"seat": 0, "error": str(err)})
+            finished = _now()
+        answer = parse_answer(text) if text else None
+        if text and answer is None:
+            failures.append({"seat": 0, "error": "no answer inside <answer> tags"})
+        correct = is_correct(answer, task.answer, task.kind)
+        event = {
+            "type": "solution",
+            "seat": 0,
+            "text": text,
+            "answer": answer,
+            "correct": correct,
+            "judge": MATH_JUDGE if task.kind == "math" else "letter",
+        }
+        outcome = {0: {"reward": 1.0 if correct else 0.0, "win": None, "role": "solver"}}
+        return config, [event], outcome, 0, usage, started, finished, failures
+
+    def story(self, spec: ExperimentSpec, config: Config, events: list, seat: int) -> str:
+        """A finished game (or problem) as the reflection, policy and curator prompts show it."""
+        if spec.game != MATH:
+            return transcript(spec.game, config, events, seat)
+        task = MathTask.from_config(config)
+        return prompts.render(
+            "math_transcript",
+            question=task.question,
+            options=task.options_text(),
+            answer=events[0].get("answer") or "(none given)",
+        )
+
     def rules(self, spec: ExperimentSpec) -> str:
+        if spec.game == MATH:
+            return prompts.text("math_rules")
         return render.rules_for_config(spec.game, self.case_config(spec, 0))
 
     async def earlier_games(
@@ -344,11 +479,12 @@ class Runner:
 
         async def one(index: int) -> Experience:
             seed = warmup_seed(spec.seed, sample, index)
+            config = self.warmup_config(spec, sample, index, seed)
             config, events, outcome, evaluated, game_usage, _, _, _ = await self.play(
-                spec, seed, sample, None, "none"
+                spec, seed, sample, None, "none", config
             )
             usage.merge(game_usage)
-            story = transcript(spec.game, config, events, evaluated)
+            story = self.story(spec, config, events, evaluated)
             return await steps.reflect(
                 provider,
                 rules,
@@ -417,7 +553,7 @@ class Runner:
             memory = None
             if previous is not None:
                 seat = previous["evaluated_seat"]
-                story = transcript(spec.game, previous["config"], previous["events"], seat)
+                story = self.story(spec, previous["config"], previous["events"], seat)
                 memory = await steps.curate(
                     provider,
                     rules,

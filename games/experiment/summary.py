@@ -1,11 +1,53 @@
-"""The end-of-run summary in the shape of the paper's Table 2: per model and setting, the mean
-reward (NDCG@20 for Twenty Questions, win rate for Undercover) and the change against ``none``."""
+"""Table 2, computed once: per task (game), setting and player, the mean reward (NDCG@20 for Twenty
+Questions, win rate for Undercover, accuracy for math), its 95% interval, the games counted and the
+Improve % against ``none``.
+
+:func:`table2` is the one computation. ``python -m games experiment`` prints it from its records
+(:func:`summarize`), ``python -m games reproduce`` writes it as CSV, and the analysis
+(``analysis.metrics.table2_rows`` and ``settings_table``, which the report, the dashboard and the
+exports read) calls it on the games frame, so none can disagree. Pure Python, because
+dependencies point from ``analysis`` to ``games`` and never back. The games that count are the same
+everywhere (:func:`is_scored`): a game whose answering seat failed, or a person's seat an agent
+took over, is left out.
+"""
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
+
+from games.experience.context import SETTINGS
+
+TABLE2_COLUMNS = ("task", "setting", "model", "score", "improve_pct", "ci_low", "ci_high", "n")
+
+# Two-sided 95% quantiles of Student's t for 1..30 degrees of freedom (no scipy needed).
+T95 = (
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+)  # fmt: skip
+Z95 = 1.959964
+
+
+def t95(df: float) -> float:
+    """The 0.975 quantile of Student's t with ``df`` degrees of freedom; NaN below 1 (or NaN).
+    Beyond the table, the Cornish-Fisher expansion (error under 1e-4 from 30 on)."""
+    if df is None or df != df or df < 1:
+        return math.nan
+    if df <= len(T95):
+        return T95[int(df) - 1]
+    z = Z95
+    return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+
+
+def wilson(wins: float, n: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score 95% interval of ``wins`` out of ``n``."""
+    p = wins / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return centre - half, centre + half
 
 
 def improve(value: float, baseline: float | None) -> float | None:
@@ -14,48 +56,98 @@ def improve(value: float, baseline: float | None) -> float | None:
     >>> round(improve(0.2563, 0.2422), 2)
     5.82
     """
-    if baseline is None or baseline == 0:
+    if baseline is None or baseline == 0 or baseline != baseline or value != value:
         return None
     return (value - baseline) / baseline * 100
 
 
-def summarize(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per (game, model, setting) with games, mean reward, win rate and Improve %."""
-    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
-    for record in records:
-        groups[(record["game"], record["model"], record["setting"])].append(record)
-    means = {key: sum(r["reward"] for r in rows) / len(rows) for key, rows in groups.items()}
-    table = []
-    for (game, model, setting), rows in sorted(groups.items()):
-        wins = [r["win"] for r in rows if r["win"] is not None]
-        mean = means[(game, model, setting)]
-        table.append(
-            {
-                "game": game,
-                "model": model,
-                "setting": setting,
-                "games": len(rows),
-                "mean_reward": mean,
-                "win_rate": sum(wins) / len(wins) if wins else None,
-                "improve_pct": None
-                if setting == "none"
-                else improve(mean, means.get((game, model, "none"))),
-            }
-        )
-    return table
+def oracle_failed(record: Mapping[str, Any]) -> bool:
+    """Whether a record says its answering seat failed (the game is then not scored)."""
+    if record.get("oracle_failed"):
+        return True
+    outcome = record.get("outcome") or {}
+    return any(isinstance(v, dict) and v.get("oracle_failed") for v in outcome.values())
+
+
+def is_scored(record: Mapping[str, Any]) -> bool:
+    """Whether a game counts: its answering seat did not fail, and a person's seat was not taken
+    over by an agent (a missed deadline or a dropout)."""
+    return not oracle_failed(record) and not record.get("taken_over")
+
+
+def player_kind(player: str) -> str:
+    return "offline" if player.startswith("offline:") else "model"
+
+
+def _order(setting: str) -> int:
+    return SETTINGS.index(setting) if setting in SETTINGS else len(SETTINGS)
+
+
+def table2(rows: Iterable[Mapping[str, Any]], baseline: str = "none") -> list[dict[str, Any]]:
+    """Table 2 in long form from scored games, one row (:data:`TABLE2_COLUMNS`) per task,
+    setting and non-human player, ordered by task, player and the paper's order of settings.
+
+    Each input row needs ``game``, ``setting``, ``reward`` and ``player`` (or ``model``);
+    ``player_kind`` defaults from the spec. ``score`` is the mean reward; ``improve_pct`` the
+    Improve % against ``baseline`` (None for the baseline, a zero or missing baseline, and an
+    offline agent, which reads no policy); the interval is Wilson's when every reward of the task
+    is 0 or 1 (Undercover wins, math answers), else Student's t (None below two games)."""
+    groups: dict[tuple[str, str, str], list[float]] = defaultdict(list)
+    binary: dict[str, bool] = {}
+    offline: set[str] = set()
+    for row in rows:
+        player = str(row.get("player") or row["model"])
+        kind = row.get("player_kind") or player_kind(player)
+        if kind == "human":
+            continue
+        if kind == "offline":
+            offline.add(player)
+        reward = float(row["reward"])
+        game = str(row["game"])
+        groups[(game, str(row["setting"]), player)].append(reward)
+        binary[game] = binary.get(game, True) and reward in (0.0, 1.0)
+    means = {key: sum(values) / len(values) for key, values in groups.items()}
+    out = []
+    for key in sorted(groups, key=lambda k: (k[0], k[2], _order(k[1]), k[1])):
+        game, setting, player = key
+        values = groups[key]
+        n, score = len(values), means[key]
+        if binary[game]:
+            low, high = wilson(sum(values), n)
+        elif n > 1:
+            sd = math.sqrt(sum((v - score) ** 2 for v in values) / (n - 1))
+            half = t95(n - 1) * sd / math.sqrt(n)
+            low, high = score - half, score + half
+        else:
+            low = high = None
+        change = None
+        if setting != baseline and player not in offline:
+            change = improve(score, means.get((game, baseline, player)))
+        values = (game, setting, player, score, change, low, high, n)
+        out.append(dict(zip(TABLE2_COLUMNS, values, strict=True)))
+    return out
+
+
+def summarize(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """:func:`table2` of the scored experiment records."""
+    return table2(record for record in records if is_scored(record))
 
 
 def format_summary(rows: list[dict[str, Any]]) -> str:
     """A plain-text table for the terminal."""
-    header = f"{'game':<17} {'model':<28} {'setting':<18} {'games':>5} {'reward':>8} {'win':>6} {'improve%':>9}"
+    header = (
+        f"{'task':<17} {'model':<28} {'setting':<18} {'n':>5} {'score':>8} "
+        f"{'95% interval':>17} {'improve%':>9}"
+    )
     lines = [header, "-" * len(header)]
     for row in rows:
-        win = "" if row["win_rate"] is None else f"{row['win_rate']:.4f}"
-        change = "NA" if row["improve_pct"] is None else f"{row['improve_pct']:+.2f}"
-        if row["setting"] == "none":
-            change = ""
+        change = "" if row["improve_pct"] is None else f"{row['improve_pct']:+.2f}"
+        if row["improve_pct"] is None and row["setting"] != "none":
+            change = "NA"
+        low, high = row["ci_low"], row["ci_high"]
+        interval = "" if low is None or high is None else f"[{low:.4f}, {high:.4f}]"
         lines.append(
-            f"{row['game']:<17} {row['model']:<28} {row['setting']:<18} {row['games']:>5} "
-            f"{row['mean_reward']:>8.4f} {win:>6} {change:>9}"
+            f"{row['task']:<17} {row['model']:<28} {row['setting']:<18} {row['n']:>5} "
+            f"{row['score']:>8.4f} {interval:>17} {change:>9}"
         )
     return "\n".join(lines)

@@ -39,6 +39,9 @@ ANTHROPIC_URL = "https://api.anthropic.com"
 REASONING_EFFORTS = ("minimal", "low", "medium", "high")
 # OpenAI's reasoning models: o1, o3, o4-mini, gpt-5 and their dated or sized variants.
 _OPENAI_REASONING = re.compile(r"^(?:o\d|gpt-5)(?:$|[-.:])")
+# Open reasoning models served through ``openai-compatible:`` (vLLM, SGLang, DeepSeek's API):
+# DeepSeek-R1 and its distillations, deepseek-reasoner, QwQ, *-Thinking checkpoints.
+_OPEN_REASONING = re.compile(r"(?:^|[-_/.:])(?:r1|qwq|reasoner|thinking)(?:$|[-_/.:])", re.I)
 REASONING_MAX_TOKENS = 16_384  # room for hidden reasoning plus the visible move
 REASONING_TIMEOUT = 300.0
 
@@ -74,6 +77,22 @@ def is_reasoning_model(spec: str) -> bool:
     return kind == "openai" and _OPENAI_REASONING.match(model) is not None
 
 
+def needs_reasoning_budget(spec: str) -> bool:
+    """Models that think before they answer and so need far more than a move's 1,024 tokens:
+    OpenAI's reasoning models and open ones served through ``openai-compatible:`` (DeepSeek-R1,
+    deepseek-reasoner, QwQ, *-Thinking), whose thinking is part of the visible output.
+
+    >>> needs_reasoning_budget("openai-compatible:deepseek-ai/DeepSeek-R1-Distill-Qwen-7B")
+    True
+    >>> needs_reasoning_budget("openai-compatible:deepseek-chat")
+    False
+    """
+    kind, model = parse_spec(spec)
+    if kind == "openai-compatible":
+        return _OPEN_REASONING.search(model) is not None
+    return is_reasoning_model(spec)
+
+
 def model_options(
     spec: str,
     *,
@@ -85,17 +104,22 @@ def model_options(
 
     OpenAI reasoning models (o1, o3, o4-mini, gpt-5…) get a 16,384-token budget and "medium"
     effort, the API's default, written down so it is recorded: a 1,024-token move budget is spent
-    on hidden reasoning before any visible answer. Other models keep each call's own budget, and
-    Anthropic thinking stays off unless a budget is given.
+    on hidden reasoning before any visible answer. Open reasoning models served through
+    ``openai-compatible:`` (:func:`needs_reasoning_budget`) get the same budget. Other models keep
+    each call's own budget, and Anthropic thinking stays off unless a budget is given.
 
     >>> model_options("openai:o3-mini")
     ModelOptions(max_tokens=16384, reasoning_effort='medium', thinking_budget=None)
+    >>> model_options("openai-compatible:deepseek-r1").max_tokens
+    16384
     >>> model_options("openai:gpt-4o")
     ModelOptions(max_tokens=None, reasoning_effort=None, thinking_budget=None)
     """
     if is_reasoning_model(spec):
         max_tokens = max_tokens or REASONING_MAX_TOKENS
         reasoning_effort = reasoning_effort or "medium"
+    elif needs_reasoning_budget(spec):
+        max_tokens = max_tokens or REASONING_MAX_TOKENS
     return ModelOptions(max_tokens, reasoning_effort, thinking_budget)
 
 

@@ -744,8 +744,8 @@ def _clauses(text: str) -> tuple[list[Clause], bool, bool]:
         best = None
         j, seq, positions = i, [], []
         while j < n and len(seq) < KB.longest:
-            if tokens[j] in _IN_PHRASE and seq:
-                j += 1
+            if tokens[j] in _IN_PHRASE and seq and (*seq, tokens[j]) not in KB.phrases:
+                j += 1  # "made by people" is a phrase of its own; "eat from a bowl" is not
                 continue
             if seq and seq[-1] in _QUANTIFIED and tokens[j] in _QUANTIFIERS:  # "carry lots of …"
                 j += 2 if j + 1 < n and tokens[j + 1] == "of" else 1

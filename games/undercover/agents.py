@@ -1,17 +1,23 @@
 """The offline Who is Undercover agent: the no-network default and the reference line on plots.
 
-It plays fair next to people. Its clues are only ever descriptors of its own word (the phrases in
-:mod:`games.undercover.words`); it never takes up the word it hears from others. It votes from
-evidence: it infers the other word from the clues it heard (the word whose descriptors they share
-most words with), and for each player weighs how much better their clues fit that word than its
-own. A clue that fits neither, the way people often talk, is weak evidence either way, so a
-player is not voted out for describing the word in their own words; with no evidence against
-anyone it abstains. ``benchmarks/undercover_fairness.py`` measures this next to a scripted person.
+It plays by the rules people are given. Its clues are only ever descriptors of its own word (the
+phrases in :mod:`games.undercover.words`); it never takes up the word it hears from others, and it
+never repeats or recombines a clue already given in the game, by any seat: a descriptor whose
+words were all said in one earlier clue, or that contains an earlier clue's phrase, is skipped,
+and when none is left it passes. It votes from evidence: it infers the other word from the clues
+it heard (the word whose descriptors they share most words with), and for each player weighs how
+much better their clues fit that word than its own. A clue that fits neither, the way people often
+talk, is weak evidence either way, so a player is not voted out for describing the word in their
+own words. With no clear evidence against anyone it abstains in the first vote; from the second
+vote on it votes, as people are asked to, for the player whose clues fit its own word least, so
+that a game ends by a vote rather than by the cap. ``benchmarks/undercover_fairness.py`` measures
+this next to a scripted person.
 """
 
 from __future__ import annotations
 
 import random
+import re
 import statistics
 from collections import Counter
 from functools import cache, lru_cache
@@ -65,15 +71,16 @@ class DescriptorAgent:
 
     def clue(self, observation: Observation) -> Event:
         word = observation["word"]
-        said = frozenset(
-            normalise(clue["text"]) for clue in observation["clues"] if clue["text"] is not None
-        )
+        earlier = [clue["text"] for clue in observation["clues"] if clue["text"] is not None]
+        said = frozenset(normalise(text) for text in earlier)
         rejected = observation.get("rejected")
         refused = rejected["action"].get("text") if rejected else None
-        phrases = self.phrases(word)
-        pairs = [f"{a}, and {b}" for a, b in zip(phrases, phrases[1:] + phrases[:1], strict=True)]
-        for phrase in phrases + pairs:
-            if phrase != refused and clue_problem(phrase, word, said) is None:
+        for phrase in self.phrases(word):
+            if (
+                phrase != refused
+                and clue_problem(phrase, word, said) is None
+                and not repeats(phrase, earlier)
+            ):
                 return {"type": "clue", "text": phrase}
         return {"type": "clue", "text": None}
 
@@ -113,10 +120,40 @@ class DescriptorAgent:
             if score >= MIN_EVIDENCE and score - usual >= MIN_EVIDENCE and seat in targets
         }
         if not suspects:
-            return {"type": "vote", "target": None}
+            if observation["vote_round"] <= 1:
+                return {"type": "vote", "target": None}
+            # Later votes: no one stands out, but the game has to go on. The player whose clues
+            # fit this seat's own word least is the likeliest to hold the other one.
+            suspects = {seat: score for seat, score in evidence.items() if seat in targets}
         best = max(suspects.values())
         rng = random.Random(f"{self.seed}:{observation['seat']}:{observation['vote_round']}")
         return {"type": "vote", "target": rng.choice([s for s, v in suspects.items() if v == best])}
+
+
+_PARTS = re.compile(r"[,;:.!?]+|\band\b|\bbut\b|\balso\b")
+
+
+def phrases_of(text: str) -> list[frozenset[str]]:
+    """The content words of each phrase of a clue: "rescue, and hoses" is two phrases."""
+    parts = [content_words(part) for part in _PARTS.split(text.lower())]
+    return [part for part in parts if part]
+
+
+def repeats(text: str, earlier: list[str]) -> bool:
+    """Whether ``text`` repeats or recombines a clue in ``earlier``: all its words were said in
+    one earlier clue, or one of its phrases is an earlier phrase (the same content words), or it
+    contains an earlier phrase of two or more words."""
+    words = content_words(text)
+    if not words:
+        return False
+    own = phrases_of(text)
+    for clue in earlier:
+        if words <= content_words(clue):
+            return True
+        # a phrase of one word ("red") may be said again in a new phrase ("red fruit")
+        if any(part in own or (len(part) > 1 and part <= words) for part in phrases_of(clue)):
+            return True
+    return False
 
 
 def other_word(observation: Observation) -> str:

@@ -25,7 +25,7 @@ RULES = """Who is the Difference.
 Every player has a secret word. All but one share the same word; one player, the difference,
 holds a related but different word. Nobody is told their role: compare the clues to find out.
 
-The game starts with three speaking rounds, then a vote; after that one speaking round and one vote
+The game starts with three clue rounds, then a vote; after that one clue round and one vote
 alternate. When it is your turn to speak, type one sentence about your word (or 'pass'). Do not say
 your word, do not hint at letters, spelling or rhymes, and do not repeat an earlier clue.
 When voting, type the seat number of the player you think is the difference (not yourself), or
@@ -194,7 +194,7 @@ def play(
     while not ENGINE.is_over(state):
         seats = ENGINE.to_move(state)
         if state.phase == "speak" and state.turn == 0:
-            out.write(f"-- Speaking round {state.speaking_round} --\n")
+            out.write(f"-- Clue round {state.speaking_round} --\n")
         events = asyncio.run(_agent_events(state, [s for s in seats if s != you], agents))
         if you in seats:
             if state.phase == "vote":

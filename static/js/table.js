@@ -15,9 +15,10 @@
     var status = document.getElementById('socket-status');
     if (status) {
       status.hidden = open;
+      // The page's language: the template puts both texts on the element.
       status.textContent = held
-        ? 'Connecting to the table… your move will be sent as soon as the connection is open.'
-        : 'Connecting to the table… you can move as soon as the connection is open.';
+        ? (status.dataset.held || 'Connecting to the table… your move will be sent as soon as the connection is open.')
+        : (status.dataset.waiting || 'Connecting to the table… you can move as soon as the connection is open.');
     }
   }
 
@@ -58,8 +59,10 @@
     var known = !typed || Array.prototype.some.call(list ? list.options : [], function (option) {
       return option.value.toLowerCase() === typed;
     });
-    input.setCustomValidity(known ? '' : '"' + input.value.trim() + '" is not one of the '
-      + (list ? list.options.length : '') + ' candidate words; pick a word from the list.');
+    var message = input.dataset.notCandidate
+      || 'WORD is not one of the COUNT candidate words; pick a word from the list.';
+    input.setCustomValidity(known ? '' : message.replace('WORD', '"' + input.value.trim() + '"')
+      .replace('COUNT', list ? list.options.length : ''));
   }
 
   document.addEventListener('input', function (event) {
@@ -67,4 +70,54 @@
       check(event.target);
     }
   });
+})();
+
+/* The live region: a screen reader hears the newest move only. The board is replaced whole on
+   every push, so it is not itself a live region (that would read the whole board out each time,
+   and heartbeats resend it unchanged); after each push whose seq is new, the one-line announcer
+   beside it gets the game's result if the game is over, else the newest line of the board's log
+   (the question and its answer, the clue). Errors announce themselves (role="alert"). */
+(function () {
+  var shown = null;
+
+  function seqOf(board) {
+    return board ? board.getAttribute('data-seq') : null;
+  }
+
+  function newest(board) {
+    var result = board.querySelector('#result');
+    if (result) {
+      var heading = result.querySelector('h2, h3, p');
+      return (heading || result).textContent;
+    }
+    var lines = board.querySelectorAll('.log li:not(.muted)');
+    return lines.length ? lines[lines.length - 1].textContent : '';
+  }
+
+  document.addEventListener('DOMContentLoaded', function () {
+    shown = seqOf(document.getElementById('board'));
+  });
+  document.addEventListener('htmx:wsAfterMessage', function () {
+    var board = document.getElementById('board');
+    var announcer = document.getElementById('announcer');
+    var seq = seqOf(board);
+    if (!board || !announcer || seq === shown) {
+      return;
+    }
+    shown = seq;
+    announcer.textContent = newest(board).replace(/\s+/g, ' ').trim();
+  });
+})();
+
+/* A study's group lobby closes once its group has formed: the board it pushes last carries a
+   Continue link marked data-follow, which leads to the group's table; the page follows it. */
+(function () {
+  function follow() {
+    var link = document.querySelector('#board a[data-follow]');
+    if (link) {
+      window.location.assign(link.href);
+    }
+  }
+  document.addEventListener('htmx:wsAfterMessage', follow);
+  document.addEventListener('DOMContentLoaded', follow);
 })();

@@ -145,11 +145,13 @@ def compute(scope: str, version: str | None = None) -> AnalysisResult:
             shutil.rmtree(folder)
         report.write_tables(summary, folder)
         _progress(scope, 0.7, "drawing figures")
-        names = []
+        names, keys = [], {}
         for stem, (figure, data) in report.figures(summary).items():
-            save_figure(figure, folder / stem, data)
+            written = save_figure(figure, folder / stem, data)
             names.append(stem)
+            keys[stem] = figure_key(written[-1])
         payload = page_payload(summary, games, title, names)
+        payload["figure_keys"] = keys
         previous = AnalysisResult.objects.get(scope=scope).version
         AnalysisResult.objects.filter(scope=scope).update(
             version=version,
@@ -168,6 +170,12 @@ def compute(scope: str, version: str | None = None) -> AnalysisResult:
         )
         traceback.print_exc()
     return AnalysisResult.objects.get(scope=scope)
+
+
+def figure_key(data: Path) -> str:
+    """What a figure draws, as a short hash of its data file: the figure's URLs carry it, so a
+    page never shows a figure older than its own tables (a browser keeps an image per URL)."""
+    return hashlib.sha256(data.read_bytes()).hexdigest()[:16]
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:

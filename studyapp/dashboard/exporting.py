@@ -1,7 +1,8 @@
 """A study's export, the archive a lab keeps: streamed to files, never built whole in memory.
 
-``<out>/`` gets ``games``, ``turns`` and ``participants`` as formula-safe CSV and as parquet (or
-one of them), a Frictionless ``datapackage.json`` describing every column, a ``README.md``, and
+``<out>/`` gets ``games``, ``turns`` and ``participants`` (and a study's ``questionnaire`` and
+``consent_versions``, each version's text) as formula-safe CSV and as parquet (or one of them), a
+Frictionless ``datapackage.json`` describing every column, a ``README.md``, and
 ``analysis/``: the tables and figures of :func:`analysis.report.write_report` for the same games,
 the very numbers the study page shows. Tables are read in chunks
 (:func:`studyapp.dashboard.records.games_and_turns`); each chunk's games and turns frames are
@@ -40,10 +41,14 @@ from analysis.report import write_report
 from studyapp.dashboard.records import (
     AGENT_TABLES,
     CHUNK,
+    CONSENT_VERSION_COLUMNS,
     PARTICIPANT_COLUMNS,
+    QUESTIONNAIRE_COLUMNS,
+    consent_versions_frame,
     games_and_keys,
     games_and_turns,
     participants_frame,
+    questionnaire_frame,
     started,
     study_tables,
     table_chunks,
@@ -62,12 +67,20 @@ def export_study(
     processes: int = 1,
     chunk: int = CHUNK,
 ) -> list[Path]:
+    people = started(study, include_pilots)
     return export_tables(
         study_tables(study, include_pilots),
         out,
         formats,
         experiment=study.slug,
-        people=participants_frame(started(study, include_pilots)),
+        people=participants_frame(people),
+        extra={
+            "questionnaire": (questionnaire_frame(people), QUESTIONNAIRE_COLUMNS),
+            "consent_versions": (
+                consent_versions_frame(study, include_pilots),
+                CONSENT_VERSION_COLUMNS,
+            ),
+        },
         title=f"Study {study.slug}: {study.title}",
         name=f"study-{study.slug}",
         allow_mixed=allow_mixed,
@@ -87,6 +100,7 @@ def export_tables(
     allow_mixed: bool = False,
     processes: int = 1,
     chunk: int = CHUNK,
+    extra: dict[str, tuple[pd.DataFrame, dict[str, tuple[str, str]]]] | None = None,
 ) -> list[Path]:
     """Stream the games and turns of ``tables`` (and ``people``, when given) to ``out``, in
     chunks of ``chunk`` tables; ``processes=2`` writes the turns in a second process (see the
@@ -128,6 +142,11 @@ def export_tables(
         if turns_process is not None:
             turns_process.stop()
     docs = {"games": GAME_COLUMNS, "turns": TURN_COLUMNS, "participants": PARTICIPANT_COLUMNS}
+    for frame, (data, columns) in (extra or {}).items():  # small frames, written whole
+        writers[frame] = [FrameWriter(out, frame, fmt) for fmt in formats]
+        for writer in writers[frame]:
+            writer.write(data)
+        empty[frame], docs[frame] = data, columns
     resources, written = [], []
     for frame, group in writers.items():
         for writer in group:
@@ -135,9 +154,21 @@ def export_tables(
             resources.append(resource(writer, docs[frame]))
             written.append(writer.path)
     written.append(write_datapackage(out, resources, title, name=name))
-    (out / "README.md").write_text(readme(resources, title), encoding="utf-8")
+    drawn = {p.stem for p in report if p.suffix == ".png"}
+    figures = sorted(p.name for p in report if p.suffix == ".csv" and p.stem in drawn)
+    (out / "README.md").write_text(readme(resources, title) + _analysis_note(figures), "utf-8")
     written.append(out / "README.md")
     return written + report
+
+
+def _analysis_note(figures: list[str]) -> str:
+    """The README's section on ``analysis/``: the tables and the figures with their data."""
+    listed = "".join(f"- `analysis/{name}`\n" for name in figures)
+    return (
+        "\n## analysis/\n\nThe tables and figures of the study page for the same games (PNG, SVG, "
+        "PDF). Each figure's data is the CSV of the same name, in long form: panel, condition, "
+        "series, kind, t, mean, low, high, n (the people or samples behind the point).\n\n" + listed
+    )
 
 
 def _can_fork() -> bool:

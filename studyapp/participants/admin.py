@@ -8,6 +8,7 @@ sheet. The payment sheet is the one export that carries recruiter IDs: paying pe
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 from urllib.parse import urlencode
 
 from django import forms
@@ -16,11 +17,18 @@ from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import URLPattern, path, reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
 from analysis import safe_csv
-from studyapp.participants import design, flow, pilots
-from studyapp.participants.models import Condition, Invite, Participant, Round, Study
+from studyapp.participants import design, flow, pilots, transcripts
+from studyapp.participants.models import (
+    Condition,
+    Invite,
+    Participant,
+    Round,
+    Study,
+    StudyGroup,
+)
 
 PAYMENT_COLUMNS = [
     "public_id",
@@ -38,8 +46,12 @@ PAYMENT_COLUMNS = [
     "payment_status",
     "amount",
     "bonus",
+    "bonus_due",
     "currency",
     "paid_at",
+    "base_paid_at",
+    "bonus_paid_at",
+    "bonus_batch_id",
     "invite_label",
     "invite_token",
 ]
@@ -59,21 +71,33 @@ def csv_response(filename: str, header: list[str], rows: Iterable[list[object]])
 def bonus_sheet(participants: Iterable[Participant]) -> tuple[HttpResponse, int]:
     """The recruiter's bulk bonus format (Prolific's "bulk bonus payment" box): one line
     ``participant_id,amount`` per unpaid bonus above zero, no header, amounts with two decimals.
-    Returns the download and how many people with a bonus owed had no recruiter ID to pay it to.
+    What is paid as a bonus includes the pro-rated pay of those who stopped early
+    (``Participant.bonus_due``). Returns the download and how many people with a bonus owed had
+    no recruiter ID to pay it to.
     """
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="bonus-sheet.csv"'
     sheet = safe_csv.writer(response)
     missing = 0
     for p in participants:
-        if p.payment_status != "owed" or not p.bonus or p.bonus <= 0:
+        if p.bonus_settled:
             continue
         recruiter_id = p.prolific_pid or p.recruiter_pid
         if not recruiter_id:
             missing += 1
             continue
-        sheet.writerow([recruiter_id, f"{p.bonus:.2f}"])
+        sheet.writerow([recruiter_id, f"{p.bonus_due:.2f}"])
     return response, missing
+
+
+def payment_sheet(queryset: QuerySet[Participant], include_pilots: bool = False) -> HttpResponse:
+    """The payment sheet of ``queryset``; pilot bots (never paid) only when asked."""
+    if not include_pilots:
+        queryset = queryset.filter(is_pilot=False)
+    participants = queryset.select_related("study", "invite").order_by("pk")
+    return csv_response(
+        "payment-sheet.csv", PAYMENT_COLUMNS, (payment_row(p) for p in participants)
+    )
 
 
 def payment_row(p: Participant) -> list[object]:
@@ -94,8 +118,12 @@ def payment_row(p: Participant) -> list[object]:
         p.payment_status,
         p.payment_amount if p.payment_amount is not None else "",
         p.bonus if p.bonus is not None else "",
+        p.bonus_due if p.payment_status == "owed" else "",
         p.study.currency,
         p.paid_at.isoformat() if p.paid_at else "",
+        p.base_paid_at.isoformat() if p.base_paid_at else "",
+        p.bonus_paid_at.isoformat() if p.bonus_paid_at else "",
+        p.bonus_batch_id,
         p.invite.label if p.invite else "",
         p.invite.token if p.invite else "",
     ]
@@ -111,7 +139,7 @@ class ConditionInline(admin.TabularInline):
 
     model = Condition
     extra = 0
-    fields = ["position", "name", "quota", "overrides"]
+    fields = ["position", "name", "quota", "group_quota", "overrides"]
 
 
 @admin.register(Study)
@@ -121,7 +149,7 @@ class StudyAdmin(admin.ModelAdmin):
     prepopulated_fields = {"slug": ["title"]}
     inlines = [ConditionInline]
     actions = ["check_models"]
-    readonly_fields = ["progress_summary", "links"]
+    readonly_fields = ["progress_summary", "links", "consent_history"]
     fieldsets = [
         (
             None,
@@ -131,6 +159,7 @@ class StudyAdmin(admin.ModelAdmin):
                     "slug",
                     "active",
                     "game",
+                    "language",
                     "rounds",
                     "estimated_minutes",
                     "oracle_spec",
@@ -148,6 +177,8 @@ class StudyAdmin(admin.ModelAdmin):
                     "dropout",
                     "idle_limit_seconds",
                     "assignment_seed",
+                    "agents_disclosed",
+                    "agent_think_seconds",
                     "version",
                 ]
             },
@@ -156,13 +187,16 @@ class StudyAdmin(admin.ModelAdmin):
         ("Live progress", {"fields": ["progress_summary", "links"]}),
         (
             "Consent and instructions",
-            {"fields": ["consent_version", "consent_text", "instructions"]},
+            {"fields": ["consent_version", "consent_text", "consent_history", "instructions"]},
         ),
         (
             "End of study",
             {
                 "fields": [
                     "policy_question",
+                    "questionnaire",
+                    "attention_failure",
+                    "debrief_text",
                     "completion_url",
                     "code_finished",
                     "code_dropped",
@@ -174,6 +208,43 @@ class StudyAdmin(admin.ModelAdmin):
         ),
         ("Payment", {"fields": ["payment_amount", "currency", "bonus_per_reward"]}),
     ]
+
+    @admin.display(description="Consent versions")
+    def consent_history(self, study: Study) -> str:
+        """Every version's text as people agreed to it (a record: changing the text above after
+        anyone agreed saves a new version)."""
+        if study.pk is None:
+            return "-"
+        rows = format_html_join(
+            "",
+            "<li><strong>Version {}</strong> ({}, {} agreed): <pre>{}</pre></li>",
+            (
+                (
+                    v.version,
+                    v.created_at.strftime("%Y-%m-%d %H:%M"),
+                    study.participants.filter(
+                        consent_version=v.version, consented_at__isnull=False
+                    ).count(),
+                    v.text,
+                )
+                for v in study.consent_versions.all()
+            ),
+        )
+        return format_html('<ul id="consent-versions">{}</ul>', rows)
+
+    def save_model(self, request: HttpRequest, obj: Study, form: forms.Form, change: bool):
+        """A consent text changed after people agreed to its version is saved as a new version
+        (Study.save); say so, since the form showed the old number."""
+        asked = obj.consent_version
+        super().save_model(request, obj, form, change)
+        if obj.consent_version != asked:
+            self.message_user(
+                request,
+                f"People already agreed to consent version {asked} with another text, so the "
+                f"changed text was saved as consent version {obj.consent_version}. People who "
+                "have not consented yet are asked to agree to it.",
+                messages.WARNING,
+            )
 
     def save_related(self, request: HttpRequest, form: forms.Form, formsets: list, change: bool):
         """Conditions are saved after the study: a condition whose model fails makes an active
@@ -332,12 +403,46 @@ class InviteAdmin(admin.ModelAdmin):
         return invites_csv(request, study, queryset.select_related("study"))
 
 
+@admin.register(StudyGroup)
+class StudyGroupAdmin(admin.ModelAdmin):
+    """The groups of group designs, each randomised as one unit: read-only, they are the log."""
+
+    list_display = ["study", "number", "condition", "size", "is_pilot", "formed_at"]
+    list_filter = ["study", "condition", "is_pilot"]
+    readonly_fields = [f.name for f in StudyGroup._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
 class RoundInline(admin.TabularInline):
+    """A participant's rounds, read-only; each links to its game in the transcript (never to
+    the table's own form, where an accidental save would change the record)."""
+
     model = Round
     extra = 0
     can_delete = False
-    fields = ["number", "table", "reward", "started_at", "finished_at"]
+    fields = ["number", "game", "seat", "reward", "started_at", "finished_at"]
     readonly_fields = fields
+
+    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    @admin.display(description="Game")
+    def game(self, round_: Round) -> str:
+        url = reverse("admin:participants_participant_transcript", args=[round_.participant_id])
+        return format_html(
+            '<a href="{}#round-{}">table {}</a>', url, round_.number, round_.table_id
+        )
 
 
 @admin.register(Participant)
@@ -357,16 +462,25 @@ class ParticipantAdmin(admin.ModelAdmin):
         "payment_amount",
         "bonus",
         "paid_at",
+        "transcript_link",
     ]
     list_filter = ["study", "status", "paid", "is_pilot", "condition"]
     search_fields = ["public_id", "prolific_pid", "recruiter_pid"]
-    actions = ["mark_paid", "mark_dropped", "export_payment_sheet", "export_bonus_sheet"]
+    actions = [
+        "mark_paid",
+        "mark_dropped",
+        "export_payment_sheet",
+        "export_payment_sheet_with_pilots",
+        "export_bonus_sheet",
+    ]
     inlines = [RoundInline]
     readonly_fields = [
+        "transcript_link",
         "public_id",
         "study",
         "condition",
         "assignment",
+        "group",
         "is_pilot",
         "invite",
         "prolific_pid",
@@ -380,16 +494,63 @@ class ParticipantAdmin(admin.ModelAdmin):
         "rounds_finished",
         "total_reward",
         "policy",
+        "questionnaire_answers",
+        "attention_failed",
         "visited_at",
         "started_at",
         "finished_at",
         "last_seen_at",
         "paid_at",
+        "base_paid_at",
+        "bonus_paid_at",
+        "bonus_batch_id",
+        "payment_error",
     ]
-    exclude = ["policy_done"]
+    exclude = ["policy_done", "questionnaire_done", "debrief_seen"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Participant]:
         return super().get_queryset(request).select_related("study")
+
+    # A participant's record is what the study recorded: staff read it (and act on it through
+    # the actions: mark paid, mark dropped out, delete), never edit it in a form.
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def get_urls(self) -> list[URLPattern]:
+        extra = [
+            path(
+                "<int:participant_id>/transcript/",
+                self.admin_site.admin_view(self.transcript_view),
+                name="participants_participant_transcript",
+            )
+        ]
+        return extra + super().get_urls()
+
+    def transcript_view(self, request: HttpRequest, participant_id: int) -> HttpResponse:
+        """Every round's game in order, with timings, rewards and the questionnaire; a replay
+        steps through each game one turn at a time. Read-only."""
+        participant = get_object_or_404(
+            Participant.objects.select_related("study"), pk=participant_id
+        )
+        if not self.has_view_permission(request, participant):
+            return HttpResponse("Not allowed", status=403)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "participant": participant,
+            "games": transcripts.transcript(participant),
+            "answers": transcripts.answers(participant),
+            "title": f"Transcript of {participant.public_id}",
+        }
+        return render(request, "participants/admin_transcript.html", context)
+
+    @admin.display(description="Transcript")
+    def transcript_link(self, p: Participant) -> str:
+        url = reverse("admin:participants_participant_transcript", args=[p.pk])
+        return format_html('<a href="{}">transcript</a>', url)
 
     @admin.display(description="Time spent")
     def time_spent_display(self, p: Participant) -> str:
@@ -440,9 +601,14 @@ class ParticipantAdmin(admin.ModelAdmin):
     def export_payment_sheet(
         self, request: HttpRequest, queryset: QuerySet[Participant]
     ) -> HttpResponse:
-        participants = queryset.select_related("study", "invite").order_by("pk")
-        rows = (payment_row(p) for p in participants)
-        return csv_response("payment-sheet.csv", PAYMENT_COLUMNS, rows)
+        """The people to pay: pilot bots are left out (see the next action to list them)."""
+        return payment_sheet(queryset, include_pilots=False)
+
+    @admin.action(description="Export the payment sheet of the selected, pilots included (CSV)")
+    def export_payment_sheet_with_pilots(
+        self, request: HttpRequest, queryset: QuerySet[Participant]
+    ) -> HttpResponse:
+        return payment_sheet(queryset, include_pilots=True)
 
     @admin.action(description="Download the bonus sheet of the selected (participant_id,amount)")
     def export_bonus_sheet(
@@ -450,7 +616,8 @@ class ParticipantAdmin(admin.ModelAdmin):
     ) -> HttpResponse:
         """Unpaid bonuses above zero in the recruiter's bulk format; after paying them there, mark
         the participants paid here so the next sheet leaves them out."""
-        response, missing = bonus_sheet(queryset.select_related("study").order_by("pk"))
+        people = queryset.filter(is_pilot=False)  # a pilot bot is never paid
+        response, missing = bonus_sheet(people.select_related("study").order_by("pk"))
         if missing:
             self.message_user(
                 request,

@@ -12,6 +12,11 @@ run neither uses up real places nor shifts real people's blocks.
 
 What was drawn is written to ``Participant.assignment`` (block, position, seed, arrival, the
 block's order), so an assignment can be checked afterwards.
+
+In a group design (several people at one table, :func:`design.is_group_design`) the unit is the
+group, not the person: people pass the checks without a condition, meet in one lobby per study
+and round, and the group that forms there is drawn a condition by :func:`assign_group`, the same
+blocked walk over groups instead of arrivals (:mod:`studyapp.participants.groups`).
 """
 
 from __future__ import annotations
@@ -54,14 +59,66 @@ def filled(study: Study, *, pilot: bool) -> dict[str, int]:
     return counts
 
 
-def open_conditions(study: Study, *, pilot: bool = False) -> list[Condition]:
+def groups_formed(study: Study, *, pilot: bool) -> dict[str, int]:
+    """How many groups each condition has taken (real people and pilots apart)."""
+    counts = {c.name: 0 for c in study.conditions.all()}
+    for name in study.groups.filter(is_pilot=pilot).values_list("condition", flat=True):
+        if name in counts:
+            counts[name] += 1
+    return counts
+
+
+def open_conditions(study: Study, *, pilot: bool = False, people: int = 1) -> list[Condition]:
+    """The conditions that can still take ``people`` more people (one group of them in a group
+    design): the people quota has room for all of them and the group quota for one more group."""
     counts = filled(study, pilot=pilot)
-    return [c for c in study.conditions.all() if not c.quota or counts[c.name] < c.quota]
+    groups = groups_formed(study, pilot=pilot)
+    return [
+        c
+        for c in study.conditions.all()
+        if (not c.quota or counts[c.name] + people <= c.quota)
+        and (not c.group_quota or groups[c.name] < c.group_quota)
+    ]
 
 
 def is_full(study: Study, *, pilot: bool = False) -> bool:
     """True when the study has conditions and none of them takes anyone more."""
     return study.conditions.exists() and not open_conditions(study, pilot=pilot)
+
+
+def walk(seed: int, names: list[str], open_names: set[str], slot: int) -> dict[str, Any]:
+    """From unit ``slot`` (an arrival or a group) forward to the first open condition."""
+    k = len(names)
+    for step in range(k * 2):
+        block, position = divmod(slot + step, k)
+        order = block_order(seed, block, names)
+        if order[position] in open_names:
+            break
+    return {
+        "condition": order[position],
+        "block": block,
+        "position": position,
+        "seed": seed,
+        "order": order,
+        "skipped": step,
+    }
+
+
+def assign_group(study: Study, size: int, *, pilot: bool) -> dict[str, Any]:
+    """Draw the condition of a group of ``size`` people; raises :class:`StudyFull` when no
+    condition can take the whole group. Call with the study row locked (the caller numbers the
+    group in the same transaction). Returns the draw, ``condition`` and ``group_index`` (the
+    group's place among the study's groups, pilots apart) included."""
+    conditions = list(study.conditions.all())
+    if not conditions:
+        return {"condition": "", "unit": "group", "size": size}
+    names = [c.name for c in conditions]
+    open_names = {c.name for c in open_conditions(study, pilot=pilot, people=size)}
+    if not open_names:
+        raise StudyFull
+    index = study.groups.filter(is_pilot=pilot).count()
+    draw = walk(study.assignment_seed, names, open_names, index)
+    return {**draw, "unit": "group", "group_index": index, "size": size}
 
 
 def assign(participant: Participant) -> dict[str, Any]:
@@ -86,22 +143,9 @@ def assign(participant: Participant) -> dict[str, Any]:
             .exclude(pk=participant.pk)
             .count()
         )
-        k = len(names)
         # Walk forward from this arrival's slot to the first condition with a place left.
-        for step in range(k * 2):
-            slot = arrival + step
-            block, position = divmod(slot, k)
-            order = block_order(study.assignment_seed, block, names)
-            if order[position] in open_names:
-                break
-        participant.condition = order[position]
-        participant.assignment = {
-            "arrival": arrival,
-            "block": block,
-            "position": position,
-            "seed": study.assignment_seed,
-            "order": order,
-            "skipped": step,
-        }
+        draw = walk(study.assignment_seed, names, open_names, arrival)
+        participant.condition = draw.pop("condition")
+        participant.assignment = {"arrival": arrival, **draw, "unit": "person"}
         participant.save(update_fields=["condition", "assignment"])
     return participant.assignment

@@ -152,6 +152,38 @@ def person_seats(design: dict[str, Any]) -> list[int]:
     return [i for i, seat in enumerate(design["seats"]) if seat["kind"] == PERSON]
 
 
+def arm_designs(study: Study) -> list[tuple[str, dict[str, Any]]]:
+    """``(condition, design)`` of every arm people can be drawn into: each condition's, or the
+    study's own when it has none. Arms whose design cannot be played are left out."""
+    names = [c.name for c in study.conditions.all()] or [""]
+    arms = []
+    for name in names:
+        try:
+            arms.append((name, effective(study, name)["design"]))
+        except DesignError:
+            continue
+    return arms
+
+
+def group_lobby_design(study: Study) -> dict[str, Any] | None:
+    """The design of the lobby where a group design's people meet before their group is drawn a
+    condition (the arm with the most person seats, so the lobby waits for that many people), or
+    None when the study is not a group design: one person per table in every arm, or Twenty
+    Questions, randomises each person on arrival."""
+    if study.game != "undercover":
+        return None
+    arms = arm_designs(study)
+    if not arms:
+        return None
+    _, widest = max(arms, key=lambda arm: len(person_seats(arm[1])))
+    return widest if len(person_seats(widest)) > 1 else None
+
+
+def is_group_design(study: Study) -> bool:
+    """Several people share a table in some arm: the group, not the person, is randomised."""
+    return group_lobby_design(study) is not None
+
+
 # --- the models a study uses -------------------------------------------------------------------
 
 

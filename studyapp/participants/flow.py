@@ -24,6 +24,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare, salted_hmac
 
+from studyapp.participants import questionnaire
 from studyapp.participants.models import Invite, Participant, Round, Study
 
 SESSION_KEY = "participants"  # {study pk: participant pk}, this browser's own participants
@@ -66,7 +67,7 @@ DEFAULT_CHECKS = {
     ],
     "undercover": [
         {
-            "question": "What may your clue in a speaking round not do?",
+            "question": "In a clue round, what may your clue not do?",
             "options": [
                 "Describe your word in one sentence",
                 "Say your word or spell out its letters",
@@ -296,8 +297,13 @@ def next_step(participant: Participant) -> str:
         return "instructions"
     if participant.rounds_finished < participant.study.rounds:
         return "play"
-    if participant.study.policy_question and not participant.policy_done:
+    study = participant.study
+    if study.policy_question and not participant.policy_done:
         return "policy"
+    if study.questionnaire and not participant.questionnaire_done:
+        return "questionnaire"
+    if study.debrief_text and not participant.debrief_seen:
+        return "debrief"
     return "done"
 
 
@@ -380,7 +386,8 @@ def study_checks(study: Study) -> list[dict[str, Any]]:
 
 
 def answer_checks(participant: Participant, answers: list[str]) -> str:
-    """Mark the checks: "passed" (the condition is drawn now, at arrival in the study proper),
+    """Mark the checks: "passed" (the condition is drawn now, at arrival in the study proper;
+    in a group design it is drawn for the group that forms in the first lobby),
     "wrong" (attempts left), "failed" (the failed-checks path: no rounds, no payment) or "full"
     (every condition met its quota meanwhile)."""
     from studyapp.participants import assignment
@@ -400,8 +407,13 @@ def answer_checks(participant: Participant, answers: list[str]) -> str:
             return "failed"
         participant.save(update_fields=["check_attempts"])
         return "wrong"
+    from studyapp.participants import groups
+
     try:
-        assignment.assign(participant)
+        if not groups.uses_group_lobby(participant):
+            assignment.assign(participant)
+        elif assignment.is_full(study, pilot=participant.is_pilot):
+            raise assignment.StudyFull  # the group is drawn its condition in the lobby
     except assignment.StudyFull:
         participant.status = Participant.Status.FULL
         participant.finished_at = timezone.now()
@@ -419,6 +431,43 @@ def save_policy(participant: Participant, text: str) -> None:
     participant.policy = text
     participant.policy_done = True
     participant.save(update_fields=["policy", "policy_done"])
+    if next_step(participant) == "done":
+        finish(participant)
+
+
+def debrief_agents(participant: Participant) -> bool:
+    """Whether the last page must disclose that some players were agents: the study kept it
+    from people during play, and this person sat at a table."""
+    return not participant.study.agents_disclosed and participant.round_set.exists()
+
+
+def answer_questionnaire(participant: Participant, posted: Mapping[str, list[str]]) -> dict:
+    """Keep the questionnaire's answers, or return the errors per item (and keep nothing). A
+    failed attention check is recorded; under the study's ``screen`` policy it ends the study
+    with the screened code, otherwise the person goes on, flagged in the export."""
+    require_step(participant, "questionnaire")
+    items = participant.study.questionnaire
+    answers, errors = questionnaire.read_answers(items, posted)
+    if errors:
+        return errors
+    participant.questionnaire_answers = answers
+    participant.questionnaire_done = True
+    participant.attention_failed = questionnaire.failed_checks(items, answers)
+    fields = ["questionnaire_answers", "questionnaire_done", "attention_failed"]
+    participant.save(update_fields=fields)
+    if participant.attention_failed and participant.study.attention_failure == "screen":
+        participant.status = Participant.Status.SCREENED
+        participant.finished_at = timezone.now()
+        participant.save(update_fields=["status", "finished_at"])
+    elif next_step(participant) == "done":
+        finish(participant)
+    return {}
+
+
+def debrief_read(participant: Participant) -> None:
+    require_step(participant, "debrief")
+    participant.debrief_seen = True
+    participant.save(update_fields=["debrief_seen"])
     if next_step(participant) == "done":
         finish(participant)
 
@@ -615,6 +664,17 @@ def sync_round(participant: Participant) -> None:
         finish(participant)
 
 
+def book_table(table_id: int) -> None:
+    """A study table's game has just ended: book each person's round at once (their reward in
+    the running total, the study finished after the last round), so the end screen and the study
+    bar show the total with this game in it, not only after Continue."""
+    rounds = Round.objects.filter(
+        table_id=table_id, finished_at__isnull=True, participant__status__in=Participant.ACTIVE
+    )
+    for round_ in rounds.select_related("participant__study"):
+        sync_round(round_.participant)  # someone who has stopped is settled as they stopped
+
+
 def lobby_timed_out(participant: Participant) -> None:
     """No table formed in time: the person leaves with the study's lobby-timeout code and is
     paid for the rounds played, like someone who stopped early."""
@@ -660,7 +720,20 @@ def begin_round(session: SessionBase, participant: Participant) -> Round:
         return existing
     participant.current_round = number
     participant.save(update_fields=["current_round"])
+    round_.refresh_from_db()  # a group that formed as this person came sits at its own table
     return round_
+
+
+def seated_round(participant: Participant) -> Round | None:
+    """The round this participant is playing at an open table right now, if any."""
+    from studyapp.tables.models import Table
+
+    if next_step(participant) != "play":
+        return None
+    round_ = current_round(participant)
+    if round_ is None or round_.finished_at is not None:
+        return None
+    return round_ if round_.table.status == Table.Status.PLAYING else None
 
 
 def take_seat(session: SessionBase, round_: Round) -> None:

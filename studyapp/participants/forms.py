@@ -6,6 +6,8 @@ from __future__ import annotations
 from django import forms
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxLengthValidator
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from studyapp.participants.models import POLICY_MAX_LENGTH
 from studyapp.text import character_problem
@@ -16,18 +18,20 @@ def readable(text: str) -> None:
     participants shown this advice) see what was typed."""
     problem = character_problem(text)
     if problem:
-        raise ValidationError(f"This cannot be accepted: {problem}.")
+        raise ValidationError(_("This cannot be accepted: %(problem)s.") % {"problem": problem})
 
 
 class ConsentForm(forms.Form):
     """The version travels with the form so a person who read an older text must read the new one."""
 
-    CHANGED = "The consent form has changed; please read it again."
+    CHANGED = gettext_lazy("The consent form has changed; please read it again.")
 
     version = forms.CharField(max_length=32, widget=forms.HiddenInput)
     agree = forms.BooleanField(
-        label="I have read the above and agree to take part.",
-        error_messages={"required": "Please tick the box to agree, or choose “I do not agree”."},
+        label=gettext_lazy("I have read the above and agree to take part."),
+        error_messages={
+            "required": gettext_lazy("Please tick the box to agree, or choose “I do not agree”.")
+        },
     )
 
     def clean(self) -> dict:
@@ -50,7 +54,7 @@ class ChecksForm(forms.Form):
                 label=check["question"],
                 choices=[(option, option) for option in check["options"]],
                 widget=forms.RadioSelect,
-                error_messages={"required": "Please choose an answer."},
+                error_messages={"required": gettext_lazy("Please choose an answer.")},
             )
 
     def answers(self) -> list[str]:
@@ -74,5 +78,7 @@ class PolicyForm(forms.Form):
 class WithdrawForm(forms.Form):
     delete_data = forms.BooleanField(
         required=False,
-        label="Also delete my games and answers (we keep only what we need to pay you).",
+        label=gettext_lazy(
+            "Also delete my games and answers (we keep only what we need to pay you)."
+        ),
     )

@@ -12,11 +12,16 @@ from datetime import timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
-from django.db import models
+from django.db import models, transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+
+from studyapp.participants import questionnaire
 
 POLICY_MAX_LENGTH = 4000
 RECRUITER_ID_MAX_LENGTH = 64
@@ -54,15 +59,35 @@ def validate_completion_url(value: str) -> None:
         ) from None
 
 
+def default_think_seconds() -> list[int]:
+    """How long a blinded agent waits before a move: a person's few seconds to a quarter minute."""
+    return [4, 15]
+
+
+def think_seconds_problem(value: object) -> str:
+    """Why ``value`` is not a think-time range [shortest, longest] ('' when it is one)."""
+    if (
+        not isinstance(value, list)
+        or len(value) != 2
+        or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
+    ):
+        return "Give the think time as [shortest, longest] seconds, e.g. [4, 15]."
+    low, high = value
+    if not 0 <= low <= high <= 300:
+        return "The think time must run from 0 to at most 300 seconds, shortest first."
+    return ""
+
+
 def duration_text(minutes: int) -> str:
-    """'about 45 minutes', 'about 1 hour 5 minutes': how long a study takes, in words."""
+    """'about 45 minutes', 'about 1 hour 5 minutes': how long a study takes, in words (in the
+    language active now)."""
     hours, rest = divmod(minutes, 60)
     parts = []
     if hours:
-        parts.append(f"{hours} hour{'s' if hours > 1 else ''}")
+        parts.append(ngettext("%(n)d hour", "%(n)d hours", hours) % {"n": hours})
     if rest or not hours:
-        parts.append(f"{rest} minute{'s' if rest != 1 else ''}")
-    return "about " + " ".join(parts)
+        parts.append(ngettext("%(n)d minute", "%(n)d minutes", rest) % {"n": rest})
+    return _("about %(duration)s") % {"duration": " ".join(parts)}
 
 
 class Study(models.Model):
@@ -118,6 +143,18 @@ class Study(models.Model):
         default=600,
         help_text="A person idle this long inside a round is marked as dropped out.",
     )
+    agents_disclosed = models.BooleanField(
+        default=True,
+        help_text="People see which seats are agents. Off: during play every seat shows only its "
+        "player name, agents take a person's think time (below), and the last page discloses "
+        "that some players were agents.",
+    )
+    agent_think_seconds = models.JSONField(
+        default=default_think_seconds,
+        blank=True,
+        help_text="When agents are not disclosed: each agent move waits a time drawn from this "
+        "range, [shortest, longest] in seconds, as a person would think.",
+    )
     checks = models.JSONField(
         default=list,
         blank=True,
@@ -162,6 +199,27 @@ class Study(models.Model):
         help_text="Asked after the last round, e.g. 'What strategy would you give a newcomer?' "
         "Leave empty to skip.",
     )
+    questionnaire = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Asked after the policy question: a list of items, each with id, question, "
+        "kind (choice, multi, likert, text, number), options, required, and for an attention "
+        "check expected. See docs/studies.md. Empty: none.",
+    )
+    attention_failure = models.CharField(
+        max_length=8,
+        choices=[
+            ("flag", "go on; flag the participant in the export"),
+            ("screen", "end with the screened code"),
+        ],
+        default="flag",
+        help_text="What a failed attention check of the questionnaire leads to.",
+    )
+    debrief_text = models.TextField(
+        blank=True,
+        help_text="Shown after the questionnaire, before the code: what the study was about "
+        "(and, where people were not told, which players were agents). Empty: no debrief page.",
+    )
     completion_url = models.CharField(
         max_length=200,
         blank=True,
@@ -187,6 +245,13 @@ class Study(models.Model):
         blank=True,
         help_text="For people whose lobby timed out before a table formed; paid for their time.",
     )
+    language = models.CharField(
+        max_length=8,
+        choices=settings.LANGUAGES,
+        default="en",
+        help_text="The language of the participant pages and game pages (consent, instructions "
+        "and questions are shown as written: write them in this language).",
+    )
     active = models.BooleanField(default=True, help_text="Inactive studies accept nobody new.")
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -210,6 +275,22 @@ class Study(models.Model):
         problem = check_list_problem(self.checks)
         if problem:
             errors.setdefault("checks", []).append(problem)
+        if (
+            self.language != "en"
+            and self.game == "twenty-questions"
+            and self.oracle_spec.startswith("offline:")
+        ):
+            errors.setdefault("language", []).append(
+                "The offline oracle reads English questions only: a Twenty Questions study in "
+                "another language needs a model oracle (e.g. openai:gpt-4o-mini)."
+            )
+        problem = think_seconds_problem(self.agent_think_seconds)
+        if problem:
+            errors.setdefault("agent_think_seconds", []).append(problem)
+        try:
+            self.questionnaire = questionnaire.validate(self.questionnaire)
+        except questionnaire.QuestionnaireError as err:
+            errors.setdefault("questionnaire", []).append(str(err))
         if self.active and not errors:
             problems = design.study_problems(self) if self.pk else []
             if not self.pk:
@@ -224,6 +305,49 @@ class Study(models.Model):
                 )
         if errors:
             raise ValidationError(errors)
+
+    def save(self, *args: object, **kwargs: object) -> None:
+        """Save, keeping consent versions honest: a consent text that changes after anyone agreed
+        to its version is saved under a new version (:meth:`settled_consent_version`), and every
+        version's text is kept (:class:`ConsentVersion`). Every path that edits a study (the
+        admin, ``study apply``, the shell) comes through here."""
+        update_fields = kwargs.get("update_fields")
+        consent = {"consent_text", "consent_version"}
+        if update_fields is not None and not consent & set(update_fields):
+            super().save(*args, **kwargs)
+            return
+        with transaction.atomic():
+            self.consent_version = self.settled_consent_version()
+            if update_fields is not None:
+                kwargs["update_fields"] = list(set(update_fields) | consent)
+            super().save(*args, **kwargs)
+            ConsentVersion.record(self)
+
+    def settled_consent_version(self) -> str:
+        """The version this study's consent text is saved under. It stays as given unless people
+        already agreed to that version with another text: then the text is the version it was
+        agreed to before (a change undone), or a new version (:func:`next_consent_version`).
+        A version nobody agreed to yet is a draft whose text may still change."""
+        if self.pk is None:
+            return self.consent_version
+        texts = dict(
+            ConsentVersion.objects.filter(study_id=self.pk)
+            .order_by("created_at", "pk")
+            .values_list("version", "text")
+        )
+        stored = Study.objects.filter(pk=self.pk).values("consent_version", "consent_text").first()
+        if stored:  # a study saved before versions were recorded
+            texts.setdefault(stored["consent_version"], stored["consent_text"])
+        recorded = texts.get(self.consent_version)
+        if recorded is None or recorded == self.consent_text:
+            return self.consent_version
+        agreed = Participant.objects.filter(
+            study_id=self.pk, consent_version=self.consent_version, consented_at__isnull=False
+        ).exists()
+        if not agreed:
+            return self.consent_version
+        same = [version for version, text in texts.items() if text == self.consent_text]
+        return same[-1] if same else next_consent_version(self.consent_version, set(texts))
 
     @property
     def duration_minutes(self) -> int:
@@ -246,15 +370,17 @@ class Study(models.Model):
 
     @property
     def recruiter_name(self) -> str:
-        return "Prolific" if "prolific" in self.completion_url.lower() else "the recruitment site"
+        return (
+            "Prolific" if "prolific" in self.completion_url.lower() else _("the recruitment site")
+        )
 
     @property
     def return_instruction(self) -> str:
         """What people who cannot take part do instead of entering a code (Prolific's way)."""
-        return (
-            f"Please return the study on {self.recruiter_name} (the Return button on the study's "
-            "page there), so your place goes to someone else. You need no completion code."
-        )
+        return _(
+            "Please return the study on %(recruiter)s (the Return button on the study's page "
+            "there), so your place goes to someone else. You need no completion code."
+        ) % {"recruiter": self.recruiter_name}
 
     def progress(self) -> dict[str, int]:
         """Counts for the admin's live view of the study."""
@@ -274,6 +400,49 @@ class Study(models.Model):
             + counts[Participant.Status.FAILED_CHECKS]
             + counts[Participant.Status.FULL],
         }
+
+
+def next_consent_version(version: str, taken: set[str]) -> str:
+    """The version after ``version`` that is not ``taken``: "2" after "1", "v1-2" after "v1"."""
+    if version.isdigit():
+        number = int(version) + 1
+        while str(number) in taken:
+            number += 1
+        return str(number)
+    suffix = 2
+    while f"{version[:28]}-{suffix}" in taken:
+        suffix += 1
+    return f"{version[:28]}-{suffix}"
+
+
+class ConsentVersion(models.Model):
+    """The text of one consent version of a study, as people agreed to it. Written by
+    :meth:`Study.save`; a version's text changes only while nobody has agreed to it."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="consent_versions")
+    version = models.CharField(max_length=32)
+    text = models.TextField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["study", "created_at", "pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "version"], name="one_text_per_consent_version"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study.slug} consent version {self.version}"
+
+    @classmethod
+    def record(cls, study: Study) -> None:
+        found = cls.objects.filter(study=study, version=study.consent_version).first()
+        if found is None:
+            cls.objects.create(study=study, version=study.consent_version, text=study.consent_text)
+        elif found.text != study.consent_text:  # a draft nobody agreed to (settled_consent_version)
+            found.text = study.consent_text
+            found.save(update_fields=["text"])
 
 
 def check_list_problem(checks: object) -> str:
@@ -299,6 +468,11 @@ class Condition(models.Model):
     name = models.SlugField(max_length=64)
     quota = models.PositiveIntegerField(
         default=0, help_text="How many people this condition takes (0 = no limit)."
+    )
+    group_quota = models.PositiveIntegerField(
+        default=0,
+        help_text="In a group design (several people at a table): how many groups this "
+        "condition takes (0 = no limit). The people quota counts too.",
     )
     overrides = models.JSONField(default=dict, blank=True)
     position = models.PositiveIntegerField(default=0)
@@ -420,6 +594,15 @@ class Participant(models.Model):
         default=False,
         help_text="A simulated participant (manage.py pilot): left out of exports and payments.",
     )
+    group = models.ForeignKey(
+        "StudyGroup",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="members",
+        help_text="In a group design: the group formed in the first round's lobby, which was "
+        "randomised as one unit.",
+    )
     check_attempts = models.PositiveIntegerField(default=0)
     checks_passed = models.BooleanField(default=False)
     consent_version = models.CharField(max_length=32, blank=True)
@@ -432,6 +615,14 @@ class Participant(models.Model):
     total_reward = models.FloatField(default=0.0)
     policy = models.TextField(blank=True, max_length=POLICY_MAX_LENGTH)
     policy_done = models.BooleanField(default=False)
+    questionnaire_answers = models.JSONField(
+        default=dict, blank=True, help_text="The questionnaire's answers by item id."
+    )
+    questionnaire_done = models.BooleanField(default=False)
+    attention_failed = models.JSONField(
+        default=list, blank=True, help_text="Ids of the attention checks answered wrongly."
+    )
+    debrief_seen = models.BooleanField(default=False)
 
     visited_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -440,8 +631,25 @@ class Participant(models.Model):
 
     payment_amount = models.DecimalField(max_digits=8, decimal_places=2, null=True, blank=True)
     bonus = models.DecimalField(max_digits=8, decimal_places=2, null=True, blank=True)
+    # Everything owed is paid (base and bonus); the two parts are recorded apart below, because
+    # on Prolific they are paid apart: the base by approving the submission, the rest as a bonus.
     paid = models.BooleanField(default=False)
     paid_at = models.DateTimeField(null=True, blank=True)
+    base_paid_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the submission was approved (the base pay)."
+    )
+    bonus_paid_at = models.DateTimeField(
+        null=True, blank=True, help_text="When what is paid as a bonus was paid."
+    )
+    bonus_batch_id = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="The recruiter's bulk bonus payment this bonus belongs to, once created; a "
+        "later run pays this one again rather than create a second.",
+    )
+    payment_error = models.TextField(
+        blank=True, help_text="What the recruiter's API answered the last time it refused."
+    )
 
     class Meta:
         indexes = [models.Index(fields=["study", "status"])]
@@ -498,10 +706,10 @@ class Participant(models.Model):
         """What the code is called on the last page: the recruiter pays each kind differently, so
         someone who stopped early must not read that they completed the study."""
         if self.status in (self.Status.DROPPED, self.Status.WITHDRAWN, self.Status.LOBBY_TIMEOUT):
-            return "Your code for the time you gave"
+            return _("Your code for the time you gave")
         if self.status in (self.Status.DECLINED, self.Status.SCREENED):
-            return "Your code"
-        return "Your completion code"
+            return _("Your code")
+        return _("Your completion code")
 
     def settle_payment(self) -> None:
         """Fix what is owed when the person stops: the full amount plus the bonus rule for those
@@ -516,10 +724,83 @@ class Participant(models.Model):
         bonus = study.bonus_per_reward * Decimal(str(round(self.total_reward, 4)))
         self.bonus = bonus.quantize(cents, ROUND_HALF_UP)
 
+    @property
+    def base_by_approval(self) -> bool:
+        """Whether the base pay is paid by approving the submission: only for those who finished.
+        Whoever stopped early (dropped, withdrew, lobby timed out) is paid the share they earned
+        as a bonus, because their submission is returned or timed out on the recruiter's side."""
+        return self.status == self.Status.FINISHED
+
+    @property
+    def bonus_due(self) -> Decimal:
+        """What is paid as a bonus: the bonus rule's amount, plus the pro-rated base pay of someone
+        who stopped early. Zero for pilots and for people who are owed nothing."""
+        if self.is_pilot or self.status not in self.PAYABLE:
+            return Decimal("0.00")
+        due = self.bonus or Decimal("0.00")
+        if not self.base_by_approval:
+            due += self.payment_amount or Decimal("0.00")
+        return due
+
+    @property
+    def base_settled(self) -> bool:
+        return self.paid or not self.base_by_approval or self.base_paid_at is not None
+
+    @property
+    def bonus_settled(self) -> bool:
+        return self.paid or self.bonus_due <= 0 or self.bonus_paid_at is not None
+
     def mark_paid(self) -> None:
+        now = timezone.now()
         self.paid = True
-        self.paid_at = timezone.now()
-        self.save(update_fields=["paid", "paid_at"])
+        self.paid_at = now
+        if self.base_by_approval and self.base_paid_at is None:
+            self.base_paid_at = now
+        if self.bonus_due > 0 and self.bonus_paid_at is None:
+            self.bonus_paid_at = now
+        self.save(update_fields=["paid", "paid_at", "base_paid_at", "bonus_paid_at"])
+
+    def record_payment(self, *, base: bool = False, bonus: bool = False) -> None:
+        """Record that the base pay (an approved submission) or the bonus was paid; the
+        participant counts as paid once both parts are settled."""
+        now = timezone.now()
+        if base:
+            self.base_paid_at = now
+        if bonus:
+            self.bonus_paid_at = now
+        self.payment_error = ""
+        if self.base_settled and self.bonus_settled and not self.paid:
+            self.paid, self.paid_at = True, now
+        self.save(
+            update_fields=["base_paid_at", "bonus_paid_at", "payment_error", "paid", "paid_at"]
+        )
+
+
+class StudyGroup(models.Model):
+    """The people of a group design who met in the first round's lobby: the unit that is
+    randomised to a condition (see :mod:`studyapp.participants.groups`)."""
+
+    study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="groups")
+    number = models.PositiveIntegerField(help_text="1-based, in the order groups formed.")
+    is_pilot = models.BooleanField(default=False)
+    condition = models.CharField(max_length=64, blank=True)
+    size = models.PositiveSmallIntegerField(help_text="How many people the group formed with.")
+    assignment = models.JSONField(
+        default=dict, blank=True, help_text="How the condition was drawn: block, position, seed."
+    )
+    lobby_table = models.PositiveIntegerField(
+        null=True, blank=True, help_text="The lobby table the group formed at."
+    )
+    formed_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["study", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "number"], name="unique_group_number")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study.slug} group {self.number}"
 
 
 class Round(models.Model):

@@ -2,7 +2,8 @@
 
 A bot is one browser: its own cookie jar (so its own Django session), the study link with a
 Prolific-style ID and the staff-issued pilot token, the consent form, the comprehension checks,
-then every round: it starts the round on the play page, opens the table's socket and answers each
+then every round: it starts the round on the play page (in a group design's first round, it waits
+in the group lobby until its group forms, then starts again), opens the table's socket and answers each
 board the server pushes with a scripted move, and goes back to the play page when the game is
 over. It reads only what a person's browser gets (pages and the boards pushed to its seat), so a
 pilot tests exactly what participants will meet.
@@ -10,7 +11,8 @@ pilot tests exactly what participants will meet.
 Scripted behaviour: a Twenty Questions questioner guesses the candidate words with the Guess
 control in the order the board lists them (so the round ends when it finds the word or runs out
 of questions); an oracle answers "No"; an Undercover player gives a new plain sentence in each
-speaking round and votes for the first seat the ballot offers.
+clue round and votes for the first seat the ballot offers. The questionnaire is answered from
+its page (:func:`questionnaire_answers`), the debrief read.
 
 No Django import here: the management command ``pilot`` gives the bots what they need (the
 study's check answers and the pilot token) and reads the results from the database.
@@ -23,6 +25,7 @@ import html
 import json
 import re
 from dataclasses import dataclass, field
+from html.parser import HTMLParser
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
@@ -37,7 +40,7 @@ SEQ_RE = re.compile(r'data-seq="(\d+)"')
 STATUS_RE = re.compile(r'data-status="(\w+)"')
 TARGET_RE = re.compile(r'name="target" value="(\d+)"')
 ANSWER_RE = re.compile(r'name="answer" value="([^"]+)"')
-CANDIDATES_RE = re.compile(r"Candidate words</summary>\s*<p[^>]*>(.*?)</p>", re.S)
+CANDIDATES_RE = re.compile(r'id="candidates"><summary>[^<]*</summary>\s*<p[^>]*>(.*?)</p>', re.S)
 ROUND_TIMEOUT_SECONDS = 900
 
 
@@ -54,6 +57,49 @@ class BotResult:
     tables: list[int] = field(default_factory=list)
     moves: int = 0
     error: str = ""
+
+
+class _Form(HTMLParser):
+    """The questionnaire's fields as its page shows them: options per name, and each free
+    field's kind and lower bound."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.options: dict[str, list[str]] = {}
+        self.kinds: dict[str, str] = {}
+        self.minimum: dict[str, str] = {}
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = {k: v or "" for k, v in attrs}
+        name = found.get("name", "")
+        if not name.startswith("q_"):
+            return
+        kind = found.get("type", "text") if tag == "input" else tag
+        self.kinds.setdefault(name, kind)
+        if kind in ("radio", "checkbox"):
+            self.options.setdefault(name, []).append(found.get("value", ""))
+        elif "min" in found:
+            self.minimum[name] = found["min"]
+
+
+def questionnaire_answers(page: str, index: int) -> dict[str, Any]:
+    """A pilot's answers to the questionnaire on ``page``: an option chosen by the bot's index
+    (so pilots differ), every checkbox's first option, a number at the lower bound (or 1), a
+    short text."""
+    form = _Form()
+    form.feed(page)
+    answers: dict[str, Any] = {}
+    for name, kind in form.kinds.items():
+        options = form.options.get(name, [])
+        if kind == "radio" and options:
+            answers[name] = options[index % len(options)]
+        elif kind == "checkbox" and options:
+            answers[name] = options[0]
+        elif kind == "number":
+            answers[name] = form.minimum.get(name, "1")
+        else:
+            answers[name] = f"Pilot {index} answer."
+    return answers
 
 
 class PilotBot:
@@ -143,11 +189,17 @@ class PilotBot:
                 table = TABLE_RE.search(urlsplit(url).path)
                 if table is None:
                     continue  # sent back to the right step
-                await self.play_table(int(table.group(1)))
-                self.result.rounds += 1
+                if await self.play_table(int(table.group(1))):
+                    self.result.rounds += 1
                 url, page = await self.get(f"/p/{self.result.public_id}/")
             elif step == "policy":
                 url, page = await self.post(url, page, {"policy": self.policy})
+            elif step == "questionnaire":
+                url, page = await self.post(
+                    url, page, questionnaire_answers(page, self.result.index)
+                )
+            elif step == "debrief":
+                url, page = await self.post(url, page, {})
             elif step == "done":
                 code = CODE_RE.search(page)
                 self.result.code = html.unescape(code.group(1)) if code else ""
@@ -160,7 +212,9 @@ class PilotBot:
 
     # --- a table ----------------------------------------------------------------------------
 
-    async def play_table(self, table_id: int) -> None:
+    async def play_table(self, table_id: int) -> bool:
+        """Play a table to its end (True), or wait in a group lobby until the group forms and
+        the lobby closes (False: the group's own table comes next, from the play page)."""
         assert self.session is not None
         self.result.tables.append(table_id)
         parts = urlsplit(self.base)
@@ -175,11 +229,14 @@ class PilotBot:
                 if message.type != aiohttp.WSMsgType.TEXT:
                     raise RuntimeError(f"the table socket closed ({message.type.name})")
                 board = message.data
+                if 'id="group-formed"' in board:
+                    self.result.tables.remove(table_id)  # a lobby, never played
+                    return False
                 status = STATUS_RE.search(board)
                 if status and status.group(1) in ("finished", "aborted"):
-                    return
+                    return True
                 if 'id="after-game"' in board:
-                    return
+                    return True
                 seq_found = SEQ_RE.search(board)
                 seq = int(seq_found.group(1)) if seq_found else -1
                 move = self.move(board)

@@ -59,3 +59,15 @@ def public_rounds(participant: Participant) -> list[dict[str, Any]]:
         }
         for r in participant.round_set.all()
     ]
+
+
+def finished_policies(study: Any) -> list[tuple[str, str]]:
+    """``(public id, written policy)`` of the study's finished participants who wrote one (no
+    pilots), in the order they finished: the human policies a model arm may be given."""
+    found = (
+        Participant.objects.filter(study=study, status=Participant.Status.FINISHED, is_pilot=False)
+        .exclude(policy="")
+        .order_by("finished_at", "pk")
+        .values_list("public_id", "policy")
+    )
+    return [(public_id, text) for public_id, text in found if text.strip()]

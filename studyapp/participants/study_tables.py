@@ -3,7 +3,8 @@
 Round ``k`` (1-based) plays case ``k - 1`` of the study's case sequence (:mod:`games.cases`), the
 same config as case ``k - 1`` of a model experiment with the study's seed. Twenty Questions tables
 are one person's; Who is Undercover tables gather the people of one study, condition and round
-in a lobby, whose person seats still empty at the wait limit go to the study's replacement agent
+in a lobby (in a group design with conditions, the first round's lobby is the study's, and the
+group that forms there is drawn its condition: :mod:`studyapp.participants.groups`), whose person seats still empty at the wait limit go to the study's replacement agent
 (or, with ``lobby_timeout = "exit"``, the lobby closes and its people get the study's
 lobby-timeout code). Every study table carries in ``Table.options`` what the monitor, the driver
 (turn deadline, dropout policy, idle limit) and the exports read: study, condition, round, and
@@ -29,7 +30,9 @@ def round_config(study: Study, number: int, players: int) -> Config:
     return case_config(study.game, study.seed, number - 1, **options)
 
 
-def table_options(participant: Participant, number: int, design: dict[str, Any]) -> dict:
+def table_options(
+    participant: Participant, number: int, design: dict[str, Any], *, group_lobby: bool = False
+) -> dict:
     study, condition, pilot = participant.study, participant.condition, participant.is_pilot
     options: dict[str, Any] = {
         "study": study.slug,
@@ -45,7 +48,13 @@ def table_options(participant: Participant, number: int, design: dict[str, Any])
         "person_seats": designs.person_seats(design),
         # A shared table has one Continue link for everyone: it finds each browser's participant.
         "return_url": reverse("participants:continue", args=[study.slug]),
+        # The language the table's pages and boards are shown in (the study's).
+        "language": study.language,
+        # Blinded (False): the table's pages name no seat's kind and agents take a person's time.
+        "agents_disclosed": study.agents_disclosed,
     }
+    if not study.agents_disclosed:
+        options["agent_think_seconds"] = list(study.agent_think_seconds)
     if study.game == "undercover":
         options.update(
             wait_seconds=design["wait_seconds"],
@@ -54,6 +63,11 @@ def table_options(participant: Participant, number: int, design: dict[str, Any])
             # Pilot bots never share a table with real people, nor people with pilots.
             lobby_kind=f"study:{study.pk}:{condition}:{number}:{'pilot' if pilot else 'people'}",
         )
+        if group_lobby:  # people of every condition-to-be meet here (studyapp.participants.groups)
+            options["lobby_kind"] = (
+                f"study:{study.pk}:group:{number}:{'pilot' if pilot else 'people'}"
+            )
+            options["group_lobby"] = True
         if study.code_lobby_timeout:
             options["exit_code"] = study.code_lobby_timeout
     return options
@@ -89,7 +103,12 @@ def seat_list(design: dict[str, Any], session_key: str = "", person: int | None 
 def create_round(participant: Participant, number: int, session_key: str) -> Round:
     """The table of round ``number`` for this participant, and the round that points at it.
     An Undercover seat may wait in a lobby; a full lobby starts its game once committed."""
+    from studyapp.participants import groups
+
     study = participant.study
+    if groups.uses_group_lobby(participant):
+        lobby_design = designs.group_lobby_design(study)
+        return _join_lobby(participant, number, session_key, lobby_design, group_lobby=True)
     merged = designs.effective(study, participant.condition)
     design = merged["design"]
     if study.game == "undercover":
@@ -110,12 +129,19 @@ def create_round(participant: Participant, number: int, session_key: str) -> Rou
         )
 
 
-def _join_lobby(participant: Participant, number: int, session_key: str, design: dict) -> Round:
+def _join_lobby(
+    participant: Participant,
+    number: int,
+    session_key: str,
+    design: dict,
+    *,
+    group_lobby: bool = False,
+) -> Round:
     from studyapp.tables import lobby, services
     from studyapp.tables.models import Seat, Table
 
     study = participant.study
-    options = table_options(participant, number, design)
+    options = table_options(participant, number, design, group_lobby=group_lobby)
     with transaction.atomic():
         Study.objects.select_for_update().filter(pk=study.pk).first()  # one joiner at a time
         lobbies = Table.objects.filter(

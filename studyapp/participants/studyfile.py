@@ -2,7 +2,7 @@
 
 The file's keys are the study's own field names (the admin form edits the same fields), plus
 ``design`` (the table design), ``checks`` (the comprehension checks) and ``conditions`` (each
-with ``name``, ``quota``, ``position`` and ``overrides``). TOML has no null, so a missing key
+with ``name``, ``quota``, ``group_quota``, ``position`` and ``overrides``). TOML has no null, so a missing key
 means "empty": a seat without ``policy`` has none, an absent ``estimated_minutes`` is computed.
 docs/studies.md shows the format with two examples.
 
@@ -10,6 +10,8 @@ Applying a file to a study that already has participants refuses any change that
 their data incomparable with what comes next (the game, the table design, the word sequence's
 seed, the number of rounds, the oracle, the conditions' overrides); ``--new-version`` saves such a
 change as a new study (``<slug>-v<N>``) that points back at the old one, whose link is closed.
+A consent text changed after people agreed to its version is saved as a new consent version
+(:meth:`Study.save`), and the result says so.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ SCALAR_FIELDS = [
     "slug",
     "title",
     "game",
+    "language",
     "active",
     "version",
     "rounds",
@@ -43,10 +46,14 @@ SCALAR_FIELDS = [
     "shown_policy",
     "check_attempts",
     "policy_question",
+    "attention_failure",
+    "debrief_text",
     "turn_deadline_seconds",
     "dropout",
     "idle_limit_seconds",
     "assignment_seed",
+    "agents_disclosed",
+    "agent_think_seconds",
     "completion_url",
     "code_finished",
     "code_dropped",
@@ -57,7 +64,7 @@ SCALAR_FIELDS = [
 MONEY_FIELDS = ("payment_amount", "bonus_per_reward")
 # What makes collected data incomparable with what would come after a change.
 PROTECTED_FIELDS = ("game", "design", "seed", "rounds", "oracle_spec")
-KNOWN_KEYS = set(SCALAR_FIELDS) | {"design", "checks", "conditions"}
+KNOWN_KEYS = set(SCALAR_FIELDS) | {"design", "checks", "conditions", "questionnaire"}
 
 
 class StudyFileError(ValueError):
@@ -81,8 +88,15 @@ def study_dict(study: Study) -> dict[str, Any]:
         data[field] = value
     data["design"] = study.design or {}
     data["checks"] = study.checks or []
+    data["questionnaire"] = study.questionnaire or []
     data["conditions"] = [
-        {"name": c.name, "quota": c.quota, "position": c.position, "overrides": c.overrides}
+        {
+            "name": c.name,
+            "quota": c.quota,
+            "group_quota": c.group_quota,
+            "position": c.position,
+            "overrides": c.overrides,
+        }
         for c in study.conditions.all()
     ]
     return _drop_none(data)
@@ -180,6 +194,7 @@ def apply(data: dict[str, Any], *, new_version: bool = False) -> tuple[Study, st
             setattr(study, field, data[field])
     study.design = data.get("design", study.design if existing else {})
     study.checks = data.get("checks", study.checks if existing else [])
+    study.questionnaire = data.get("questionnaire", study.questionnaire if existing else [])
     if previous is not None:
         study.previous = previous
     conditions = data.get("conditions")
@@ -195,6 +210,7 @@ def apply(data: dict[str, Any], *, new_version: bool = False) -> tuple[Study, st
                     study=study, name=item["name"]
                 )
                 condition.quota = item.get("quota", 0)
+                condition.group_quota = item.get("group_quota", 0)
                 condition.position = item.get("position", position)
                 condition.overrides = item.get("overrides") or {}
                 _full_clean(condition, f"condition {item['name']}", exclude=["study"])
@@ -206,6 +222,13 @@ def apply(data: dict[str, Any], *, new_version: bool = False) -> tuple[Study, st
         study.save(update_fields=["active"])
         if previous is not None:
             Study.objects.filter(pk=previous.pk).update(active=False)
+    asked = data.get("consent_version")
+    if asked is not None and study.consent_version != asked:
+        action += (
+            f" (people already agreed to consent version {asked} with another text: the "
+            f"changed consent text is consent version {study.consent_version}; put that "
+            "number in the file)"
+        )
     return study, action
 
 

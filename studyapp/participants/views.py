@@ -14,9 +14,12 @@ from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
+from django.utils.translation import gettext as _
+from django.utils.translation import override
 from django.views.decorators.http import require_http_methods, require_safe
 
-from studyapp.participants import assignment, flow, pilots, ratelimit
+from studyapp import ratelimit
+from studyapp.participants import assignment, flow, pilots, questionnaire
 from studyapp.participants.forms import ChecksForm, ConsentForm, PolicyForm, WithdrawForm
 from studyapp.participants.models import POLICY_MAX_LENGTH, Invite, Participant, Study
 
@@ -71,13 +74,17 @@ def participant_page(step: str | None) -> Callable[[ParticipantView], Callable[.
         def wrapper(request: HttpRequest, public_id: str) -> HttpResponse:
             participant = flow.owned_participant(request.session, public_id)
             if participant is None:
-                return not_found(request, "This page does not belong to this browser.")
+                return not_found(request, _("This page does not belong to this browser."))
             flow.touch(participant)
+            with override(participant.study.language):
+                return _step(request, participant)
+
+        def _step(request: HttpRequest, participant: Participant) -> HttpResponse:
             if step is not None and flow.next_step(participant) != step:
                 if request.method == "POST":
                     if flow.next_step(participant) == "consent":
-                        return refused(request, "Please read and accept the consent form first.")
-                    return refused(request, "That step is not open to you now.")
+                        return refused(request, _("Please read and accept the consent form first."))
+                    return refused(request, _("That step is not open to you now."))
                 return redirect(step_url(participant))
             return view(request, participant)
 
@@ -97,7 +104,14 @@ def study_link(request: HttpRequest, slug: str) -> HttpResponse:
     # submission's SESSION_ID or their resume link), so closing a study never strands anyone.
     study = Study.objects.filter(slug=slug).first()
     if study is None:
-        return not_found(request, "There is no open study at this address. Please check the link.")
+        return not_found(
+            request, _("There is no open study at this address. Please check the link.")
+        )
+    with override(study.language):
+        return _study_link(request, study)
+
+
+def _study_link(request: HttpRequest, study: Study) -> HttpResponse:
     existing = flow.session_participant(request.session, study)
     if existing is not None:
         return redirect(step_url(existing))
@@ -113,7 +127,9 @@ def study_link(request: HttpRequest, slug: str) -> HttpResponse:
         flow.resumed_participant(study, resume) if resume else None
     )
     if returning is None and not study.active:
-        return not_found(request, "There is no open study at this address. Please check the link.")
+        return not_found(
+            request, _("There is no open study at this address. Please check the link.")
+        )
     if returning is None and assignment.is_full(study, pilot=pilot):
         return study_full(request, study)
     if request.method == "POST":
@@ -141,7 +157,11 @@ def continue_study(request: HttpRequest, slug: str) -> HttpResponse:
     study = Study.objects.filter(slug=slug).first()
     participant = flow.session_participant(request.session, study) if study else None
     if participant is None:
-        return not_found(request, "This page does not belong to this browser.")
+        return not_found(request, _("This page does not belong to this browser."))
+    seated = flow.seated_round(participant)
+    if seated is not None:  # a group just formed: straight to the table it sits at
+        flow.take_seat(request.session, seated)
+        return redirect(flow.table_url(seated))
     return redirect(step_url(participant))
 
 
@@ -150,17 +170,22 @@ def invite_link(request: HttpRequest, token: str) -> HttpResponse:
     """A personal link: the browser that presses Start owns it; opening it again there resumes."""
     invite = Invite.objects.select_related("study").filter(token=token).first()
     if invite is None or not invite.study.active:
-        return not_found(request, "This invitation link is not valid. Please check the link.")
+        return not_found(request, _("This invitation link is not valid. Please check the link."))
     try:
         if request.method == "POST":
             participant = flow.claim_invite(request.session, invite)
         else:
             participant = flow.invite_owner(request.session, invite)
     except flow.InviteTaken:
-        return refused(request, "This personal link has already been used in another browser.")
+        with override(invite.study.language):
+            return refused(
+                request, _("This personal link has already been used in another browser.")
+            )
     if participant is not None:
         return redirect(step_url(participant))
-    return render(request, "participants/welcome.html", {"study": invite.study, "invite": invite})
+    with override(invite.study.language):
+        context = {"study": invite.study, "invite": invite}
+        return render(request, "participants/welcome.html", context)
 
 
 @participant_page(None)
@@ -240,6 +265,41 @@ def policy(request: HttpRequest, participant: Participant) -> HttpResponse:
     return render(request, "participants/policy.html", context)
 
 
+@participant_page("questionnaire")
+def questionnaire_page(request: HttpRequest, participant: Participant) -> HttpResponse:
+    items = participant.study.questionnaire
+    errors: dict[str, str] = {}
+    given: dict[str, list[str]] = {}
+    if request.method == "POST":
+        given = {key: request.POST.getlist(key) for key in request.POST if key.startswith("q_")}
+        errors = flow.answer_questionnaire(participant, given)
+        if not errors:
+            return redirect(step_url(participant))
+    shown = [
+        {
+            **item,
+            "field": f"q_{item['id']}",
+            "choices": questionnaire.options_of(item),
+            "given": given.get(f"q_{item['id']}", []),
+            "error": errors.get(item["id"], ""),
+        }
+        for item in items
+    ]
+    context = {"participant": participant, "items": shown, "has_errors": bool(errors)}
+    return render(
+        request, "participants/questionnaire.html", context, status=400 if errors else 200
+    )
+
+
+@participant_page("debrief")
+def debrief(request: HttpRequest, participant: Participant) -> HttpResponse:
+    if request.method == "POST":
+        flow.debrief_read(participant)
+        return redirect(step_url(participant))
+    context = {"participant": participant, "debrief_agents": flow.debrief_agents(participant)}
+    return render(request, "participants/debrief.html", context)
+
+
 @require_safe
 def recruiter_return(request: HttpRequest, slug: str) -> HttpResponse:
     """A stand-in for the recruiter's completion page, for studies without a real recruiter (the
@@ -247,9 +307,10 @@ def recruiter_return(request: HttpRequest, slug: str) -> HttpResponse:
     (that would let anyone try guesses until one is the finished code)."""
     study = Study.objects.filter(slug=slug).first()
     if study is None:
-        return not_found(request, "There is no study at this address. Please check the link.")
+        return not_found(request, _("There is no study at this address. Please check the link."))
     context = {"study": study, "code": request.GET.get("cc", "")[:64]}
-    return render(request, "participants/recruiter_return.html", context)
+    with override(study.language):
+        return render(request, "participants/recruiter_return.html", context)
 
 
 @participant_page("done")
@@ -261,6 +322,7 @@ def done(request: HttpRequest, participant: Participant) -> HttpResponse:
         "link": participant.study.completion_link(code) if code else "",
         # Turned away before playing: they return the study on the recruiter instead of a code.
         "return_statuses": ("declined", "failed_checks", "full"),
+        "debrief_agents": flow.debrief_agents(participant),
     }
     return render(request, "participants/done.html", context)
 
@@ -272,8 +334,10 @@ def withdraw(request: HttpRequest, participant: Participant) -> HttpResponse:
     form = WithdrawForm(posted(request))
     if request.method == "POST" and form.is_valid():
         study = participant.study
+        debrief = flow.debrief_agents(participant)  # asked before their games may be deleted
         code = flow.withdraw(participant, delete_data=form.cleaned_data["delete_data"])
         context = {
+            "debrief_agents": debrief,
             "study": study,
             "code": code,
             "link": study.completion_link(code) if code else "",

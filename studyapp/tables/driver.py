@@ -58,8 +58,18 @@ log = logging.getLogger(__name__)
 
 
 def agent_delay(snap: TableState) -> float:
-    """Agents next to people pause before moving, so the people can follow."""
-    return float(snap.table.option("agent_delay_seconds")) if snap.has_humans() else 0.0
+    """Agents next to people pause before moving, so the people can follow. At a table that
+    does not disclose its agents (``agents_disclosed`` False) an agent takes a person's think
+    time instead: a time drawn from ``agent_think_seconds`` [shortest, longest], the same for the
+    same table and move (a redelivered turn waits as long)."""
+    if not snap.has_humans():
+        return 0.0
+    think = snap.table.options.get("agent_think_seconds")
+    if snap.table.options.get("agents_disclosed") is False and think:
+        low, high = (float(v) for v in think)
+        draw = random.Random(f"{snap.table.seed}:think:{snap.next_seq}").random()
+        return low + (high - low) * draw
+    return float(snap.table.option("agent_delay_seconds"))
 
 
 def advance(snap: TableState) -> list[str]:
@@ -324,6 +334,10 @@ def check_lobby(table_id: int) -> str:
         delay = (due - timezone.now()).total_seconds()
         schedule("check_lobby", (table_id,), delay, table=table, again=True)
         return "early"
+    if table.options.get("group_lobby"):  # a study's group forms with whoever came
+        from studyapp.tables.lobby import form_group
+
+        return f"group {form_group(table_id)}"
     vacant = [seat for seat in table.seats.all() if seat.is_vacant]
     seated = len(vacant) < table.seats.count()
     if seated and table.option("lobby_timeout") == "fill":

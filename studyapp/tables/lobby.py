@@ -90,21 +90,42 @@ def take_place(seat: Seat, session_key: str, user: Any = None) -> bool:
 
 
 def start_if_full(table_id: int, full: bool) -> None:
-    """A full lobby starts; otherwise everyone waiting sees one more person arrived."""
-    if full:
-        services.start(Table.objects.get(pk=table_id))
+    """A full lobby starts (a study's group lobby forms its group instead, see
+    :func:`form_group`); otherwise everyone waiting sees one more person arrived."""
+    table = Table.objects.get(pk=table_id)
+    if full and table.options.get("group_lobby"):
+        form_group(table_id)
+    elif full:
+        services.start(table)
     else:
         services.broadcast(services.table_state(table_id))
 
 
+def form_group(table_id: int) -> str:
+    """A study's group lobby is never played: the participants app draws the group's condition
+    and seats its people at tables of that condition (studyapp.participants.groups)."""
+    from studyapp.participants import groups
+
+    return groups.form(table_id)
+
+
 def leave(seat: Seat) -> bool:
-    """Give a lobby place back so someone else can take it; False once the game has started
+    """Give a lobby place back so someone else can take it (a study's round at that place goes
+    with it); False once the game has started
     (a seat in play is left by closing the page: the turn deadline then hands it to an agent)."""
     with transaction.atomic():
         table = Table.objects.select_for_update().get(pk=seat.table_id)
         if table.status != Table.Status.LOBBY:
             return False
         Seat.objects.filter(pk=seat.pk).update(session_key="", user=None, connected=False)
+        if table.options.get("study"):
+            # The study round that waited here is gone with the place: the person starts the
+            # round again from their study page (and is never matched to whoever takes it).
+            from studyapp.participants.models import Round
+
+            Round.objects.filter(
+                table_id=table.pk, seat=seat.index, finished_at__isnull=True
+            ).delete()
     services.broadcast(services.table_state(table.pk))
     return True
 

@@ -3,7 +3,8 @@
 The context is built from ``engine.observe(state, seat)`` and nothing else about the game, so no
 other seat's word or role can reach a template while the game runs; once it is over, the engine's
 outcome (every seat's word and role, the reward) and the Twenty Questions answer are no secret and
-every seat sees them. Spectators (staff) see the log, and only they see who plays each seat and the
+every seat sees them. A study table with ``agents_disclosed`` False shows a player no seat's kind
+(person or agent), in the lobby or at play. Spectators (staff) see the log, and only they see who plays each seat and the
 words and roles during play: those facts are put into a context only when ``seat`` is None.
 """
 
@@ -14,9 +15,10 @@ from functools import cache
 from typing import Any
 
 from django.template.loader import render_to_string
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.html import escape
 from django.utils.safestring import SafeString
+from django.utils.translation import gettext_noop
 
 from studyapp.tables.models import Seat, Table
 from studyapp.tables.services import TableState
@@ -45,6 +47,9 @@ def word_options(words: tuple[str, ...]) -> SafeString:
 def board_context(snap: TableState, seat: int | None, error: str | None = None) -> dict[str, Any]:
     table = snap.table
     viewer = None if seat is None else snap.seat(seat)
+    # A study that does not disclose its agents: a player's view names no seat's kind (staff,
+    # as spectators, still see everything).
+    blinded = seat is not None and table.options.get("agents_disclosed") is False
     context: dict[str, Any] = {
         "table": table,
         "status": table.status,
@@ -56,10 +61,11 @@ def board_context(snap: TableState, seat: int | None, error: str | None = None) 
         "replaced": viewer is not None and viewer.kind == Seat.Kind.AGENT,
         "error": error,
         "game_template": GAME_TEMPLATES[table.game],
+        "blinded": blinded,
         "seats": [
             {
                 "index": s.index,
-                "kind": s.kind,
+                "kind": "player" if blinded else s.kind,
                 "vacant": s.is_vacant,
                 "connected": s.connected,
                 "you": s.index == seat,
@@ -71,9 +77,13 @@ def board_context(snap: TableState, seat: int | None, error: str | None = None) 
     }
     if context["lobby"]:
         context.update(lobby_facts(table, snap.seats))
+        if blinded:
+            context.update(arrived=None, places=None, agent_places=None)
     if snap.is_over and table.status != Table.Status.LOBBY:
         context["outcome"] = sorted(snap.engine.outcome(snap.state).items())
         context["revealed_word"] = table.config.get("answer")  # Twenty Questions' answer
+        if seat is not None and table.options.get("study"):
+            context["study_total"] = study_total(table.pk, seat)
     if seat is None:
         context["events"] = snap.events
         context["public"] = snap.engine.observe(snap.state, 0)  # its rounds; staff see it all
@@ -97,7 +107,22 @@ def board_context(snap: TableState, seat: int | None, error: str | None = None) 
         context["actions"] = {
             shape["type"]: shape for shape in snap.engine.legal_actions(snap.state, seat)
         }
+        alive = context["obs"].get("alive")
+        if alive is not None and seat not in alive:  # Undercover: voted out, now watching
+            context["out_in_vote"] = next(
+                (v["round"] for v in context["obs"]["votes"] if v["eliminated"] == seat), None
+            )
     return context
+
+
+def study_total(table_id: int, seat: int) -> float | None:
+    """The running total of the study participant at this seat once the game is over (its round
+    is booked when the game ends), or None when no participant plays it."""
+    from studyapp.participants.models import Round
+
+    round_ = Round.objects.filter(table_id=table_id, seat=seat).select_related("participant")
+    found = round_.first()
+    return None if found is None else found.participant.total_reward
 
 
 def lobby_facts(table: Table, seats: list[Seat]) -> dict[str, Any]:
@@ -133,4 +158,21 @@ def staff_seats(snap: TableState) -> list[dict[str, Any]]:
 
 
 def render_board(snap: TableState, seat: int | None, error: str | None = None) -> str:
-    return render_to_string("tables/_board.html", board_context(snap, seat, error))
+    """The board a socket pushes. At a study table whose game is over it carries the study bar's
+    running total too, swapped into the page by id like the board."""
+    with translation.override(table_language(snap.table)):
+        context = board_context(snap, seat, error)
+        html = render_to_string("tables/_board.html", context)
+        if context.get("study_total") is not None:
+            html += render_to_string("participants/_study_total.html", context)
+    return html
+
+
+def table_language(table: Any) -> str:
+    """The language a table is shown in: its study's (``options["language"]``), else English."""
+    return str((table.options or {}).get("language") or "en")
+
+
+# The oracle's answers and a clue's "passed" are shown through {% translate %} with a variable;
+# listed here so that makemessages collects them.
+SHOWN_WORDS = [gettext_noop("Yes"), gettext_noop("No"), gettext_noop("Invalid")]

@@ -332,6 +332,12 @@ def commit(
     seats = snap.seats
     if seat_changes:
         seats = list(Seat.objects.filter(table_id=table.pk).order_by("index"))
+    if game_over and table.options.get("study"):
+        # A study's rounds are booked before the boards go out, so a person's end screen shows
+        # their running total with this game in it.
+        from studyapp.participants import flow
+
+        flow.book_table(table.pk)
     after = TableState(
         table=table,
         engine=snap.engine,

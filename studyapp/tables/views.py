@@ -6,13 +6,14 @@ from __future__ import annotations
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import translation
 from django.views.decorators.http import require_POST
 
 from games.base import IllegalMove
-from studyapp.participants import ratelimit
+from studyapp import ratelimit
 from studyapp.tables import lobby, services
 from studyapp.tables.models import Seat, Table
-from studyapp.tables.rendering import board_context
+from studyapp.tables.rendering import board_context, table_language
 
 
 def session_key(request: HttpRequest) -> str:
@@ -69,10 +70,11 @@ def table_page(request: HttpRequest, table_id: int) -> HttpResponse:
     seat = seat_of(request, table)
     if seat is None and not request.user.is_staff:
         raise Http404("You have no seat at this table.")
-    context = board_context(services.table_state(table), seat.index if seat else None)
-    context["heartbeat_seconds"] = settings.HEARTBEAT_SECONDS
-    template = "tables/_board.html" if request.htmx else "tables/table.html"
-    return render(request, template, context)
+    with translation.override(table_language(table)):
+        context = board_context(services.table_state(table), seat.index if seat else None)
+        context["heartbeat_seconds"] = settings.HEARTBEAT_SECONDS
+        template = "tables/_board.html" if request.htmx else "tables/table.html"
+        return render(request, template, context)
 
 
 @require_POST
@@ -96,6 +98,7 @@ def move(request: HttpRequest, table_id: int) -> HttpResponse:
     try:
         services.submit(table.pk, seat.index, request.POST.dict())
     except IllegalMove as err:
-        context = board_context(services.table_state(table), seat.index, err.reason)
-        return render(request, "tables/table.html", context, status=400)
+        with translation.override(table_language(table)):
+            context = board_context(services.table_state(table), seat.index, err.reason)
+            return render(request, "tables/table.html", context, status=400)
     return redirect("tables:table", table.pk)

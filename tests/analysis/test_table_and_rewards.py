@@ -16,7 +16,7 @@ from analysis.metrics import (
     variance_groups,
     win_rates,
 )
-from analysis.report import table_html, table_markdown
+from analysis.report import table_html, table_latex, table_markdown
 
 
 def test_it_scores_a_correct_guess_by_its_question_index():
@@ -108,6 +108,29 @@ def test_it_marks_the_html_table_the_same_way(record):
     assert "<td><strong>0.4000</strong></td>" in html
     assert "<td><u>0.3000</u></td>" in html
     assert "<th>w/o Policy</th><td>0.2000</td>" in html
+
+
+def test_it_marks_the_latex_table_the_same_way_and_escapes_labels(record):
+    latex = table_latex(settings_table(games_frame(table_records(record))))
+    assert latex.startswith("\\begin{tabular}") and latex.rstrip().endswith("\\end{tabular}")
+    assert "\\textbf{0.4000}" in latex and "\\underline{0.3000}" in latex
+    improve = [line for line in latex.splitlines() if "Improve" in line]
+    assert improve[1] == " & Improve (\\%) & 50.00 & NA \\\\"
+
+
+def test_the_latex_table_names_the_math_block_and_escapes_model_specs(record):
+    rows = [
+        {"game": "math", "model": "openai:gpt_4o", "setting": setting, "reward": reward,
+         "round": r, "sample": 0}
+        for setting, rewards in (("none", [0, 1]), ("experience-policy", [1, 1]))
+        for r, reward in enumerate(rewards)
+    ]  # fmt: skip
+    latex = table_latex(settings_table(games_frame(rows)))
+    assert (
+        "openai:gpt\\_4o" in latex
+        and "Single-Turn Math & w/o Policy & \\underline{0.5000}" in latex
+    )
+    assert "& Improve (\\%) & 100.00 \\\\" in latex
 
 
 def test_it_splits_participants_into_steady_and_variable_halves(record):

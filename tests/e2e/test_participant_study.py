@@ -88,10 +88,10 @@ class SocketFrames:
             self.page.wait_for_timeout(50)
 
 
-def play_round(page, frames: SocketFrames, number: int) -> None:
+def play_round(page, frames: SocketFrames, number: int, total: str) -> None:
     from playwright.sync_api import expect
 
-    expect(page.locator("h1")).to_have_text(f"Round {number} of {ROUNDS}")
+    expect(page.locator("h1")).to_have_text(f"Game {number} of {ROUNDS}")
     seen = frames.count
     page.click("#play-round")
     frames.wait_for_more_than(seen)
@@ -103,6 +103,8 @@ def play_round(page, frames: SocketFrames, number: int) -> None:
     page.fill("#question-text", f"Is it a {answer_word(number)}?")
     page.click("#ask")
     expect(page.locator("#result")).to_contain_text("You found the word", timeout=15_000)
+    # the study bar's running total counts the game as soon as it ends, before Continue
+    expect(page.locator("#study-total")).to_have_text(total)
     page.click("#continue")
 
 
@@ -124,7 +126,7 @@ def test_a_participant_completes_a_study_and_staff_mark_them_paid(site: Site, br
     participant.get_by_label("Yes, No or Invalid").check()
     participant.click("#practice")
 
-    play_round(participant, frames, 1)
+    play_round(participant, frames, 1, total="0.63")
     expect(participant.locator("#total-reward")).to_have_text("0.63")  # 1/log2(3): found at 2
 
     # The same person reopens their submission in another browser (the recruiter passes the same
@@ -137,7 +139,7 @@ def test_a_participant_completes_a_study_and_staff_mark_them_paid(site: Site, br
         f"{site.url}/s/e2e/?PROLIFIC_PID=60a1b2c3d4e5f60718293a4b&STUDY_ID=st7&SESSION_ID=se7"
     )
     participant.click("#start")
-    play_round(participant, frames, 2)
+    play_round(participant, frames, 2, total="1.26")
 
     expect(participant.locator("h1")).to_have_text("One last question")
     answer = "Ask <b>broad</b> questions first, then guess."

@@ -1,5 +1,6 @@
 """Studies as designs in real Chromium and over the real link: two people at one Who is
-Undercover study table with three agents, the failed-checks and study-full pages, and the demo
+Undercover study table with three agents, two people of a two-condition study who meet in its
+group lobby and sit together in one condition (agents not disclosed), the failed-checks and study-full pages, and the demo
 Undercover study piloted by twelve simulated participants (``manage.py pilot``) against the site.
 
 The site is started here (not by the ``site_url`` fixture) because the tests seed studies into
@@ -13,6 +14,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 
+import pandas as pd
 import pytest
 
 from tests.e2e.site import ROOT, LiveSite
@@ -29,6 +31,14 @@ Study.objects.create(slug="uc-e2e", title="Undercover together", game="undercove
     seed=4, consent_text="Recorded for research.", completion_url="https://app.prolific.com/x",
     code_finished="UCDONE", checks=checks,
     design={"seats": [person, person, agent, agent, agent], "wait_seconds": 120})
+groups = Study.objects.create(slug="uc-groups", title="Undercover in groups", game="undercover",
+    rounds=1, seed=5, consent_text="Recorded for research.", completion_url="https://app.prolific.com/x",
+    code_finished="UCGDONE", checks=checks, agents_disclosed=False, agent_think_seconds=[0, 1],
+    design={"seats": [person, person, agent, agent, agent], "wait_seconds": 120})
+other = {"kind": "agent", "spec": "offline:descriptor"}
+Condition.objects.create(study=groups, name="kb", position=0)
+Condition.objects.create(study=groups, name="descriptor", position=1,
+    overrides={"design": {"seats": [person, person, other, other, other]}})
 Study.objects.create(slug="strict", title="Strict checks", game="undercover", rounds=1,
     consent_text="Recorded.", completion_url="https://app.prolific.com/x", checks=checks,
     check_attempts=1)
@@ -107,12 +117,12 @@ def test_two_people_play_one_undercover_study_table_with_three_agents(site: Site
         expect(page.locator("#study-name")).to_have_text("Undercover together")
         page.get_by_label("The common word").check()
         page.click("#practice")
-        expect(page.locator("h1")).to_have_text("Round 1 of 1")
+        expect(page.locator("h1")).to_have_text("Game 1 of 1")
     alice.click("#play-round")
     expect(alice.locator("#lobby")).to_be_visible()
     expect(alice.locator("#lobby-filled")).to_contain_text("1 of 2")
     expect(alice.locator(".countdown")).to_be_visible()
-    expect(alice.locator("#study-round")).to_have_text("Round 1 of 1")
+    expect(alice.locator("#study-round")).to_have_text("Game 1 of 1")
     bob.click("#play-round")
     assert alice.url == bob.url  # one table for both people
     for page in (alice, bob):
@@ -135,6 +145,32 @@ def test_two_people_play_one_undercover_study_table_with_three_agents(site: Site
     records = [r for r in site.participants() if r["slug"] == "uc-e2e"]
     assert [r["status"] for r in records] == ["finished", "finished"]
     assert all(r["rounds"] == 1 for r in records)
+
+
+def test_two_people_of_a_two_condition_study_meet_in_one_condition(site: Site, browser):
+    """The group lobby: alice waits, bob arrives, the group is drawn one condition and alice's
+    page follows to the table they share. The study does not disclose its agents: no board
+    names a seat's kind."""
+    from playwright.sync_api import expect
+
+    alice = enter(browser, site, "uc-groups", "a11ce0000000000000000002")
+    bob = enter(browser, site, "uc-groups", "b0b000000000000000000002")
+    for page in (alice, bob):
+        page.get_by_label("The common word").check()
+        page.click("#practice")
+        expect(page.locator("h1")).to_have_text("Game 1 of 1")
+    alice.click("#play-round")
+    expect(alice.locator("#lobby")).to_be_visible()
+    lobby_url = alice.url
+    assert "agent" not in alice.locator("#board").inner_text().lower()
+    bob.click("#play-round")
+    expect(bob.locator("#my-word")).to_be_visible()
+    expect(alice.locator("#my-word")).to_be_visible()  # followed from the closed lobby
+    assert alice.url == bob.url != lobby_url
+    for page in (alice, bob):
+        assert "agent" not in page.locator("#board").inner_text().lower()
+    records = [r for r in site.participants() if r["slug"] == "uc-groups"]
+    assert len(records) == 2 and records[0]["condition"] == records[1]["condition"] != ""
 
 
 def test_failing_the_checks_asks_to_return_the_study(site: Site, browser):
@@ -178,6 +214,9 @@ def test_twelve_pilots_fill_the_demo_undercover_study_in_balance(site: Site):
     report = json.loads(result.stdout)
     assert report["ok"] and report["problems"] == []
     assert report["conditions"] == {"two-people": 6, "one-person": 6}
+    # A group design: groups, not arrivals, were randomised, each to one condition.
+    assert {p["randomisation_unit"] for p in report["people"]} == {"group"}
+    assert report["groups"] >= 6
     assert all(t["status"] == "finished" and t["end"] for t in report["tables"])
     assert report["mixed_tables"] == len(report["tables"])
     two = [t for t in report["tables"] if t["condition"] == "two-people"]
@@ -186,3 +225,11 @@ def test_twelve_pilots_fill_the_demo_undercover_study_in_balance(site: Site):
         assert person["pilot"] and person["status"] == "finished"
         assert person["consented_at"] and person["rounds_finished"] == 3
         assert person["code_shown"] == "DEMOUCFIN" and person["payment_amount"] == "6.00"
+    # Every pilot answered the exit questionnaire through the link; the export carries it.
+    out = site.log_path.parent / "export-uc"
+    site.manage(
+        "export_study", "demo-undercover", "--format", "csv", "--out", str(out), "--include-pilots"
+    )
+    answers = pd.read_csv(out / "questionnaire.csv", keep_default_na=False)
+    answered = answers[answers["item"] == "difficulty"]
+    assert sorted(answered["player"]) == sorted(p["public_id"] for p in report["people"])

@@ -30,8 +30,19 @@ from studyapp.dashboard.exporting import export_study, export_tables
 from studyapp.dashboard.models import AnalysisResult
 from studyapp.dashboard.records import agent_tables, model_jobs
 from studyapp.participants.models import Study
+from studyapp.participants.pseudonyms import finished_policies
 
-DEFAULT_ARM_MODELS = "offline:infogain"
+# The offline agents that can play the evaluated seat of each game's model arm, the first the
+# default of the form; any model of a provider with a key can be named as well.
+OFFLINE_ARM_AGENTS = {
+    "twenty-questions": ("offline:infogain", "offline:random"),
+    "undercover": ("offline:descriptor",),
+}
+ARM_ROLES = {"twenty-questions": "questioner", "undercover": "player"}
+# Where the human-policy setting's text comes from: the shipped text, each finished
+# participant's written policy (one job each), or one participant's (their public id).
+SHIPPED_POLICY, EACH_POLICY = "shipped", "each"
+MAX_ARM_JOBS = 60  # jobs one click may start
 DEFAULT_ARM_SETTINGS = ("none", "cumulative")
 ARM_SAMPLES = 3
 MAX_ARM_SAMPLES = 10  # repeats of the study's sequence per model and setting
@@ -68,12 +79,13 @@ def page(request: HttpRequest, slug: str | None = None) -> HttpResponse:
                 "stem": stem,
                 "title": _figure_title(stem),
                 "links": [
-                    (ext.upper(), _url("figure", slug, name=f"{stem}.{ext}"))
+                    (ext.upper(), _figure_url(slug, f"{stem}.{ext}", key))
                     for ext in (*FIGURE_FORMATS, "csv")
                 ],
-                "png": _url("figure", slug, name=f"{stem}.png"),
+                "png": _figure_url(slug, f"{stem}.png", key),
             }
             for stem in payload.get("figures", [])
+            for key in [payload.get("figure_keys", {}).get(stem, result.version)]
         ],
         "tables_zip": _url("figure", slug, name="tables.zip"),
         "downloads": [(f, _url("download", slug, format=f)) for f in FORMATS],
@@ -82,11 +94,19 @@ def page(request: HttpRequest, slug: str | None = None) -> HttpResponse:
     if study is not None:
         context["jobs"] = model_jobs(study).order_by("-pk")[:20]
         context["settings"] = SETTINGS
-        context["arm_models"] = DEFAULT_ARM_MODELS
+        context["arm_choices"] = arm_choices(study.game)
+        context["arm_models"] = arm_choices(study.game)[0] if arm_choices(study.game) else ""
         context["arm_settings"] = DEFAULT_ARM_SETTINGS
+        context["people_policies"] = finished_policies(study)
     if request.htmx:
         return render(request, "dashboard/_analysis_body.html", context)
     return render(request, "dashboard/analysis.html", context)
+
+
+def _figure_url(slug: str | None, name: str, key: str) -> str:
+    """A figure's file, its URL keyed by what the figure draws (``?v=``: the hash of its data),
+    so a new figure is a new URL and no browser shows one kept from before."""
+    return f"{_url('figure', slug, name=name)}?v={key}"
 
 
 def _figure_title(stem: str) -> str:
@@ -95,7 +115,7 @@ def _figure_title(stem: str) -> str:
         game, game
     )
     titles = {
-        "study": "People and models",
+        "study": "People by condition, and the model arm",
         "cumulative": "Models with and without experience",
         "roles": "Win rate by role",
     }
@@ -123,7 +143,13 @@ def figure(request: HttpRequest, name: str, slug: str | None = None) -> FileResp
     if not path.is_file():
         raise Http404("no such file")
     kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-    return FileResponse(path.open("rb"), content_type=kind)
+    response = FileResponse(path.open("rb"), content_type=kind)
+    key = (result.payload or {}).get("figure_keys", {}).get(name.rsplit(".", 1)[0])
+    if key is not None and request.GET.get("v") == key:  # this URL always names these bytes
+        response["Cache-Control"] = "private, max-age=31536000, immutable"
+    else:
+        response["Cache-Control"] = "no-cache"
+    return response
 
 
 @staff_member_required
@@ -167,18 +193,39 @@ def model_arm(request: HttpRequest, slug: str) -> HttpResponse:
     if not models or not chosen:
         messages.error(request, "Choose at least one model and one setting.")
         return redirect("dashboard:analysis_study", slug=slug)
+    problems = [problem for model in models if (problem := arm_problem(study.game, model))]
+    if problems:  # refused whole: no job that would fail at once, nor half of what was asked
+        for problem in problems:
+            messages.error(request, problem)
+        return redirect("dashboard:analysis_study", slug=slug)
+    try:
+        policies = human_policies(study, request.POST.get("human_policy") or SHIPPED_POLICY)
+    except ValueError as err:
+        messages.error(request, str(err))
+        return redirect("dashboard:analysis_study", slug=slug)
+    planned = [
+        arm_parameters(study, model, setting, samples, policy)
+        for model in models
+        for setting in chosen
+        for policy in (policies if setting == "human-policy" else [None])
+    ]
+    if len(planned) > MAX_ARM_JOBS:
+        messages.error(
+            request, f"That would start {len(planned)} jobs; start at most {MAX_ARM_JOBS} at "
+            "once (fewer models, or one participant's policy)."
+        )  # fmt: skip
+        return redirect("dashboard:analysis_study", slug=slug)
     started = []
-    for model in models:
-        for setting in chosen:
-            parameters = arm_parameters(study, model, setting, samples)
-            problem = missing_credentials("experiment", parameters)
-            if problem:
-                messages.error(request, f"{model}: {problem}")
-                continue
-            try:
-                started.append(start_job("experiment", parameters, user=request.user))
-            except ValueError as err:
-                messages.error(request, f"{model}, {setting}: {err}")
+    for parameters in planned:
+        model, setting = parameters["model"], parameters["setting"]
+        problem = missing_credentials("experiment", parameters)
+        if problem:
+            messages.error(request, f"{model}: {problem}")
+            continue
+        try:
+            started.append(start_job("experiment", parameters, user=request.user))
+        except ValueError as err:
+            messages.error(request, f"{model}, {setting}: {err}")
     if started:
         messages.success(
             request, f"Started {len(started)} experiment job(s) for the model arm; the figure "
@@ -187,9 +234,67 @@ def model_arm(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect("dashboard:analysis_study", slug=slug)
 
 
-def arm_parameters(study: Study, model: str, setting: str, samples: int) -> dict:
+def arm_choices(game: str) -> tuple[str, ...]:
+    """The offline agents the form offers for a study's game."""
+    return OFFLINE_ARM_AGENTS.get(game, ())
+
+
+def arm_problem(game: str, model: str) -> str | None:
+    """Why an experiment job of ``model`` for ``game`` would fail at once, or None: a spec that is
+    not ``provider:name``, an unknown provider, or an offline agent that cannot play the game's
+    evaluated seat (the agent is built here, as the job would build it)."""
+    from games.agents import make_agent
+    from games.llm.providers import PROVIDER_KINDS
+
+    provider, sep, name = model.partition(":")
+    if not sep or not name:
+        return f"{model}: a model is written provider:name, e.g. {_example(game)}."
+    if provider not in PROVIDER_KINDS:
+        return f"{model}: unknown provider {provider!r}; use one of {', '.join(PROVIDER_KINDS)}."
+    if provider == "offline":
+        try:
+            make_agent(model, game=game, role=ARM_ROLES.get(game, "player"))
+        except ValueError:
+            offered = ", ".join(arm_choices(game)) or "none"
+            return (
+                f"{model} cannot play this study's game ({game}); offline agents for it: {offered}."
+            )
+    return None
+
+
+def _example(game: str) -> str:
+    return (arm_choices(game) or ("openai:gpt-4o",))[0]
+
+
+def human_policies(study: Study, choice: str) -> list[tuple[str, str] | None]:
+    """The human-policy texts the arm's human-policy jobs play with: ``[None]`` for the shipped
+    text, every finished participant's written policy (``"each"``), or the one of the
+    participant whose public id is ``choice``. ValueError with the reason otherwise."""
+    if choice == SHIPPED_POLICY:
+        return [None]
+    written = finished_policies(study)
+    if choice == EACH_POLICY:
+        if not written:
+            raise ValueError("No finished participant of this study wrote a policy yet.")
+        return list(written)
+    found = [entry for entry in written if entry[0] == choice]
+    if not found:
+        raise ValueError(f"{choice} is not a finished participant of this study with a policy.")
+    return found
+
+
+def arm_parameters(
+    study: Study,
+    model: str,
+    setting: str,
+    samples: int,
+    policy: tuple[str, str] | None = None,
+) -> dict:
     """The experiment job that plays the study's own sequence: same game, seed, rounds (case k of
-    the job is round k + 1 of every participant) and oracle."""
+    the job is round k + 1 of every participant) and oracle. A human-policy job given a
+    participant's ``(public id, text)`` plays with that text (``policy``, the experiment's
+    human-policy text) and names the participant in ``policy_from``; without one, the shipped
+    text."""
     parameters = {
         "game": study.game,
         "model": model,
@@ -202,4 +307,9 @@ def arm_parameters(study: Study, model: str, setting: str, samples: int) -> dict
     }
     if study.game == "twenty-questions":
         parameters["oracle"] = study.oracle_spec
+    if setting == "human-policy":
+        if policy is None:
+            parameters["policy_from"] = SHIPPED_POLICY
+        else:
+            parameters["policy_from"], parameters["policy"] = policy
     return parameters

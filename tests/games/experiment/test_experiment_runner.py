@@ -33,6 +33,7 @@ RECORD_KEYS = {
     "model_options",
     "memory_word_cap",
     "policy",
+    "prompts",
     "started_at",
     "finished_at",
 }
@@ -245,14 +246,31 @@ async def test_only_the_evaluated_seat_is_shown_the_policy(llm_server, tmp_path)
 
 
 def test_the_summary_reports_improvement_against_none():
-    records = [
-        {"game": "g", "model": "m", "setting": "none", "reward": 0.2, "win": None},
-        {"game": "g", "model": "m", "setting": "none", "reward": 0.4, "win": None},
-        {"game": "g", "model": "m", "setting": "human-policy", "reward": 0.33, "win": None},
-    ]
+    def record(setting, reward, round_):
+        return {"game": "g", "model": "openai:m", "setting": setting, "reward": reward,
+                "win": None, "round": round_, "sample": 0}  # fmt: skip
+
+    records = [record("none", 0.2, 0), record("none", 0.4, 1), record("human-policy", 0.33, 0)]
     rows = {row["setting"]: row for row in summarize(records)}
-    assert rows["none"]["mean_reward"] == pytest.approx(0.3) and rows["none"]["improve_pct"] is None
+    assert rows["none"]["score"] == pytest.approx(0.3) and rows["none"]["improve_pct"] is None
     assert rows["human-policy"]["improve_pct"] == pytest.approx(10.0)
+    assert rows["none"]["n"] == 2 and rows["none"]["ci_low"] < 0.3 < rows["none"]["ci_high"]
+
+
+def test_the_summary_leaves_out_oracle_failed_games_as_the_analysis_does():
+    from analysis.frames import games_frame
+    from analysis.summary import summarize as analyse
+
+    def record(reward, failed, round_):
+        return {"game": "twenty-questions", "model": "openai:m", "setting": "none",
+                "reward": reward, "win": None, "round": round_, "sample": 0,
+                "oracle_failed": failed}  # fmt: skip
+
+    records = [record(0.5, False, 0), record(0.0, True, 1), record(0.3, False, 2)]
+    [row] = summarize(records)
+    assert row["n"] == 2 and row["score"] == pytest.approx(0.4)
+    table = analyse(games_frame(records)).table
+    assert table.loc[("twenty-questions", "none", "mean"), "openai:m"] == pytest.approx(0.4)
 
 
 async def test_a_cached_rerun_is_identical_even_when_games_see_the_same_prompt(

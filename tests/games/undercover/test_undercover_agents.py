@@ -32,15 +32,30 @@ def test_its_first_clue_is_a_descriptor_of_its_word():
     assert action["text"] in DESCRIPTORS["coffee"]
 
 
-def test_it_never_repeats_an_earlier_clue():
+def test_it_never_repeats_an_earlier_clue_and_passes_once_its_phrases_are_used_up():
     state = ENGINE.initial(CONFIG)
     agent = make_offline_agent("descriptor", seed=1)
     for _ in range(FIRST_SPEAKING_ROUNDS * 5):
         seat = ENGINE.to_move(state)[0]
         state = ENGINE.apply(state, {**act(agent, ENGINE.observe(state, seat)), "seat": seat})
     texts = [normalise(text) for _, _, text in state.clues if text is not None]
-    assert len(texts) == FIRST_SPEAKING_ROUNDS * 5
     assert len(set(texts)) == len(texts)
+    # every clue is one descriptor, never two joined; the four coffee seats share theirs
+    assert all(", and " not in text for _, _, text in state.clues if text is not None)
+    coffee = [text for _, seat, text in state.clues if seat != 4 and text is not None]
+    assert len(coffee) == len(set(coffee)) <= len(DESCRIPTORS["coffee"])
+    assert any(text is None for _, _, text in state.clues)
+
+
+def test_it_does_not_say_again_what_a_person_said_in_other_words_or_combine_it():
+    coffee = DESCRIPTORS["coffee"]
+    state = ENGINE.initial(CONFIG)
+    # seat 0 (a person) says one descriptor with more words around it, seat 1 another one
+    state = ENGINE.apply(state, {"type": "clue", "seat": 0, "text": f"Well, {coffee[0]}!"})
+    state = ENGINE.apply(state, {"type": "clue", "seat": 1, "text": coffee[1].upper()})
+    for seed in range(20):
+        text = act(make_offline_agent("descriptor", seed=seed), ENGINE.observe(state, 2))["text"]
+        assert text not in (coffee[0], coffee[1])
 
 
 def test_it_answers_a_rejection_with_another_clue():

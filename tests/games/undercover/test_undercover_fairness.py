@@ -121,3 +121,13 @@ def test_a_person_with_the_normal_word_is_voted_out_first_at_most_one_and_a_half
     # 0.682 of the all-agent tables over 1,000 of each (benchmarks/undercover_fairness.py).
     assert mixed["difference_found"] >= 0.546
     assert figures["all_agents"]["difference_found"] >= 0.682
+
+
+def test_tables_with_a_vague_person_who_abstains_end_by_a_vote():
+    # The agent of before abstained without clear evidence: 14.6% of such tables ran into the
+    # vote cap over 2,000 (benchmarks/undercover_fairness.py --games 2000).
+    figures = asyncio.run(run(games=150, players=5, seed=2000))
+    vague = figures["vague_person"]
+    assert vague["ended_by_vote_cap"] < 0.10
+    assert vague["ratio"] <= 1.5  # a person holding the common word is still not the target
+    assert vague["clues_repeating"] <= 0.01 and figures["mixed"]["clues_repeating"] <= 0.01

@@ -90,7 +90,7 @@ def test_it_draws_the_study_figure_in_every_publication_format(staff):
     data = b"".join(
         staff.get(study_url("_figure", name="study-twenty-questions.csv")).streaming_content
     )
-    assert data.startswith(b"panel,series,kind,t,value,low,high")
+    assert data.startswith(b"panel,condition,series,kind,t,mean,low,high,n")
 
 
 def test_it_answers_404_for_a_figure_without_data(staff):

@@ -3,6 +3,7 @@ recruiter ID leaves it."""
 
 import json
 
+import pandas as pd
 import pytest
 from analysis_db_helpers import PROLIFIC_PID, events_found_at, finished_table, make_study
 from django.core.management import CommandError, call_command
@@ -139,3 +140,16 @@ def test_a_known_rounds_model_usage_is_the_same_on_the_page_and_in_the_export(tm
     exported = read_frames(tmp_path, "csv")["games"].set_index("table").loc[str(round_.table_id)]
     for column in ("calls", "input_tokens", "output_tokens", "tokens", "latency_s", "reward"):
         assert exported[column] == page[column], column
+
+
+def test_the_export_carries_each_figure_with_its_data_and_what_is_owed(tmp_path):
+    study = make_study()
+    call_command("export_study", study.slug, "--out", str(tmp_path))
+    drawn = pd.read_csv(tmp_path / "analysis" / "study-twenty-questions.csv")
+    assert {"condition", "series", "t", "mean", "low", "high", "n"} <= set(drawn.columns)
+    assert drawn.loc[drawn["kind"] == "mean", "n"].tolist() == [2, 2, 2]
+    assert "`analysis/study-twenty-questions.csv`" in (tmp_path / "README.md").read_text()
+    people = pd.read_csv(tmp_path / "participants.csv")
+    assert {"payment_status", "base_pay", "bonus", "bonus_due", "currency"} <= set(people.columns)
+    turns = pd.read_csv(tmp_path / "turns.csv")
+    assert pd.api.types.is_numeric_dtype(turns["seat"])

@@ -86,14 +86,16 @@ def test_the_model_arm_joins_the_people_in_one_figure(staff, django_capture_on_c
     study, _ = people_study()
     run_model_arm(staff, study, django_capture_on_commit_callbacks)
     page = staff.get(reverse("dashboard:analysis_study", args=[study.slug])).content.decode()
-    assert "People and models: Twenty Questions" in page
+    assert "People by condition, and the model arm: Twenty Questions" in page
     assert "not drawn together" not in page.lower()
     result = AnalysisResult.objects.get(scope="study:arm")
     drawn = pd.read_csv(
         cache.result_dir(result.scope, result.version) / "study-twenty-questions.csv"
     )
     series = set(drawn["series"])
-    assert "participants' mean (95% interval)" in series and "one participant" in series
+    assert "mean, 95% interval: all people" in series
+    assert {k for k in drawn["kind"]} == {"thin", "mean", "normal", "reference"}
+    assert drawn.loc[drawn["kind"] == "thin", "series"].str.startswith("participant ").all()
     assert {"offline:infogain, w/o Policy", "offline:infogain, w/ Cumulative Policy"} <= series
     # Model curves span the study's rounds (3), not rounds x samples.
     assert drawn[drawn["series"].str.startswith("offline:infogain")]["t"].max() == 3
@@ -173,4 +175,47 @@ def test_the_model_arm_refuses_a_number_of_samples_out_of_range(staff, samples):
         url, {"models": "offline:infogain", "settings": ["none"], "samples": samples}, follow=True
     )
     assert b"Samples must be a whole number from 1 to 10." in response.content
+    assert not Job.objects.exists()
+
+
+def test_a_figure_url_is_keyed_by_what_it_draws(staff, django_capture_on_commit_callbacks):
+    """The page before and after the model arm names two different figure URLs, so no browser
+    shows the figure without the models next to a table with them; each URL serves its bytes."""
+    import re
+
+    study, _ = people_study()
+    url = reverse("dashboard:analysis_study", args=[study.slug])
+    pattern = r'src="([^"]*study-twenty-questions\.png\?v=[0-9a-f]{16})"'
+    before = re.search(pattern, staff.get(url).content.decode()).group(1)
+    run_model_arm(staff, study, django_capture_on_commit_callbacks)
+    page = staff.get(url).content.decode()
+    after = re.search(pattern, page).group(1)
+    assert before != after
+    image = staff.get(after)
+    assert image["Cache-Control"] == "private, max-age=31536000, immutable"
+    assert staff.get(before)["Cache-Control"] == "no-cache"  # an old key: never kept
+    data = after.replace(".png?", ".csv?").replace("&amp;", "&")
+    drawn = b"".join(staff.get(data).streaming_content).decode()
+    assert "offline:infogain, w/o Policy" in drawn
+
+
+def test_the_model_arm_form_offers_only_agents_of_the_game_and_refuses_one_that_would_fail(staff):
+    """An Undercover study: the form proposes the Undercover agent, and a Twenty Questions agent
+    (which would fail at once in every job) is refused with the reason, starting no job."""
+    study = Study.objects.create(
+        slug="uc-arm", title="UC", game="undercover", rounds=2, consent_text="ok", seed=3
+    )
+    page = staff.get(reverse("dashboard:analysis_study", args=[study.slug])).content.decode()
+    assert 'name="models" value="offline:descriptor"' in page
+    assert "offline:infogain" not in page
+    url = reverse("dashboard:analysis_study_model_arm", args=[study.slug])
+    for model, reason in [
+        ("offline:infogain", "offline:infogain cannot play this study&#x27;s game (undercover)"),
+        ("gpt-4o", "a model is written provider:name"),
+        ("acme:m", "unknown provider &#x27;acme&#x27;"),
+    ]:
+        response = staff.post(
+            url, {"models": f"offline:descriptor {model}", "settings": ["none"]}, follow=True
+        )
+        assert reason in response.content.decode(), model
     assert not Job.objects.exists()

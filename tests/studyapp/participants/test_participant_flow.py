@@ -61,7 +61,7 @@ def test_a_participant_plays_every_round_writes_a_policy_and_gets_the_code(study
     win_round(alice, participant)
     assert participant.rounds_finished == 1
     response = alice.get(page(participant, "play"))
-    assert b"Round 2 of 2" in response.content
+    assert b"Game 2 of 2" in response.content
     assert b'id="total-reward">1.00<' in response.content
     win_round(alice, participant)
     assert participant.rounds_finished == 2
@@ -119,7 +119,7 @@ def test_coming_back_resumes_at_the_same_round(study, alice):
     response = alice.get(reverse("participants:study_link", args=[study.slug]))
     assert response["Location"] == page(participant, "play")
     response = alice.get(page(participant, "play"))
-    assert b"Continue round 2" in response.content
+    assert b"Continue game 2" in response.content
     response = alice.post(page(participant, "play"))
     assert response["Location"] == reverse("tables:table", args=[table_id])
 

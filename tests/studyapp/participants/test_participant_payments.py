@@ -213,3 +213,27 @@ def test_the_study_list_counts_started_finished_and_dropped(study, alice, bob, s
     assert '<td class="field-started">2</td>' in text
     assert '<td class="field-finished">1</td>' in text
     assert '<td class="field-dropped">1</td>' in text
+
+
+def test_pilots_are_left_out_of_the_payment_and_bonus_sheets_unless_asked(study, alice, bob, staff):
+    person = finished(alice, study)
+    pilot = finished(
+        bob, study, "?PROLIFIC_PID=eeeebbbbccccdddd11112222&STUDY_ID=st1&SESSION_ID=s2"
+    )
+    Participant.objects.filter(pk=pilot.pk).update(is_pilot=True)
+    both = [person, pilot]
+
+    def listed(name):
+        response = action(staff, name, both)
+        return response.content.decode()
+
+    sheet = listed("export_payment_sheet")
+    assert person.public_id in sheet and pilot.public_id not in sheet
+    with_pilots = listed("export_payment_sheet_with_pilots")
+    assert pilot.public_id in with_pilots
+    row = next(
+        r for r in csv.DictReader(io.StringIO(with_pilots)) if r["public_id"] == pilot.public_id
+    )
+    assert row["payment_status"] == "pilot"
+    bonus = listed("export_bonus_sheet")
+    assert "aaaabbbbccccdddd11112222" in bonus and "eeeebbbbccccdddd11112222" not in bonus

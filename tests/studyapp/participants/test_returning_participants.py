@@ -32,7 +32,7 @@ def test_a_returning_prolific_participant_resumes_in_a_new_browser(study, alice,
     assert bob.get(link(study)).status_code == 200  # the welcome page; a GET claims nothing
     response = bob.post(link(study))
     assert response["Location"] == page(participant, "play")
-    assert b"Continue round 2" in bob.get(page(participant, "play")).content
+    assert b"Continue game 2" in bob.get(page(participant, "play")).content
     response = bob.post(page(participant, "play"))
     assert response["Location"] == reverse("tables:table", args=[table_id])
     assert bob.get(reverse("tables:table", args=[table_id])).status_code == 200
@@ -60,7 +60,7 @@ def test_the_browser_that_continues_a_round_holds_its_seat(study, alice, bob):
     bob.post(link(study))
     bob.post(page(participant, "play"))
     assert alice.get(table_url).status_code in (403, 404)
-    alice.post(page(participant, "play"))  # back in the first browser: "Continue round 1"
+    alice.post(page(participant, "play"))  # back in the first browser: "Continue game 1"
     assert alice.get(table_url).status_code == 200
 
 

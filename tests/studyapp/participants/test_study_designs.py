@@ -136,7 +136,7 @@ def test_two_people_share_one_undercover_table_with_three_agents(alice, bob):
     table = flow.current_round(first).table
     assert table.status == Table.Status.LOBBY  # waiting for the second person
     lobby_page = alice.get(reverse("tables:table", args=[table.pk]))
-    assert b"Time left to wait" in lobby_page.content and b"Round 1 of 1" in lobby_page.content
+    assert b"Time left to wait" in lobby_page.content and b"Game 1 of 1" in lobby_page.content
     bob.post(page(second, "play"))
     assert flow.current_round(second).table_id == table.pk
     table.refresh_from_db()
@@ -195,20 +195,23 @@ def test_a_lobby_that_times_out_sends_the_studys_lobby_timeout_code(alice):
 # --- conditions --------------------------------------------------------------------------------
 
 
-def two_arms(study: Study, quota: int) -> None:
+def solo_arms(study: Study, quota: int) -> None:
+    """Two arms of one person each (so each person is randomised on arrival): four offline
+    agents of two kinds."""
     Condition.objects.create(
         study=study, name="two", quota=quota, position=0,
-        overrides={"design": {"seats": [PERSON, PERSON, AGENT, AGENT, AGENT]}},
+        overrides={"design": {"seats": [PERSON, AGENT, AGENT, AGENT, AGENT]}},
     )  # fmt: skip
+    other = {"kind": "agent", "spec": "offline:descriptor"}
     Condition.objects.create(
         study=study, name="one", quota=quota, position=1,
-        overrides={"design": {"seats": [PERSON, AGENT, AGENT, AGENT, AGENT]}},
+        overrides={"design": {"seats": [PERSON, other, other, other, other]}},
     )  # fmt: skip
 
 
 def test_arrivals_are_assigned_in_balanced_blocks_up_to_the_quota(client_factory):
-    study = make_study(assignment_seed=5)
-    two_arms(study, quota=3)
+    study = make_study(assignment_seed=5, design={"seats": [PERSON, AGENT, AGENT, AGENT]})
+    solo_arms(study, quota=3)
     people = [ready(client_factory(), study) for _ in range(6)]
     names = [p.condition for p in people]
     assert sorted(names) == ["one"] * 3 + ["two"] * 3
@@ -216,6 +219,7 @@ def test_arrivals_are_assigned_in_balanced_blocks_up_to_the_quota(client_factory
         assert sorted(names[2 * block : 2 * block + 2]) == ["one", "two"]
     assert [p.assignment["arrival"] for p in people] == list(range(6))
     assert all(p.assignment["seed"] == 5 for p in people)
+    assert {p.assignment["unit"] for p in people} == {"person"} and not any(p.group for p in people)
     late = client_factory()
     response = late.get(reverse("participants:study_link", args=[study.slug]))
     assert b"This study is full" in response.content
@@ -223,8 +227,8 @@ def test_arrivals_are_assigned_in_balanced_blocks_up_to_the_quota(client_factory
 
 
 def test_pilots_are_assigned_apart_from_people_and_only_with_a_staff_token(client_factory):
-    study = make_study()
-    two_arms(study, quota=1)
+    study = make_study(design={"seats": [PERSON, AGENT, AGENT, AGENT]})
+    solo_arms(study, quota=1)
     real = [ready(client_factory(), study) for _ in range(2)]
     assert {p.condition for p in real} == {"one", "two"} and not any(p.is_pilot for p in real)
     forged = client_factory().get(
@@ -240,8 +244,8 @@ def test_pilots_are_assigned_apart_from_people_and_only_with_a_staff_token(clien
 
 
 def test_the_condition_changes_the_table(client_factory):
-    study = make_study(rounds=1)
-    two_arms(study, quota=0)
+    study = make_study(rounds=1, design={"seats": [PERSON, AGENT, AGENT, AGENT]})
+    solo_arms(study, quota=0)
     clients = [client_factory() for _ in range(2)]
     people = [ready(client, study) for client in clients]
     client, solo = next(
@@ -250,7 +254,9 @@ def test_the_condition_changes_the_table(client_factory):
     client.post(page(solo, "play"))
     table = flow.current_round(solo).table
     assert table.status == Table.Status.PLAYING  # one person and four agents: no wait
-    assert [s.kind for s in table.seats.order_by("index")] == ["human"] + ["agent"] * 4
+    seats = list(table.seats.order_by("index"))
+    assert [s.kind for s in seats] == ["human"] + ["agent"] * 4
+    assert {s.agent_spec for s in seats[1:]} == {"offline:descriptor"}
     assert table.options["condition"] == "one"
 
 
@@ -277,12 +283,12 @@ def test_round_pages_show_the_round_the_total_a_way_out_and_the_study_name(alice
     study = make_study(rounds=2, design={"seats": [PERSON, AGENT, AGENT, AGENT]})
     participant = ready(alice, study)
     play = alice.get(page(participant, "play")).content.decode()
-    assert "Round 1 of 2" in play and 'id="withdraw"' in play
+    assert "Game 1 of 2" in play and 'id="withdraw"' in play
     assert 'id="study-name">Study uc<' in play and 'href="/" class="home"' not in play
     alice.post(page(participant, "play"))
     table = alice.get(reverse("tables:table", args=[flow.current_round(participant).table_id]))
     text = table.content.decode()
-    assert "Round 1 of 2" in text and "Total so far" in text
+    assert "Game 1 of 2" in text and "Total so far" in text
     assert 'id="withdraw"' in text and 'href="/" class="home"' not in text
 
 
@@ -345,12 +351,13 @@ def admin_post(study: Study, **changes) -> dict:
         "title", "slug", "game", "rounds", "oracle_spec", "seed", "shown_policy",
         "turn_deadline_seconds", "dropout", "idle_limit_seconds", "assignment_seed", "version",
         "check_attempts", "consent_version", "consent_text", "instructions", "policy_question",
-        "completion_url", "code_finished", "code_dropped", "code_screened", "code_failed_checks",
+        "attention_failure", "debrief_text", "completion_url", "language", "code_finished", "code_dropped", "code_screened", "code_failed_checks",
         "code_lobby_timeout", "payment_amount", "currency", "bonus_per_reward",
     ]  # fmt: skip
     data = {name: getattr(study, name) for name in fields}
     data["design"] = _json.dumps(study.design)
     data["checks"] = _json.dumps(study.checks)
+    data["questionnaire"] = _json.dumps(study.questionnaire)
     data["active"] = "on" if study.active else ""
     data.update(
         {

@@ -91,6 +91,8 @@ def pilot_report(study: Study, results: list[BotResult]) -> dict[str, Any]:
             "pilot": participant.is_pilot,
             "status": participant.status,
             "condition": participant.condition,
+            "randomisation_unit": participant.assignment.get("unit", ""),
+            "group": participant.assignment.get("group"),
             "consented_at": participant.consented_at,
             "rounds_finished": participant.rounds_finished,
             "total_reward": participant.total_reward,
@@ -135,6 +137,11 @@ def pilot_report(study: Study, results: list[BotResult]) -> dict[str, Any]:
         else:
             problems.append(f"table {table.pk} is {table.status}, not finished")
         tables.append(row)
+    groups: dict[int, set[str]] = {}
+    for person in people:
+        if person.get("group") is not None:
+            groups.setdefault(person["group"], set()).add(person["condition"])
+    problems += [f"group {g} is in conditions {sorted(c)}" for g, c in groups.items() if len(c) > 1]
     finished_people = Counter(
         p["condition"] for p in people if p.get("status") == Participant.Status.FINISHED
     )
@@ -143,6 +150,7 @@ def pilot_report(study: Study, results: list[BotResult]) -> dict[str, Any]:
         "participants": len(results),
         "finished": sum(finished_people.values()),
         "conditions": dict(finished_people),
+        "groups": len(groups),
         "mixed_tables": sum(
             1 for t in tables if {s["kind"] for s in t["seats"]} == {"human", "agent"}
         ),

@@ -1,0 +1,180 @@
+"""Disclosure of agents as a design choice: a blinded study's pages and socket frames never say
+which seat is an agent, its agents take a person's think time, and the last page discloses."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from channels.db import database_sync_to_async
+from django.urls import reverse
+from participant_helpers import page
+from test_study_designs import make_study, ready
+
+from studyapp.dashboard.records import participants_frame
+from studyapp.participants import flow
+from studyapp.participants.models import Participant, Study
+from studyapp.participants.studyfile import dumps, loads
+from studyapp.tables import driver, services
+from studyapp.tables.models import Seat, Table
+from studyapp.tables.rendering import render_board
+from tests.studyapp.tables.conftest import make_session, socket
+
+SPECS = ("offline:", "openai", "anthropic")
+
+
+def reveals_an_agent(html: str) -> str:
+    """What in a player's page or frame would tell an agent's seat from a person's ('' if
+    nothing): the word agent (seat labels, the lobby's count of agent seats) or a model spec."""
+    lowered = html.lower()
+    if "agent" in lowered:
+        return "agent"
+    return next((spec for spec in SPECS if spec in lowered), "")
+
+
+def play_and_watch(table_id: int, clients: dict[int, object]) -> list[str]:
+    """Play an Undercover table to its end as play_out does, collecting every view its people
+    get: each move's board for every person seat (what the socket pushes) and the table page."""
+    seen = []
+    for _ in range(300):
+        snap = services.table_state(table_id)
+        for index, client in clients.items():
+            seen.append(render_board(snap, index))
+            seen.append(client.get(reverse("tables:table", args=[table_id])).content.decode())
+        if snap.is_over:
+            return seen
+        humans = [i for i in snap.waiting_for() if snap.seat(i).kind == Seat.Kind.HUMAN]
+        if not humans:
+            driver.tick(table_id)
+            continue
+        seat = humans[0]
+        shapes = {a["type"]: a for a in snap.engine.legal_actions(snap.state, seat)}
+        if "clue" in shapes:
+            action = {"type": "clue", "text": f"Seat {seat} thinks of thing {len(snap.events)}."}
+        else:
+            action = {"type": "vote", "target": shapes["vote"]["targets"][0]}
+        services.submit(table_id, seat, action)
+    raise AssertionError("the table did not finish")
+
+
+def two_at_a_table(client_factory, study: Study) -> tuple[dict, list[Participant], Table, tuple]:
+    alice, bob = client_factory(), client_factory()
+    first, second = ready(alice, study), ready(bob, study)
+    alice.post(page(first, "play"))
+    lobby_page = alice.get(reverse("tables:table", args=[flow.current_round(first).table_id]))
+    bob.post(page(second, "play"))
+    table = flow.current_round(first).table
+    return {"lobby": lobby_page.content.decode()}, [first, second], table, (alice, bob)
+
+
+@pytest.mark.parametrize("disclosed", [False, True])
+def test_a_blinded_study_never_shows_which_seat_is_an_agent(client_factory, disclosed):
+    study = make_study(rounds=1, agents_disclosed=disclosed, agent_think_seconds=[0, 0])
+    views, people, table, clients = two_at_a_table(client_factory, study)
+    assert table.status == Table.Status.PLAYING
+    assert table.options["agents_disclosed"] is disclosed
+    seats = {r.seat: c for r, c in zip(map(flow.current_round, people), clients, strict=True)}
+    frames = [views["lobby"], *play_and_watch(table.pk, seats)]
+    revealing = [reveals_an_agent(frame) for frame in frames]
+    if disclosed:  # the same pages name the agents' seats when the study discloses them
+        assert revealing[0] == "agent"
+    else:
+        assert not any(revealing), revealing
+    done_pages = []
+    for client, person in zip(clients, people, strict=True):
+        client.get(page(person, "play"))
+        person.refresh_from_db()
+        assert person.status == Participant.Status.FINISHED
+        done_pages.append(client.get(page(person, "done")).content.decode())
+    assert all(('id="debrief-agents"' in p) is not disclosed for p in done_pages)
+    frame = participants_frame(people)
+    assert list(frame["agents_disclosed"]) == [disclosed, disclosed]
+
+
+def test_a_blinded_lobby_counts_no_agent_seats(client_factory):
+    study = make_study(rounds=1, agents_disclosed=False)
+    views, *_ = two_at_a_table(client_factory, study)
+    lobby = views["lobby"]
+    assert 'id="lobby-deadline"' in lobby and "Seat 2" not in lobby
+    assert not reveals_an_agent(lobby)
+
+
+def test_blinded_agents_take_a_persons_think_time(db):
+    seats = [{"kind": "human", "session_key": "k"}] + [
+        {"kind": "agent", "agent_spec": "offline:kb"}
+    ] * 4
+    blinded = services.create_table(
+        "undercover", None, seats, seed=5, agents_disclosed=False, agent_think_seconds=[4, 15]
+    )
+    open_ = services.create_table("undercover", None, seats, seed=5, agent_delay_seconds=0.5)
+    snap = services.table_state(blinded)
+    delay = driver.agent_delay(snap)
+    assert 4 <= delay <= 15
+    assert driver.agent_delay(services.table_state(blinded)) == delay  # the same move waits alike
+    expected = 4 + 11 * random.Random(f"5:think:{snap.next_seq}").random()
+    assert delay == pytest.approx(expected)
+    assert driver.agent_delay(services.table_state(open_)) == 0.5
+
+
+def test_disclosure_is_a_study_file_field_with_a_checked_think_time(db):
+    study = make_study(agents_disclosed=False, agent_think_seconds=[2, 9])
+    data = loads(dumps(study))
+    assert data["agents_disclosed"] is False and data["agent_think_seconds"] == [2, 9]
+    from django.core.exceptions import ValidationError
+
+    for bad in ([9, 2], [1], "fast", [0, 999]):
+        study.agent_think_seconds = bad
+        with pytest.raises(ValidationError) as err:
+            study.full_clean()
+        assert "agent_think_seconds" in err.value.message_dict
+
+
+@database_sync_to_async
+def blinded_lobby(first: str) -> Table:
+    seats = [{"kind": "human", "session_key": first}, {"kind": "human"}]
+    seats += [{"kind": "agent", "agent_spec": "offline:kb"}] * 3
+    options = {"agents_disclosed": False, "agent_think_seconds": [0, 0], "wait_seconds": 60}
+    return services.create_table("undercover", None, seats, seed=9, lobby=True, **options)
+
+
+@database_sync_to_async
+def seat_second(table: Table, key: str) -> None:
+    from studyapp.tables import lobby
+
+    seat = table.seats.get(index=1)
+    lobby.start_if_full(table.pk, lobby.take_place(seat, key))
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_no_socket_frame_of_a_blinded_table_names_an_agent_seat():
+    """The real socket (channels' communicator on the ASGI app): the lobby's frame, the start,
+    and the frames of a game played by both people while three agents move."""
+    first, second = await make_session(), await make_session()
+    table = await blinded_lobby(first)
+    sockets = [socket(table.pk, first), socket(table.pk, second)]
+    assert (await sockets[0].connect())[0]
+    frames = [await sockets[0].receive_from(timeout=5)]
+    assert 'id="lobby"' in frames[0]
+    await seat_second(table, second)
+    assert (await sockets[1].connect())[0]
+    for _ in range(60):
+        for index, communicator in enumerate(sockets):
+            try:
+                frame = await communicator.receive_from(timeout=0.5)
+            except TimeoutError:
+                continue
+            frames.append(frame)
+            if 'id="clue-text"' in frame:
+                text = f"Seat {index} says a plain thing number {len(frames)}."
+                await communicator.send_to(text_data=json.dumps({"type": "clue", "text": text}))
+            elif 'id="cast-vote"' in frame:
+                target = frame.split('name="target" value="', 1)[1].split('"', 1)[0]
+                vote = {"type": "vote", "target": int(target)}
+                await communicator.send_to(text_data=json.dumps(vote))
+        if any('id="result"' in f for f in frames[-2:]):
+            break
+    for communicator in sockets:
+        await communicator.disconnect()
+    assert len(frames) > 10 and any('id="clue-text"' in f for f in frames)
+    assert not [reveals_an_agent(f) for f in frames if reveals_an_agent(f)]

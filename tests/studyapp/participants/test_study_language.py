@@ -1,0 +1,82 @@
+"""A study in another language: every participant page, the table's board and the flow's
+messages in the study's language (German is shipped), from the link to the code; English stays
+the default, and the offline oracle, which reads English only, is refused for such a study."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.urls import reverse
+from participant_helpers import get_ready, page, win_round
+
+from studyapp.participants.flow import current_round
+from studyapp.tables.rendering import render_board
+from studyapp.tables.services import table_state
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def german(study):
+    study.language = "de"
+    study.questionnaire = [{"id": "hard", "question": "War es schwer?", "kind": "likert"}]
+    study.save()
+    return study
+
+
+def text(response) -> str:
+    return " ".join(response.content.decode().split())
+
+
+def test_a_german_study_speaks_german_from_the_link_to_the_code(german, alice):
+    link = reverse("participants:study_link", args=[german.slug])
+    welcome = text(alice.get(link))
+    assert 'lang="de"' in welcome and "Willkommen" in welcome and "Beginnen" in welcome
+    assert "etwa 11 Minuten" in welcome
+    participant = get_ready(alice, german)
+    assert "Spiel 1 von 2" in text(alice.get(page(participant, "play")))
+
+    alice.post(page(participant, "play"))
+    round_ = current_round(participant)
+    table = text(alice.get(reverse("tables:table", args=[round_.table_id])))
+    assert "Zwanzig Fragen" in table and "Ihre Frage" in table and "Raten" in table
+    board = render_board(table_state(round_.table_id), round_.seat)
+    assert "Noch keine Fragen." in board
+
+    win_round(alice, participant)
+    win_round(alice, participant)
+    policy = text(alice.get(page(participant, "policy")))
+    assert "Eine letzte Frage" in policy
+    alice.post(page(participant, "policy"), {"policy": "Erst nach Lebewesen fragen."})
+    questionnaire = text(alice.get(page(participant, "questionnaire")))
+    assert (
+        "Einige Fragen zur Studie" in questionnaire and "Stimme voll und ganz zu" in questionnaire
+    )
+    refused = text(alice.post(page(participant, "questionnaire"), {}))
+    assert "Bitte beantworten Sie diese Frage." in refused
+    alice.post(page(participant, "questionnaire"), {"q_hard": ["Stimme zu"]})
+    done = text(alice.get(page(participant, "done")))
+    assert "Vielen Dank, Sie sind fertig" in done and "Ihr Abschlusscode" in done
+    assert "Sie erhalten" in done
+
+
+def test_the_flows_refusals_are_in_the_studys_language(german, alice, bob):
+    participant = get_ready(alice, german)
+    response = bob.get(page(participant, "play"))
+    assert "Diese Seite gehört nicht zu diesem Browser." not in text(response)  # no study known
+    response = alice.post(page(participant, "policy"), {"policy": "x"})
+    assert "Dieser Schritt steht Ihnen jetzt nicht offen." in text(response)
+
+
+def test_an_english_study_stays_english(study, alice):
+    link = reverse("participants:study_link", args=[study.slug])
+    welcome = text(alice.get(link))
+    assert 'lang="en"' in welcome and "Welcome" in welcome and "Willkommen" not in welcome
+
+
+def test_the_offline_oracle_is_refused_for_a_study_in_another_language(german):
+    with pytest.raises(ValidationError, match="offline oracle reads English questions only"):
+        german.full_clean()
+    german.oracle_spec = "openai:gpt-4o-mini"
+    german.active = False
+    german.full_clean()
