@@ -15,7 +15,7 @@ from studyapp.pipelines.lwe.baselines import DC_WORD_CAP
 from studyapp.pipelines.lwe.data import PairCase, twenty_questions_pairs
 from studyapp.pipelines.lwe.data import load_cases as load_dataset
 from studyapp.pipelines.lwe.evaluate import evaluate, run_summary
-from studyapp.pipelines.lwe.judging import RunResult
+from studyapp.pipelines.lwe.judging import RunResult, use_prompts
 from studyapp.pipelines.models import Job
 from studyapp.pipelines.sources import jsonl_records, resolve_path, table_records
 
@@ -70,7 +70,17 @@ def keep(job: Job, runs: list[dict[str, Any]], result: dict[str, Any]) -> dict[s
 
 
 def run(job: Job) -> dict[str, Any]:
+    """One method over the job's cases; ``prompts`` (a directory) overrides prompt files by name
+    for this job only, and the result records the sha256 of every prompt file in force."""
     parameters = job.parameters
+    use_prompts(resolve_path(parameters["prompts"]) if parameters.get("prompts") else None)
+    try:
+        return _run(job, parameters)
+    finally:
+        use_prompts(None)
+
+
+def _run(job: Job, parameters: dict[str, Any]) -> dict[str, Any]:
     cases = load_cases(parameters)
     provider = provider_for(parameters["model"], cache=bool(parameters.get("cache", True)))
     job.write_log(f"{len(cases)} cases; {job.kind} with {parameters['model']}")
