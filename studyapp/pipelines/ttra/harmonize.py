@@ -26,6 +26,7 @@ import json
 import re
 import sys
 import typing
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -155,8 +156,10 @@ def rank_correlation(first: list[float], second: list[float]) -> dict[str, float
 
     if len(first) < 2:
         return {"kendall_tau": None, "kendall_p": None, "spearman_rho": None, "spearman_p": None}
-    tau = kendalltau(first, second)
-    rho = spearmanr(first, second)
+    with warnings.catch_warnings():  # a constant list: undefined, reported as None below
+        warnings.simplefilter("ignore")
+        tau = kendalltau(first, second)
+        rho = spearmanr(first, second)
 
     def number(x: float) -> float | None:
         return None if x != x else float(x)  # NaN (a constant list) → None
