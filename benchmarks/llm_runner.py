@@ -24,7 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from games.experiment.runner import ExperimentSpec, run_experiment  # noqa: E402
+from games.experiment.runner import run_experiment  # noqa: E402
+from games.experiment.spec import ExperimentSpec  # noqa: E402
 from games.llm.providers import ProviderConfig, close_clients, get_provider  # noqa: E402
 from tests.fakes.game_responder import GameResponder  # noqa: E402
 from tests.fakes.llm_server import FakeLLMServer  # noqa: E402

@@ -9,6 +9,7 @@ and the settings are read in one place.
 from __future__ import annotations
 
 import importlib.util
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,9 +45,22 @@ _caches: dict[str, ResponseCache] = {}
 _local: dict[str, Provider] = {}
 
 
-def provider_config(spec: str) -> ProviderConfig:
+def provider_config(spec: str, *, live: bool = False) -> ProviderConfig:
     """How to reach the provider of an API spec, from settings. ``OPENAI_BASE_URL`` is for
-    ``openai-compatible:`` servers only, so a local server never answers for ``openai:`` models."""
+    ``openai-compatible:`` servers only, so a local server never answers for ``openai:`` models.
+    ``live``: for a seat at a table with people, whose calls get the tighter live budget
+    (``LIVE_MODEL_TIMEOUT_SECONDS`` per call, ``LIVE_MODEL_RETRIES``) instead of the batch one."""
+    config = _provider_config(spec)
+    if live:
+        config = replace(
+            config,
+            timeout=settings.LIVE_MODEL_TIMEOUT_SECONDS,
+            max_retries=settings.LIVE_MODEL_RETRIES,
+        )
+    return config
+
+
+def _provider_config(spec: str) -> ProviderConfig:
     kind, _ = parse_spec(spec)
     if kind == "anthropic":
         return ProviderConfig(
@@ -90,11 +104,13 @@ def local_provider(spec: str) -> Provider:
     return _local[path]
 
 
-def provider_for(spec: str, *, cache: bool = True) -> Provider:
-    """The shared provider for ``spec``; ``cache`` replays identical API requests from disk."""
+def provider_for(spec: str, *, cache: bool = True, live: bool = False) -> Provider:
+    """The shared provider for ``spec``; ``cache`` replays identical API requests from disk;
+    ``live`` gives the live tables' time budget (:func:`provider_config`)."""
     if spec.startswith(LOCAL_PREFIX):
         return local_provider(spec)
-    return get_provider(spec, provider_config(spec), cache=response_cache() if cache else None)
+    config = provider_config(spec, live=live)
+    return get_provider(spec, config, cache=response_cache() if cache else None)
 
 
 class RecordingProvider:
@@ -134,10 +150,11 @@ def seat_policy(seat: Seat, game: str) -> str | None:
     return None
 
 
-def agent_for_seat(seat: Seat, *, game: str, role: str, seed: int) -> Agent:
+def agent_for_seat(seat: Seat, *, game: str, role: str, seed: int, live: bool = False) -> Agent:
     """The agent for one turn of an agent seat. Tables do not use the response cache: every table
     opens alike, and a cached reply would make every table play alike. ``seed`` is also the
-    sampling index, so a local model redelivered the same turn proposes the same move."""
+    sampling index, so a local model redelivered the same turn proposes the same move. ``live``:
+    the table has people, so its model calls get the live time budget."""
     spec = seat.agent_spec
     if spec.startswith("offline:"):
         return make_agent(spec, game=game, role=role, seed=seed)
@@ -148,7 +165,7 @@ def agent_for_seat(seat: Seat, *, game: str, role: str, seed: int) -> Agent:
         seed=seed,
         setting=seat_setting(seat),
         policy=seat_policy(seat, game),
-        provider=RecordingProvider(provider_for(spec, cache=False)),
+        provider=RecordingProvider(provider_for(spec, cache=False, live=live)),
         sample=seed,
     )
 

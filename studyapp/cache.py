@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.core.cache import BaseCache
 from django.core.cache.backends.redis import RedisCache as DjangoRedisCache
 from django.core.cache.backends.redis import RedisCacheClient
@@ -34,6 +35,25 @@ return 0
 """
 
 
+def redis_resilience(*, asynchronous: bool) -> dict[str, Any]:
+    """Connection options for redis-py pools (the channel layer's asyncio pools, this cache's
+    sync pool): a command that meets a broken connection (a connection or timeout error) is sent
+    again on a new one, ``REDIS_RETRIES`` times with a short backoff, and a connection idle longer
+    than ``REDIS_HEALTH_CHECK_SECONDS`` is pinged (and replaced if dead) before use."""
+    from redis.backoff import ExponentialBackoff
+    from redis.exceptions import ConnectionError, TimeoutError
+
+    if asynchronous:
+        from redis.asyncio.retry import Retry
+    else:
+        from redis.retry import Retry
+    return {
+        "retry": Retry(ExponentialBackoff(cap=1.0, base=0.05), settings.REDIS_RETRIES),
+        "retry_on_error": [ConnectionError, TimeoutError],
+        "health_check_interval": settings.REDIS_HEALTH_CHECK_SECONDS,
+    }
+
+
 class ReusingClient(RedisCacheClient):
     def get_client(self, key: Any = None, *, write: bool = False) -> Any:
         index = self._get_connection_pool_index(write)
@@ -45,7 +65,8 @@ class ReusingClient(RedisCacheClient):
 
 class RedisCache(DjangoRedisCache):
     def __init__(self, server: str, params: dict[str, Any]) -> None:
-        super().__init__(server, params)
+        options = {**redis_resilience(asynchronous=False), **params.get("OPTIONS", {})}
+        super().__init__(server, {**params, "OPTIONS": options})
         self._class = ReusingClient
 
     def _script(self, source: str) -> Any:

@@ -158,8 +158,8 @@ if REDIS_URL:
     # socket, which at 200 sockets doubled the CPU of a move (docs/production.md). Pub/sub keeps
     # nothing: a socket that is not connected misses the frame, and gets the board on connect.
     CHANNEL_BACKENDS = {
-        "pubsub": "channels_redis.pubsub.RedisPubSubChannelLayer",
-        "core": "channels_redis.core.RedisChannelLayer",
+        "pubsub": "studyapp.layers.RedisPubSubChannelLayer",
+        "core": "studyapp.layers.RedisChannelLayer",
     }
     CHANNEL_LAYER = env_str("CHANNEL_LAYER", "pubsub")
     if CHANNEL_LAYER not in CHANNEL_BACKENDS:
@@ -180,13 +180,28 @@ if REDIS_URL:
             # blocking receive, and a pool of 100 that raises when hundreds of sockets join
             # groups at once. Give both room.
             "CONFIG": {
-                "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "max_connections": 2000}],
+                "hosts": [
+                    {
+                        "address": REDIS_URL,
+                        "socket_timeout": 30,
+                        "max_connections": 2000,
+                    }
+                ],
                 "prefix": CHANNEL_PREFIX,
             },
         }
     }
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+# A Redis connection that was cut (a restart, a failover, CLIENT KILL, a proxy's idle timeout) is
+# found out and replaced before it loses a command, in the channel layer's pools and the cache's:
+# one idle longer than REDIS_HEALTH_CHECK_SECONDS is pinged before use, and a command that meets a
+# broken connection is sent again on a new one, up to REDIS_RETRIES times with a short backoff
+# (studyapp.cache.redis_resilience). Without it every pooled connection of every process failed
+# once, each on its next command, even minutes later: a lost broadcast each.
+REDIS_HEALTH_CHECK_SECONDS = env_float("REDIS_HEALTH_CHECK_SECONDS", 10)
+REDIS_RETRIES = env_int("REDIS_RETRIES", 3)
 
 # Celery: with no broker configured, tasks run in the calling process (embedded default).
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL)
@@ -256,6 +271,19 @@ TURN_DEADLINE_SECONDS = env_int("TURN_DEADLINE_SECONDS", 120)
 # A Twenty Questions table pauses after this many questions in a row that its answering model
 # could not answer (each is withdrawn, not counted); staff resume it from the live monitor.
 MAX_ORACLE_FAILURES = env_int("MAX_ORACLE_FAILURES", 3)
+# Model calls for agents at tables with people get a tighter budget than batch experiments (whose
+# ProviderConfig defaults are a 60 s timeout and 4 retries): each call LIVE_MODEL_TIMEOUT_SECONDS
+# with LIVE_MODEL_RETRIES retries, and the whole turn (a corrective follow-up included) at most
+# LIVE_AGENT_TURN_SECONDS, after which the seat's failed move is made (an oracle withdraws the
+# question). A person waiting on an agent is told after SLOW_AGENT_NOTICE_SECONDS that it is slow
+# and what happens when the budget runs out.
+LIVE_MODEL_TIMEOUT_SECONDS = env_float("LIVE_MODEL_TIMEOUT_SECONDS", 20)
+LIVE_MODEL_RETRIES = env_int("LIVE_MODEL_RETRIES", 1)
+LIVE_AGENT_TURN_SECONDS = env_float("LIVE_AGENT_TURN_SECONDS", 45)
+SLOW_AGENT_NOTICE_SECONDS = env_float("SLOW_AGENT_NOTICE_SECONDS", 5)
+# A paused table no one resumed within this many seconds of its pause is ended by the sweep (an
+# abort turn): a study books the round as ended and the person goes on (0: wait for staff).
+PAUSED_TABLE_LIMIT_SECONDS = env_float("PAUSED_TABLE_LIMIT_SECONDS", 300)
 # The live monitor marks a table stuck when an agent's turn (after its pause) or a person's turn
 # past their deadline has taken longer than this.
 STUCK_AGENT_TURN_SECONDS = env_float("STUCK_AGENT_TURN_SECONDS", 60)

@@ -27,13 +27,13 @@ from typing import Any
 from games import GAME_NAMES
 from games.experience.context import SETTINGS
 from games.experience.steps import MEMORY_WORD_CAP
-from games.experiment.runner import (
+from games.experiment.runner import run_experiment
+from games.experiment.spec import (
     DEFAULT_CASES,
     DEFAULT_EXPERIENCE_GAMES,
     DEFAULT_SAMPLES,
     EVALUATED_ROLES,
     ExperimentSpec,
-    run_experiment,
 )
 from games.experiment.summary import format_summary, summarize
 from games.llm import prompts

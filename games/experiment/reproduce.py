@@ -30,15 +30,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from games.experiment.runner import (
+from games.experiment.records import load_records, record_key
+from games.experiment.runner import run_experiment
+from games.experiment.spec import (
     DEFAULT_CASES,
     DEFAULT_EXPERIENCE_GAMES,
     DEFAULT_ROUNDS,
     DEFAULT_SAMPLES,
     ExperimentSpec,
-    load_records,
-    record_key,
-    run_experiment,
 )
 from games.llm.providers import ProviderConfig, close_clients, config_from_env
 from games.mathtest import GAME as MATH

@@ -19,7 +19,6 @@ import json
 import random
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,16 +27,23 @@ from tqdm import tqdm
 from games import get_engine
 from games.agents import make_agent
 from games.base import Agent, Config
-from games.cases import case_config, case_seed
+from games.cases import case_config, case_seed  # case_seed stays importable from here
 from games.experience import steps
 from games.experience.context import (
     Experience,
-    check_setting,
     experience_block,
     human_policy,
     player_system,
 )
 from games.experience.transcript import transcript
+from games.experiment.records import failure_marks, load_records, record_key, utc_now
+from games.experiment.spec import (
+    MATH_MAX_TOKENS,
+    ExperimentSpec,
+    derive_seed,
+    evaluated_seat,
+    warmup_seed,
+)
 from games.llm import prompts, render
 from games.llm.agents import LLMAgent
 from games.llm.cache import ResponseCache
@@ -49,7 +55,6 @@ from games.llm.providers import (
     ProviderConfig,
     ProviderError,
     get_provider,
-    model_options,
     needs_reasoning_budget,
     parse_spec,
 )
@@ -58,160 +63,6 @@ from games.mathtest import GAME as MATH
 from games.mathtest import JUDGE as MATH_JUDGE
 from games.mathtest import MathTask, is_correct, load_tasks
 from games.runner import play_game
-
-DEFAULT_CASES = 32
-DEFAULT_SAMPLES = 3
-DEFAULT_ROUNDS = 50
-DEFAULT_EXPERIENCE_GAMES = 5
-MATH_MAX_TOKENS = 4096  # a worked solution; --max-tokens or a reasoning model's budget replaces it
-EVALUATED_ROLES = ("normal", "difference")
-
-
-@dataclass(frozen=True)
-class ExperimentSpec:
-    """One model under one setting. ``rounds`` is the number of games per sample; left as None
-    it is ``DEFAULT_ROUNDS`` for ``cumulative`` and ``cases`` otherwise (pass ``rounds`` to run a
-    ``none`` baseline as long as a cumulative run)."""
-
-    game: str
-    model: str
-    setting: str = "none"
-    cases: int = DEFAULT_CASES
-    samples: int = DEFAULT_SAMPLES
-    rounds: int | None = None
-    seed: int = 0
-    oracle: str | None = None
-    temperature: float = 1.0
-    experience_games: int = DEFAULT_EXPERIENCE_GAMES
-    players: int = 5
-    policy: str | None = None  # human-policy text; the shipped default when None
-    experiment: str = "experiment"
-    # The evaluated model's output budget per call, OpenAI reasoning effort and Anthropic thinking
-    # budget; None = the model's defaults (games.llm.providers.model_options).
-    max_tokens: int | None = None
-    reasoning_effort: str | None = None
-    thinking_budget: int | None = None
-    memory_word_cap: int = steps.MEMORY_WORD_CAP  # the cumulative curator's length limit
-    # Undercover: which role the evaluated seat holds; None = any seat, drawn uniformly (so the
-    # difference 1/players of the time, as at a table of people).
-    evaluated_role: str | None = None
-    # Output budgets per model spec (the oracle and the other seats included), e.g.
-    # (("openai-compatible:deepseek-r1", 32768),); the evaluated model's max_tokens wins.
-    max_tokens_for: tuple[tuple[str, int], ...] = ()
-    tasks: str | None = None  # math: the JSONL task file (games.mathtest)
-
-    def __post_init__(self) -> None:
-        check_setting(self.setting)
-        if self.game == MATH:
-            if not self.tasks:
-                raise ValueError("the math testbed needs a task file (tasks=..., --math-tasks)")
-            load_tasks(self.tasks)  # raises TaskFileError naming the bad line
-            if self.setting == "cumulative":
-                raise ValueError("the math testbed has no cumulative setting")
-            if self.setting == "human-policy" and not self.policy:
-                raise ValueError("math has no shipped human policy: pass one (--human-policy)")
-        else:
-            get_engine(self.game)
-        parse_spec(self.model)
-        self.options_for(self.model)  # raises on an unknown effort or a too small budget
-        if self.memory_word_cap < 1:
-            raise ValueError("memory_word_cap must be positive")
-        if self.evaluated_role is not None:
-            if self.game != "undercover":
-                raise ValueError("evaluated_role is for undercover only")
-            if self.evaluated_role not in EVALUATED_ROLES:
-                raise ValueError(f"evaluated_role must be one of {', '.join(EVALUATED_ROLES)}")
-
-    @property
-    def model_options(self) -> ModelOptions:
-        """The evaluated model's options, defaults filled in; recorded in every record."""
-        return self.options_for(self.model)
-
-    def options_for(self, model: str) -> ModelOptions:
-        """Options for a model of this spec: the evaluated one's as set, any other's defaults."""
-        if parse_spec(model)[0] == "offline":
-            return ModelOptions()
-        budget = dict(self.max_tokens_for).get(model)
-        if model != self.model:
-            return model_options(model, max_tokens=budget)
-        return model_options(
-            model,
-            max_tokens=self.max_tokens or budget,
-            reasoning_effort=self.reasoning_effort,
-            thinking_budget=self.thinking_budget,
-        )
-
-    @property
-    def games_per_sample(self) -> int:
-        if self.game == MATH:  # every problem once, in file order, at most ``cases`` of them
-            return min(self.rounds or self.cases, len(load_tasks(self.tasks)))
-        if self.rounds is not None:
-            return self.rounds
-        return DEFAULT_ROUNDS if self.setting == "cumulative" else self.cases
-
-    @property
-    def oracle_spec(self) -> str:
-        """The oracle is the same model unless set; offline questioners get the offline oracle."""
-        if self.oracle:
-            return self.oracle
-        return "offline:kb" if self.model.startswith("offline:") else self.model
-
-
-def _seed(*parts: object) -> int:
-    return random.Random(":".join(str(p) for p in parts)).randrange(2**31)
-
-
-# ``case_seed`` (imported above, importable from here as before) is games.cases's: test case ``k``
-# is the same config as round ``k + 1`` of a human study with the same seed, and its word is
-# drawn without replacement.
-
-
-def warmup_seed(seed: int, sample: int, index: int) -> int:
-    """The seed of the ``index``-th earlier game of a sample (never a test case)."""
-    return _seed(seed, "warmup", sample, index)
-
-
-def evaluated_seat(game: str, seed: int, config: Config, role: str | None = None) -> int:
-    """The seat whose play is scored. Twenty Questions: the questioner. Undercover: a seat drawn
-    from a stream of its own (``seed`` salted), independent of the draw that placed the
-    difference, so it holds the difference word 1/players of the time; ``role`` restricts the
-    draw to the difference seat or the normal seats."""
-    if game != "undercover":
-        return 0
-    seats = list(range(config["players"]))
-    if role == "difference":
-        return config["difference_seat"]
-    if role == "normal":
-        seats.remove(config["difference_seat"])
-    return random.Random(_seed(seed, "evaluated-seat")).choice(seats)
-
-
-def record_key(record: dict[str, Any]) -> tuple[Any, ...]:
-    return (record["game"], record["model"], record["setting"], record["sample"], record["round"])
-
-
-def load_records(path: Path) -> list[dict[str, Any]]:
-    """Finished games already in ``path``. A line cut off by an interrupted write is dropped from
-    the file, so the game is played again and the file stays valid JSONL."""
-    if not path.exists():
-        return []
-    raw = path.read_text(encoding="utf-8")
-    lines = raw.split("\n")
-    records: list[dict[str, Any]] = []
-    kept: list[str] = []
-    for line in lines:
-        if not line.strip():
-            continue
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-        kept.append(line)
-    rewritten = "".join(f"{line}\n" for line in kept)
-    if rewritten != raw:
-        path.write_text(rewritten, encoding="utf-8")
-    return records
-
 
 ConfigFor = Callable[[str], ProviderConfig]
 
@@ -277,7 +128,7 @@ class Runner:
         bare sample index they would share one cached reply, so a rerun from the cache would not
         replay the first run, whose concurrent calls each got their own reply."""
         engine = get_engine(spec.game)
-        draw = _seed(sample, seed)
+        draw = derive_seed(sample, seed)
         agents: dict[int, Agent] = {}
         for seat, label in enumerate(engine.seats(config)):
             model = spec.oracle_spec if label == "oracle" else spec.model
@@ -309,7 +160,7 @@ class Runner:
         if spec.game != MATH:
             return self.new_config(spec, seed)
         tasks = load_tasks(spec.tasks)
-        order = random.Random(_seed(spec.seed, "math-warmup", sample)).sample(
+        order = random.Random(derive_seed(spec.seed, "math-warmup", sample)).sample(
             range(len(tasks)), len(tasks)
         )
         return tasks[order[index % len(tasks)]].as_config()
@@ -343,12 +194,12 @@ class Runner:
         evaluated = self.evaluated_seat(spec, seed, config)
         agents = self.seat_agents(spec, config, seed, evaluated, sample, policy, setting)
         async with self._games:
-            started = _now()
+            started = utc_now()
             failures: list[dict[str, Any]] = []
             state, events = await play_game(
                 get_engine(spec.game), config, agents, failures=failures
             )
-            finished = _now()
+            finished = utc_now()
         usage = Usage()
         for agent in agents.values():
             if isinstance(agent, LLMAgent):
@@ -422,14 +273,14 @@ class Runner:
         usage = Usage()
         failures: list[dict[str, Any]] = []
         async with self._games:
-            started = _now()
+            started = utc_now()
             try:
                 completion = await provider.complete(
                     [{"role": "user", "content": user}],
                     system=system,
                     temperature=spec.temperature,
                     max_tokens=MATH_MAX_TOKENS,
-                    sample=_seed(sample, seed),
+                    sample=derive_seed(sample, seed),
                 )
                 usage.add(completion)
                 text = completion.text
@@ -437,7 +288,7 @@ class Runner:
                 usage.add_failure(err)
                 text = ""
                 failures.append({"seat": 0, "error": str(err)})
-            finished = _now()
+            finished = utc_now()
         answer = parse_answer(text) if text else None
         if text and answer is None:
             failures.append({"seat": 0, "error": "no answer inside <answer> tags"})
@@ -594,26 +445,6 @@ class Runner:
             self._bar = None
         keys = {(s.game, s.model, s.setting) for s in specs}
         return [rec for key, rec in sorted(self.done.items()) if key[:3] in keys]
-
-
-def failure_marks(game: str, events: list[dict[str, Any]], failures: list) -> dict[str, Any]:
-    """What a record says about failed model calls, so the analysis can leave out games that
-    measure an outage rather than the evaluated model: ``voids`` (Twenty Questions questions the
-    oracle could not answer, not counted), ``oracle_failed`` (the oracle failed so often that the
-    game was ended; its reward is not the questioner's doing) and ``failures`` (every move an agent
-    did not make itself, with the reason)."""
-    oracle_failed = game == "twenty-questions" and any(
-        event["type"] == "abort" and event.get("failed_seat") == 1 for event in events
-    )
-    return {
-        "voids": sum(event["type"] == "void" for event in events),
-        "oracle_failed": oracle_failed,
-        "failures": failures,
-    }
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 async def run_experiment(

@@ -20,6 +20,7 @@ from games.llm.cache import ResponseCache
 from games.llm.parse import parse_answer
 from games.llm.providers import Provider, ProviderConfig, ProviderError, get_provider
 from games.llm.usage import Usage
+from games.twenty_questions.rules import ANSWERS, REPLY_HINT
 
 ROLES = {"twenty-questions": ("questioner", "oracle"), "undercover": ("player", "speaker", "voter")}
 
@@ -36,10 +37,11 @@ def valid_question(answer: str) -> str | None:
 
 
 def valid_reply(answer: str) -> str | None:
-    """Yes, No or Invalid from the first word (``"yes."`` and ``"No, it is not"`` count)."""
+    """One of Twenty Questions' replies (Yes, No or Invalid) from the first word (``"yes."`` and ``"No, it is not"`` count)."""
     words = re.findall(r"[a-z]+", answer.lower())
-    if words and words[0] in ("yes", "no", "invalid"):
-        return words[0].capitalize()
+    replies = {answer.lower(): answer for answer in ANSWERS}
+    if words and words[0] in replies:
+        return replies[words[0]]
     return None
 
 
@@ -114,9 +116,7 @@ class LLMAgent:
 
     async def act(self, observation: Observation) -> Event:
         if self.role == "oracle":
-            reply = await self.ask(
-                observation, valid_reply, "The reply must be exactly Yes, No or Invalid."
-            )
+            reply = await self.ask(observation, valid_reply, REPLY_HINT)
             return {"type": "answer", "answer": reply}
         if self.game == "twenty-questions":
             question = await self.ask(

@@ -18,31 +18,32 @@ import random
 from typing import Any
 
 from games.base import Event, Observation
-from games.twenty_questions import CANDIDATES, knowledge
+from games.twenty_questions import CANDIDATES
 from games.twenty_questions.engine import MAX_QUESTION_CHARS, guess_text
-from games.twenty_questions.knowledge import FEATURES
+from games.twenty_questions.knowledge import oracle
+from games.twenty_questions.rules import INVALID, NO, YES
 
 
 def yes_set(question: str) -> frozenset[str] | None:
     """The candidates for which the answer to ``question`` is Yes; None when it is Invalid."""
-    return knowledge.yes_set(question)
+    return oracle.yes_set(question)
 
 
 def answer_question(question: str, answer: str) -> str:
     """The offline oracle's reply: "Yes", "No" or "Invalid"."""
-    return knowledge.answer(question, answer)
+    return oracle.answer(question, answer)
 
 
 def remaining(history: list[dict[str, Any]]) -> list[str]:
     """Candidates (in paper order) still consistent with every Yes and No answered so far."""
     left = set(CANDIDATES)
     for turn in history:
-        if turn["answer"] not in ("Yes", "No"):
+        if turn["answer"] not in (YES, NO):
             continue
         holders = yes_set(turn["question"])
         if holders is None:
             continue
-        left = left & holders if turn["answer"] == "Yes" else left - holders
+        left = left & holders if turn["answer"] == YES else left - holders
     return [word for word in CANDIDATES if word in left]
 
 
@@ -64,7 +65,7 @@ class KnowledgeOracle:
 
     async def act(self, observation: Observation) -> Event:
         if observation.get("rejected"):
-            return {"type": "answer", "answer": "Invalid"}
+            return {"type": "answer", "answer": INVALID}
         reply = answer_question(observation["question"] or "", observation["answer"])
         return {"type": "answer", "answer": reply}
 
@@ -92,7 +93,7 @@ class InfoGainQuestioner:
         half = len(left) / 2
         options: list[tuple[float, float, str]] = []  # (imbalance, tie-break, question)
         pool = set(left)
-        for feature in FEATURES.values():
+        for feature in oracle.features().values():
             yes = len(feature.words & pool)
             if 0 < yes < len(left) and feature.question not in asked:
                 options.append((abs(yes - half), self.rng.random(), feature.question))
@@ -119,7 +120,7 @@ class RandomQuestioner:
 
     async def act(self, observation: Observation) -> Event:
         asked = {turn["question"] for turn in observation["history"]}
-        features = [f.question for f in FEATURES.values() if f.question not in asked]
+        features = [f.question for f in oracle.features().values() if f.question not in asked]
         guesses = [guess_question(w) for w in CANDIDATES if guess_question(w) not in asked]
         pool = features if features and self.rng.random() < 0.5 else guesses
         return {"type": "question", "text": self.rng.choice(pool)}

@@ -7,7 +7,6 @@ import argparse
 import asyncio
 import json
 import sys
-import textwrap
 import time
 from collections.abc import Callable
 from typing import Any, TextIO
@@ -17,18 +16,9 @@ from games.base import IllegalMove
 from games.runner import next_event, play_game
 from games.twenty_questions import CANDIDATES, ndcg_reward
 from games.twenty_questions.engine import ENGINE, ORACLE, QUESTIONER
+from games.twenty_questions.rules import RULES_FOR_TERMINAL as RULES
 
 GAME = "twenty-questions"
-
-RULES = f"""Twenty Questions. I am thinking of one of these {len(CANDIDATES)} words:
-
-{textwrap.fill(", ".join(CANDIDATES), 100)}
-
-Ask up to 20 yes/no questions; I answer Yes, No or Invalid (questions about letters or spelling
-are Invalid). To guess, ask whether it is one word ("Is it a violin?"); a wrong guess uses up a
-question. The sooner you find it, the higher the reward: 1/log2(k+1) for a find at question k.
-Type 'quit' to give up.
-"""
 
 
 def add_simulate(subparsers: Any) -> None:

@@ -23,10 +23,10 @@ from typing import Any
 from games.base import Config, Engine, Event, IllegalMove, Observation
 from games.twenty_questions import CANDIDATES, MAX_QUESTIONS, ndcg_reward
 from games.twenty_questions.guesses import Mention, guess_in
+from games.twenty_questions.rules import ANSWERS, INVALID, NO, YES
 
 QUESTIONER, ORACLE = 0, 1
 ROLES = ("questioner", "oracle")
-ANSWERS = ("Yes", "No", "Invalid")
 MAX_QUESTION_CHARS = 300
 # The questioner's fallback move: recorded as a question and answered Invalid by the engine.
 NO_QUESTION = "(no question)"
@@ -333,7 +333,7 @@ class TwentyQuestionsEngine(Engine[State]):
             )
         state = replace(state, voided=False)
         if text == NO_QUESTION:
-            return replace(state, turns=(*state.turns, Turn(text, "Invalid", "engine")))
+            return replace(state, turns=(*state.turns, Turn(text, INVALID, "engine")))
         if state.rules_version == "1":
             named = named_candidates(text)
             guess = named[0] if len(named) == 1 else None
@@ -362,9 +362,9 @@ class TwentyQuestionsEngine(Engine[State]):
     def _resolve(self, state: State, text: str, guess: str) -> State:
         """A guess is answered by the engine: the right word ends the game, any other gets No."""
         if guess == state.answer:
-            turn = Turn(text, "Yes", "engine", guess)
+            turn = Turn(text, YES, "engine", guess)
             return replace(state, turns=(*state.turns, turn), found_at=len(state.turns) + 1)
-        return replace(state, turns=(*state.turns, Turn(text, "No", "engine", guess)))
+        return replace(state, turns=(*state.turns, Turn(text, NO, "engine", guess)))
 
     def _answer(self, state: State, event: Event) -> State:
         if event.get("seat") != ORACLE:
@@ -373,7 +373,7 @@ class TwentyQuestionsEngine(Engine[State]):
             raise IllegalMove("there is no question waiting for an answer")
         answer = event.get("answer")
         if answer not in ANSWERS:
-            raise IllegalMove(f"the answer must be one of Yes, No, Invalid; got {answer!r}")
+            raise IllegalMove(f"the answer must be one of {', '.join(ANSWERS)}; got {answer!r}")
         last = replace(state.turns[-1], answer=answer, by="oracle")
         return replace(state, turns=(*state.turns[:-1], last), void_streak=0, voided=False)
 
@@ -450,7 +450,7 @@ class TwentyQuestionsEngine(Engine[State]):
     def fallback(self, state: State, seat: int) -> Event:
         if seat == QUESTIONER:
             return {"type": "question", "seat": QUESTIONER, "text": NO_QUESTION}
-        return {"type": "answer", "seat": ORACLE, "answer": "Invalid"}
+        return {"type": "answer", "seat": ORACLE, "answer": INVALID}
 
     def failed(self, state: State, seat: int, reason: str) -> Event:
         """An oracle whose model failed withdraws the question, so it costs the questioner nothing."""

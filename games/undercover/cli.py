@@ -16,25 +16,10 @@ from games.agents import make_agent
 from games.base import Agent, Event, IllegalMove
 from games.runner import next_event, play_game
 from games.undercover.engine import DEFAULT_MAX_VOTE_ROUNDS, ENGINE, State
+from games.undercover.rules import RULES_FOR_TERMINAL as RULES
 
 GAME = "undercover"
 ENDS = ("voted_out", "three_left", "vote_cap", "abort")
-
-RULES = """Who is the Difference.
-
-Every player has a secret word. All but one share the same word; one player, the difference,
-holds a related but different word. Nobody is told their role: compare the clues to find out.
-
-The game starts with three clue rounds, then a vote; after that one clue round and one vote
-alternate. When it is your turn to speak, type one sentence about your word (or 'pass'). Do not say
-your word, do not hint at letters, spelling or rhymes, and do not repeat an earlier clue.
-When voting, type the seat number of the player you think is the difference (not yourself), or
-'abstain'. Votes are secret until everyone has voted. The most-voted player is out; a tie removes
-no one.
-
-The normal players win when the difference is voted out. The difference wins when only three
-players remain, or when {cap} votes have passed. Type 'quit' to give up.
-"""
 
 
 def add_simulate(subparsers: Any) -> None:

@@ -20,3 +20,23 @@
   setInterval(tick, 1000);
   document.addEventListener('DOMContentLoaded', tick);
 })();
+
+/* Notices the server renders hidden with data-show-after (the slow-agent notice): shown that many
+   seconds after they appeared, unless a newer board replaced them first. */
+(function () {
+  var shown = new WeakMap();
+
+  function reveal() {
+    document.querySelectorAll('[data-show-after][hidden]').forEach(function (el) {
+      if (!shown.has(el)) {
+        shown.set(el, Date.now() + Number(el.dataset.showAfter) * 1000);
+      }
+      if (Date.now() >= shown.get(el)) {
+        el.hidden = false;
+      }
+    });
+  }
+
+  setInterval(reveal, 500);
+  document.addEventListener('DOMContentLoaded', reveal);
+})();

@@ -24,6 +24,9 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare, salted_hmac
 
+from games import default_checks
+from games.twenty_questions import rules as twenty_questions_rules
+from games.undercover import rules as undercover_rules
 from studyapp.participants import questionnaire
 from studyapp.participants.models import Invite, Participant, Round, Study
 
@@ -41,41 +44,11 @@ _RECRUITER_ID_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
 # part, and be paid, again. Pilots (the pilot command's bots) may use their own IDs.
 _PROLIFIC_PID_RE = re.compile(r"^[0-9a-fA-F]{24}$")
 
-# The comprehension check a study gets when staff wrote none: the one rule people most often miss.
+# The comprehension check a study gets when staff wrote none: the one rule people most often miss,
+# from the game package (games/<game>/rules.py), where the rules text people read comes from too.
 DEFAULT_CHECKS = {
-    "questioner": [
-        {
-            "question": "Which answers can the oracle give to one of your questions?",
-            "options": [
-                "Any sentence it likes",
-                "Yes, No or Invalid",
-                "The first letter of the secret word",
-            ],
-            "answer": "Yes, No or Invalid",
-        }
-    ],
-    "oracle": [
-        {
-            "question": "As the oracle, how do you answer a question?",
-            "options": [
-                "With any sentence I like",
-                "Yes, No or Invalid",
-                "With a hint about the letters of the word",
-            ],
-            "answer": "Yes, No or Invalid",
-        }
-    ],
-    "undercover": [
-        {
-            "question": "In a clue round, what may your clue not do?",
-            "options": [
-                "Describe your word in one sentence",
-                "Say your word or spell out its letters",
-                "Mention something your word is used for",
-            ],
-            "answer": "Say your word or spell out its letters",
-        }
-    ],
+    **twenty_questions_rules.DEFAULT_CHECKS,
+    "undercover": undercover_rules.DEFAULT_CHECKS,
 }
 
 
@@ -375,14 +348,14 @@ def study_checks(study: Study) -> list[dict[str, Any]]:
     if study.checks:
         return list(study.checks)
     if study.game == "undercover":
-        return DEFAULT_CHECKS["undercover"]
+        return default_checks("undercover", "player", study.language)
     from studyapp.participants import design
 
     try:
         person = design.normalise(study.game, study.design, study.oracle_spec)["person"]
     except design.DesignError:
         person = "questioner"
-    return DEFAULT_CHECKS[person]
+    return default_checks(study.game, person, study.language)
 
 
 def answer_checks(participant: Participant, answers: list[str]) -> str:

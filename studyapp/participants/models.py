@@ -262,8 +262,8 @@ class Study(models.Model):
         return self.title
 
     def clean(self) -> None:
-        """A design that could not be played, or checks without a right answer, are refused; an
-        active study must have every model spec usable (parsed, offline names known, provider
+        """A design that could not be played, checks without a right answer, or custom instructions
+        without checks of their own are refused; an active study must have every model spec usable (parsed, offline names known, provider
         configured). ``manage.py study apply`` and the admin both save through this."""
         from studyapp.participants import design
 
@@ -287,6 +287,13 @@ class Study(models.Model):
         problem = think_seconds_problem(self.agent_think_seconds)
         if problem:
             errors.setdefault("agent_think_seconds", []).append(problem)
+        if self.instructions.strip() and not self.checks:
+            # The default checks ask the game's default rules (games/<game>/rules.py), which
+            # custom instructions replace: they could ask about a rule these do not state.
+            errors.setdefault("checks", []).append(
+                "A study with its own instructions needs its own comprehension checks: the "
+                "default checks ask about the default rules, which these instructions replace."
+            )
         try:
             self.questionnaire = questionnaire.validate(self.questionnaire)
         except questionnaire.QuestionnaireError as err:

@@ -18,6 +18,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import override
 from django.views.decorators.http import require_http_methods, require_safe
 
+from games import rules_for_people
 from studyapp import ratelimit
 from studyapp.participants import assignment, flow, pilots, questionnaire
 from studyapp.participants.forms import ChecksForm, ConsentForm, PolicyForm, WithdrawForm
@@ -231,6 +232,7 @@ def instructions(request: HttpRequest, participant: Participant) -> HttpResponse
     context = {
         "participant": participant,
         "study": study,
+        "rules": rules_for_people(study.game, study.language),
         "form": form,
         "wrong": wrong,
         "attempts_left": max(study.check_attempts, 1) - participant.check_attempts,

@@ -48,6 +48,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
     seat_id: int | None = None
     group: str = ""
     seen_seq: int = -1  # fragments can overtake each other when moves commit in parallel
+    seen_status: str = ""  # the table's status on the board this socket last sent
     last_heartbeat: float = float("-inf")
     move_tokens: float = MOVE_BURST
     tokens_at: float = 0.0
@@ -102,7 +103,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             now = time.monotonic()
             if now - self.last_heartbeat >= HEARTBEAT_MIN_SECONDS:
                 self.last_heartbeat = now
-                await self.heartbeat()
+                await self.send_if_newer(await self.heartbeat())
             return
         if not self.may_move():
             await self.send(text_data=await self.current_board(TOO_FAST))
@@ -130,8 +131,20 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         if message["seq"] < self.seen_seq:
             return  # an older view arriving late would undo a newer one
         self.seen_seq = message["seq"]
+        self.seen_status = message.get("status", self.seen_status)
         html = None if self.seat_index is None else message["boards"][self.seat_index]
         await self.send(text_data=html if html is not None else await self.current_board())
+
+    async def send_if_newer(self, board: tuple[int, str, str] | None) -> None:
+        """Send a board the catch-up rendered (:meth:`heartbeat`), unless a broadcast sent a
+        newer one while it was being rendered."""
+        if board is None:
+            return
+        seq, status, html = board
+        if seq < self.seen_seq:
+            return
+        self.seen_seq, self.seen_status = seq, status
+        await self.send(text_data=html)
 
     @db_call
     def claim_place(self) -> bool:
@@ -151,6 +164,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
     def current_board(self, error: str | None = None) -> str:
         snap = services.table_state(self.table_id)
         self.seen_seq = max(self.seen_seq, snap.next_seq)
+        self.seen_status = snap.table.status
         return render_board(snap, self.seat_index, error)
 
     @db_call
@@ -158,9 +172,21 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         driver.tick(self.table_id)
 
     @db_call
-    def heartbeat(self) -> None:
+    def heartbeat(self) -> tuple[int, str, str] | None:
+        """Presence, the driver's catch-up, and this socket's: a board that moved on without
+        this socket hearing of it (a broadcast lost with a Redis connection, a publish that
+        failed) is rendered now, so a lost broadcast costs a person at most one heartbeat.
+        Returns ``(seq, status, board)`` to send, or None when the page is up to date."""
         services.touch_seat(self.seat_id, connected=True)
-        driver.tick(self.table_id)
+        snap = driver.tick(self.table_id)  # a table being played: rebuilt from its log already
+        if snap is None:
+            version = services.table_version(self.table_id)
+            if version is None or version == (self.seen_seq, self.seen_status):
+                return None
+            snap = services.table_state(self.table_id)
+        if (snap.next_seq, snap.table.status) == (self.seen_seq, self.seen_status):
+            return None
+        return snap.next_seq, snap.table.status, render_board(snap, self.seat_index)
 
     @db_call
     def mark_presence(self, connected: bool) -> None:

@@ -129,6 +129,7 @@ def prepare_agent_turn(table_id: int, seq: int) -> AgentTurn | None:
             game=snap.table.game,
             role=snap.engine.seats(snap.table.config)[index],
             seed=agent_seed(snap.table.seed, index, seq),
+            live=snap.has_humans(),
         )
     except Exception as err:  # a bad spec, a missing extra, a folder with no model
         log.exception("table %s: cannot build the agent of seat %s", table_id, index)
@@ -148,8 +149,18 @@ async def agent_move(turn: AgentTurn) -> tuple[Event, dict[str, Any]]:
     if turn.agent is None:
         move = Move(snap.engine.failed(snap.state, index, turn.error), turn.error)
     else:
+        budget = live_turn_seconds() if snap.has_humans() else None
         try:
-            move = await choose(snap.engine, snap.state, index, turn.agent)
+            move = await asyncio.wait_for(
+                choose(snap.engine, snap.state, index, turn.agent), budget
+            )
+        except TimeoutError as err:  # people are waiting: the live budget is spent
+            if budget is None:  # not ours: an agent's own timeout at a table of agents
+                log.exception("table %s: the agent of seat %s failed", snap.table.pk, index)
+                error = f"{type(err).__name__}: {err}"
+            else:
+                error = f"the model did not move within the live budget of {budget:g} s"
+            move = Move(snap.engine.failed(snap.state, index, error), error)
         except Exception as err:  # a local model that raised, a bug in an agent
             log.exception("table %s: the agent of seat %s failed", snap.table.pk, index)
             error = f"{type(err).__name__}: {err}"
@@ -166,6 +177,12 @@ async def agent_move(turn: AgentTurn) -> tuple[Event, dict[str, Any]]:
         if move.reply:
             usage["reply"] = move.reply[:REPLY_CHARS]
     return move.event, usage
+
+
+def live_turn_seconds() -> float:
+    """The most an agent's turn may take at a table with people (LIVE_AGENT_TURN_SECONDS), its
+    model calls and a corrective follow-up included; the seat's failed move is made after it."""
+    return float(settings.LIVE_AGENT_TURN_SECONDS)
 
 
 def finish_agent_turn(snap: TableState, event: Event, usage: dict[str, Any]) -> str:
@@ -357,11 +374,13 @@ def check_lobby(table_id: int) -> str:
     return "released"
 
 
-def tick(table_id: int) -> None:
+def tick(table_id: int) -> TableState | None:
     """Catch up on anything overdue (called on connect and heartbeat), the same with and without
     Celery: a lobby past its wait limit starts, and a table being played has its next step
     scheduled unless it already is (a timer lost with a process, a task lost with a worker).
-    It never judges a deadline itself: only a job that finds the deadline passed does."""
+    It never judges a deadline itself: only a job that finds the deadline passed does.
+    Returns the table rebuilt from its log when it rebuilt one (a table being played), so a
+    socket's heartbeat can compare it with its board without reading the log again."""
     if settings.CELERY_TASK_ALWAYS_EAGER and (loop := server_loop()) is not None:
         ensure_sweeping(loop)
     table = Table.objects.get(pk=table_id)
@@ -373,7 +392,10 @@ def tick(table_id: int) -> None:
             delay = (due - timezone.now()).total_seconds()
             schedule("check_lobby", (table_id,), delay, table=table)
     elif table.status == Table.Status.PLAYING:
-        advance(table_state(table))
+        snap = table_state(table)
+        advance(snap)
+        return snap
+    return None
 
 
 def resume_unfinished() -> list[int]:
@@ -428,11 +450,59 @@ def sweep() -> dict[str, int]:
             done[name] += 1
         if not steps:
             settle(snap, now)
+    for table_id in paused_too_long(now):
+        done[f"paused table {end_paused(table_id)}"] += 1
     from studyapp.participants import flow
 
     if dropped := flow.drop_idle_between_rounds(now):
         done["idle person dropped between rounds"] += dropped
     return dict(done)
+
+
+PAUSED_ENDED = (
+    "The game was ended: the answering side stayed unavailable. This round counts as ended; "
+    "you can go on."
+)
+
+
+def paused_too_long(now: Any) -> list[int]:
+    """Paused tables whose pause (the turn that paused them) is older than their limit."""
+    rows = (
+        Table.objects.filter(status=Table.Status.PAUSED)
+        .annotate(paused_at=Coalesce(Max("turns__created_at"), "started_at", "created_at"))
+        .values_list("pk", "options", "paused_at")
+    )
+    due = []
+    for table_id, options, paused_at in rows:
+        limit = Table(options=options or {}).paused_limit()
+        if limit is not None and (now - paused_at).total_seconds() >= limit:
+            due.append(table_id)
+    return due
+
+
+def end_paused(table_id: int) -> str:
+    """End a table paused past its limit with an ``abort`` turn, so nobody waits without end for
+    staff: the game is over (no winner) and a study books the round as it books any ended round
+    and lets the person go on (``flow.sync_round``, called here for the people at the table, so
+    the round is booked even if they never return). The table row is locked, so a staff resume
+    at the same moment either comes first (the table plays on) or finds it ended."""
+    with transaction.atomic():
+        locked = Table.objects.select_for_update().filter(pk=table_id).first()
+        if locked is None or locked.status != Table.Status.PAUSED:
+            return "resumed"
+        snap = table_state(table_id)
+        event = {"type": "abort", "reason": PAUSED_ENDED, "paused": True}
+        try:
+            after = commit(snap, event, snap.engine.apply(snap.state, event))
+        except IntegrityError:
+            return "stale"
+    log.error("table %s ended: paused longer than its limit", table_id)
+    from studyapp.participants import flow
+
+    for index, seat in enumerate(after.seats):
+        if seat.kind == Seat.Kind.HUMAN and (person := seat_participant(after, index)):
+            flow.sync_round(person)
+    return "ended"
 
 
 def settled_key(table_id: int, created_at: Any, turns: int, last: Any) -> str:

@@ -68,6 +68,7 @@ class Table(models.Model):
             "dropout": "replace",
             "agent_delay_seconds": settings.AGENT_DELAY_SECONDS,
             "max_oracle_failures": settings.MAX_ORACLE_FAILURES,
+            "paused_limit_seconds": settings.PAUSED_TABLE_LIMIT_SECONDS,
         }
         if name == "replacement_spec":
             return self.options.get(name) or settings.DEFAULT_AGENT_SPEC
@@ -78,6 +79,15 @@ class Table(models.Model):
         number all mean "no deadline" (a study that lets people leave and come back)."""
         try:
             seconds = float(self.option("turn_deadline_seconds") or 0)
+        except (TypeError, ValueError):
+            return None
+        return seconds if seconds > 0 else None
+
+    def paused_limit(self) -> float | None:
+        """How long a paused table waits for staff to resume it before the sweep ends it
+        (``paused_limit_seconds``); None (0, empty, negative): it waits for staff."""
+        try:
+            seconds = float(self.option("paused_limit_seconds") or 0)
         except (TypeError, ValueError):
             return None
         return seconds if seconds > 0 else None

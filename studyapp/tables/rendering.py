@@ -14,6 +14,7 @@ from datetime import timedelta
 from functools import cache
 from typing import Any
 
+from django.conf import settings
 from django.template.loader import render_to_string
 from django.utils import timezone, translation
 from django.utils.html import escape
@@ -112,6 +113,13 @@ def board_context(snap: TableState, seat: int | None, error: str | None = None) 
             context["out_in_vote"] = next(
                 (v["round"] for v in context["obs"]["votes"] if v["eliminated"] == seat), None
             )
+        if context["playing"] and not context["replaced"] and not context["your_turn"]:
+            context["agent_wait"] = agent_wait(snap)
+    if context["paused"] and (limit := table.paused_limit()) is not None and snap.last_at:
+        waited = (timezone.now() - snap.last_at).total_seconds()
+        context["paused_seconds_left"] = max(0, round(limit - waited))
+    if table.status == Table.Status.ABORTED and snap.events:
+        context["abort_reason"] = snap.events[-1].get("reason")
     return context
 
 
@@ -123,6 +131,27 @@ def study_total(table_id: int, seat: int) -> float | None:
     round_ = Round.objects.filter(table_id=table_id, seat=seat).select_related("participant")
     found = round_.first()
     return None if found is None else found.participant.total_reward
+
+
+def agent_wait(snap: TableState) -> dict[str, Any] | None:
+    """What a person waiting on an agent is told once the agent is slow: the page reveals the
+    notice ``show_after`` seconds after the board arrives (SLOW_AGENT_NOTICE_SECONDS after the
+    last move; at once on a board rendered later), with the seconds left of the agent's live
+    budget (its pause and LIVE_AGENT_TURN_SECONDS) and what happens when they run out (the
+    engine's ``failed`` move: an oracle withdraws the question, any other seat passes)."""
+    agents = [i for i in snap.waiting_for() if snap.seat(i).kind == Seat.Kind.AGENT]
+    if not agents or snap.last_at is None:
+        return None
+    from studyapp.tables.driver import agent_delay, live_turn_seconds
+
+    waited = (timezone.now() - snap.last_at).total_seconds()
+    budget = agent_delay(snap) + live_turn_seconds()
+    failed = snap.engine.failed(snap.state, agents[0], "")
+    return {
+        "show_after": max(0, round(settings.SLOW_AGENT_NOTICE_SECONDS - waited)),
+        "seconds_left": max(0, round(budget - waited)),
+        "withdraws": failed.get("type") == "void",
+    }
 
 
 def lobby_facts(table: Table, seats: list[Seat]) -> dict[str, Any]:
@@ -176,3 +205,12 @@ def table_language(table: Any) -> str:
 # The oracle's answers and a clue's "passed" are shown through {% translate %} with a variable;
 # listed here so that makemessages collects them.
 SHOWN_WORDS = [gettext_noop("Yes"), gettext_noop("No"), gettext_noop("Invalid")]
+# The reasons a table's abort turn gives people (studyapp.tables.driver), shown the same way.
+SHOWN_REASONS = [
+    gettext_noop(
+        "The game was ended: the answering side stayed unavailable. This round counts as ended; "
+        "you can go on."
+    ),
+    gettext_noop("A player left the study."),
+    gettext_noop("A player missed the turn deadline."),
+]

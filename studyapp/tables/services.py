@@ -21,6 +21,7 @@ seat or the table's status (a takeover, a pause, the end), or a status that is n
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
 from contextlib import nullcontext
@@ -30,7 +31,7 @@ from typing import Any
 
 from channels.layers import get_channel_layer
 from django.db import IntegrityError, connection, transaction
-from django.db.models import FilteredRelation, Q
+from django.db.models import Count, FilteredRelation, Q
 from django.utils import timezone
 
 from games import get_engine
@@ -38,6 +39,8 @@ from games.base import Config, Engine, Event, IllegalMove
 from studyapp.background import call_async
 from studyapp.tables.models import Seat, Table, Turn
 from studyapp.tables.moves import clean_action, storable
+
+log = logging.getLogger(__name__)
 
 COMMIT_ATTEMPTS = 5
 # Event types only the driver writes (the engine accepts them from anyone, so we must filter).
@@ -396,7 +399,11 @@ def broadcast(snap: TableState) -> None:
     """Tell every socket at the table, in one channel-layer send: the message carries each
     listened-to seat's own rendered view, and each socket passes on only its seat's (the views
     stay inside the server; a browser never gets the full state or another seat's view).
-    Spectators are rare: they get no view and re-render for themselves."""
+    Spectators are rare: they get no view and re-render for themselves.
+
+    It never raises: a publish that meets a broken Redis connection is sent again on a new one
+    (the pool's retry, ``settings.redis_resilience``), and one that still fails is logged and
+    left to the sockets' catch-up (:func:`table_version`)."""
     from studyapp.tables.rendering import render_board
 
     layer = get_channel_layer()
@@ -412,10 +419,24 @@ def broadcast(snap: TableState) -> None:
     message = {
         "type": "table.update",
         "seq": snap.next_seq,
+        "status": snap.table.status,
         "boards": boards,
         "event": followable(snap),
     }
-    call_async(layer.group_send, table_group(snap.table.pk), message)
+    try:
+        call_async(layer.group_send, table_group(snap.table.pk), message)
+    except Exception as err:  # Redis down even after the client's retries (settings.py)
+        # The turn is committed and the driver must still schedule the next step: a broadcast
+        # that cannot be sent is not an error of the move. Every socket compares the seq it
+        # showed with the log's on its next heartbeat and sends its board then (consumers).
+        log.warning(
+            "table %s: the board at seq %s was not broadcast (%s: %s); sockets catch up on "
+            "their next heartbeat",
+            snap.table.pk,
+            snap.next_seq,
+            type(err).__name__,
+            err,
+        )
 
 
 def followable(snap: TableState) -> Event | None:
@@ -445,3 +466,16 @@ def find_seat(table_id: int, session_key: str | None, user: Any) -> Seat | None:
 def touch_seat(seat_id: int, connected: bool) -> None:
     """Presence: the last time a seat's browser was heard from, and whether it is connected."""
     Seat.objects.filter(pk=seat_id).update(connected=connected, last_seen=timezone.now())
+
+
+def table_version(table_id: int) -> tuple[int, str] | None:
+    """What a socket compares with what it last showed, to find a broadcast it missed: the
+    table's number of turns (the seq of its next turn, as in a broadcast) and its status (a lobby
+    that started or closed changes no turn). One query; None if the table is gone."""
+    row = (
+        Table.objects.filter(pk=table_id)
+        .annotate(turn_count=Count("turns"))
+        .values_list("turn_count", "status")
+        .first()
+    )
+    return None if row is None else (row[0], row[1])

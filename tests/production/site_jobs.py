@@ -110,3 +110,74 @@ def tables_report(table_ids: list[int]) -> dict[str, Any]:
             gap = (after.created_at - before.created_at).total_seconds()
             report["gap_s"] = max(report["gap_s"], round(gap, 1))
     return report
+
+
+def people_tables(
+    count: int, oracle: str = "offline:kb", options: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """``count`` Twenty Questions tables, each a person (a fresh browser session) asking and
+    ``oracle`` answering, with the site's default deadline and dropout policy unless ``options``
+    say otherwise."""
+    keys, ids = [], []
+    for i in range(count):
+        key = new_session()
+        seats = [{"kind": "human", "session_key": key}, {"kind": "agent", "agent_spec": oracle}]
+        table = services.create_table("twenty-questions", None, seats, seed=i, **(options or {}))
+        ids.append(table.pk)
+        keys.append(key)
+    return {"tables": ids, "sessions": keys}
+
+
+def table_logs(table_ids: list[int]) -> list[dict[str, Any]]:
+    """Each table's status, number of turns, and each turn's event type and commit time (Unix
+    seconds), in order."""
+    rows = []
+    for table_id in table_ids:
+        table = Table.objects.get(pk=table_id)
+        turns = list(
+            Turn.objects.filter(table_id=table_id).order_by("seq").values("event", "created_at")
+        )
+        rows.append(
+            {
+                "status": table.status,
+                "turns": len(turns),
+                "types": [turn["event"]["type"] for turn in turns],
+                "committed_at": [turn["created_at"].timestamp() for turn in turns],
+            }
+        )
+    return rows
+
+
+def study_with_oracle(slug: str, oracle_spec: str) -> dict[str, Any]:
+    """A one-round Twenty Questions study whose oracle is ``oracle_spec``, and a participant who
+    has begun its round (:func:`study_round`)."""
+    from studyapp.participants.models import Study
+
+    Study.objects.create(
+        slug=slug,
+        title=slug,
+        rounds=1,
+        oracle_spec=oracle_spec,
+        consent_text="Recorded.",
+        completion_url="https://app.prolific.com/submissions/complete",
+        code_finished="FIN123",
+        code_dropped="DROP456",
+    )
+    return study_round(slug)
+
+
+def participant_state(participant_id: int) -> dict[str, Any]:
+    """Where a participant stands, as the site has booked it (nothing is synced here)."""
+    from studyapp.participants import flow
+    from studyapp.participants.models import Participant
+
+    person = Participant.objects.get(pk=participant_id)
+    round_ = person.round_set.get(number=1)
+    return {
+        "status": person.status,
+        "rounds_finished": person.rounds_finished,
+        "next_step": flow.next_step(person),
+        "round_booked": round_.finished_at is not None,
+        "round_reward": round_.reward,
+        "code": person.study.code_finished if person.status == "finished" else "",
+    }

@@ -7,7 +7,8 @@ import pytest
 from games.cases import case_config
 from games.cases import case_seed as shared_case_seed
 from games.experiment.cli import specs_from_args
-from games.experiment.runner import ExperimentSpec, case_seed, run_experiment
+from games.experiment.runner import case_seed, run_experiment
+from games.experiment.spec import ExperimentSpec
 from games.llm.providers import ModelOptions, ProviderConfig, get_provider, model_options
 from games.twenty_questions import CANDIDATES
 from tests.fakes.game_responder import GameResponder

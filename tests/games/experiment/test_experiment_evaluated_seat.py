@@ -5,7 +5,8 @@ import json
 import pytest
 
 from games.cases import case_config, case_seed
-from games.experiment.runner import ExperimentSpec, evaluated_seat, run_experiment
+from games.experiment.runner import run_experiment
+from games.experiment.spec import ExperimentSpec, evaluated_seat
 
 
 @pytest.mark.parametrize("players", [4, 5, 6])

@@ -1,6 +1,7 @@
 """A game whose oracle failed is marked in its record, never scored as the questioner's doing."""
 
-from games.experiment.runner import ExperimentSpec, run_experiment
+from games.experiment.runner import run_experiment
+from games.experiment.spec import ExperimentSpec
 from games.llm.providers import ProviderConfig, close_clients
 
 

@@ -4,7 +4,10 @@ import json
 
 import pytest
 
-from games.experiment.runner import ExperimentSpec, case_seed, load_records, run_experiment
+from games.cases import case_seed
+from games.experiment.records import load_records
+from games.experiment.runner import run_experiment
+from games.experiment.spec import ExperimentSpec
 from games.experiment.summary import summarize
 from games.llm.cache import ResponseCache
 from games.llm.providers import ProviderConfig

@@ -2,7 +2,8 @@
 
 import pytest
 
-from games.experiment.runner import ExperimentSpec, Runner
+from games.experiment.runner import Runner
+from games.experiment.spec import ExperimentSpec
 from games.llm.providers import ProviderConfig, needs_reasoning_budget
 
 

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from games.experiment.runner import ExperimentSpec, run_experiment
+from games.experiment.runner import run_experiment
+from games.experiment.spec import ExperimentSpec
 from games.llm.providers import ProviderConfig, close_clients
 from games.mathtest import JUDGE, TaskFileError, is_correct, load_tasks
 from games.mathtest.judge import normalise

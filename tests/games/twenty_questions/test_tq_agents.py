@@ -11,7 +11,7 @@ from games.runner import play_game
 from games.twenty_questions import CANDIDATES
 from games.twenty_questions.agents import answer_question, make_offline_agent, yes_set
 from games.twenty_questions.engine import ENGINE, MAX_QUESTION_CHARS
-from games.twenty_questions.knowledge import FEATURES
+from games.twenty_questions.knowledge.oracle import FEATURES
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,8 @@ import pytest
 
 from games.twenty_questions import CANDIDATES
 from games.twenty_questions.engine import named_candidates
-from games.twenty_questions.knowledge import CATEGORIES, FEATURES, KB, PATH, has, load
+from games.twenty_questions.knowledge.base import CATEGORIES, KB, PATH, load
+from games.twenty_questions.knowledge.oracle import FEATURES, has
 
 
 def test_every_candidate_has_facts_a_size_and_a_weight():

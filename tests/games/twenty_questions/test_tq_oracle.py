@@ -16,7 +16,8 @@ import pytest
 
 from games.twenty_questions import CANDIDATES
 from games.twenty_questions.agents import answer_question, yes_set
-from games.twenty_questions.knowledge import FEATURES, has, read
+from games.twenty_questions.knowledge.oracle import FEATURES, has
+from games.twenty_questions.knowledge.reader import read
 
 HERE = Path(__file__).parent
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ValidationError
 from django.urls import reverse
-from participant_helpers import get_ready, page, win_round
+from participant_helpers import arrive, consent, get_ready, page, win_round
 
 from studyapp.participants.flow import current_round
 from studyapp.tables.rendering import render_board
@@ -33,7 +33,14 @@ def test_a_german_study_speaks_german_from_the_link_to_the_code(german, alice):
     welcome = text(alice.get(link))
     assert 'lang="de"' in welcome and "Willkommen" in welcome and "Beginnen" in welcome
     assert "etwa 11 Minuten" in welcome
-    participant = get_ready(alice, german)
+    participant = arrive(alice, german)
+    consent(alice, participant)
+    rules = text(alice.get(page(participant, "instructions")))
+    assert "So wird gespielt" in rules and "Der Computer denkt sich ein Wort" in rules
+    assert "Welche Antworten kann das Orakel" in rules  # the default check, in German
+    alice.post(page(participant, "instructions"), {"check_0": "Ja, Nein oder Ungültig"})
+    participant.refresh_from_db()
+    assert participant.practice_passed
     assert "Spiel 1 von 2" in text(alice.get(page(participant, "play")))
 
     alice.post(page(participant, "play"))
@@ -61,7 +68,8 @@ def test_a_german_study_speaks_german_from_the_link_to_the_code(german, alice):
 
 
 def test_the_flows_refusals_are_in_the_studys_language(german, alice, bob):
-    participant = get_ready(alice, german)
+    participant = arrive(alice, german)
+    consent(alice, participant)
     response = bob.get(page(participant, "play"))
     assert "Diese Seite gehört nicht zu diesem Browser." not in text(response)  # no study known
     response = alice.post(page(participant, "policy"), {"policy": "x"})

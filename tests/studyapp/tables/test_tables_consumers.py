@@ -3,11 +3,13 @@ database; agent turns run on the test's event loop as they would under daphne.""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 
 import pytest
 from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
 
 from studyapp.tables import services
 from studyapp.tables.models import Seat, Turn
@@ -109,3 +111,51 @@ async def test_presence_follows_the_socket() -> None:
     assert (await seat()).connected
     await communicator.disconnect()
     assert not (await seat()).connected and (await seat()).last_seen is not None
+
+
+async def drop_listeners(group: str) -> None:
+    """Take every socket's channel out of ``group``, as a Redis connection cut takes a daphne
+    process's subscriptions: the in-memory layer (no REDIS_URL) or Redis pub/sub."""
+    layer = get_channel_layer()
+    if hasattr(layer, "_get_layer"):  # channels-redis pub/sub: the group's subscribers here
+        loop_layer = layer._get_layer()
+        channels = loop_layer.groups.get(loop_layer._get_group_channel_name(group), set())
+    else:
+        channels = layer.groups.get(group, {})
+    for channel in list(channels):
+        await layer.group_discard(group, channel)
+
+
+async def test_a_socket_that_missed_broadcasts_catches_up_on_its_next_heartbeat() -> None:
+    """The socket's subscription is lost (as a Redis connection cut takes a process's
+    subscriptions): the person's question and the oracle's answer are committed and broadcast to
+    nobody. The next heartbeat finds the log ahead of the board the page shows and sends it."""
+    key = await make_session()
+    table = await tq_table(key)
+    communicator = socket(table.pk, key)
+    await communicator.connect()
+    assert 'data-seq="0"' in await communicator.receive_from(timeout=5)
+    await drop_listeners(services.table_group(table.pk))  # nobody hears the table now
+    await communicator.send_to(text_data=json.dumps({"type": "question", "text": "Is it a fruit?"}))
+    for _ in range(100):
+        if await turn_count(table.pk) == 2:
+            break
+        await asyncio.sleep(0.05)
+    assert await turn_count(table.pk) == 2
+    assert await communicator.receive_nothing(timeout=0.3)  # the broadcasts were lost
+    await communicator.send_to(text_data=json.dumps({"type": "heartbeat"}))
+    frame = await communicator.receive_from(timeout=5)
+    assert 'data-seq="2"' in frame
+    assert re.search(r"Is it a fruit\?</span> — <strong class=\"answer\">Yes", frame)
+    await communicator.disconnect()
+
+
+async def test_a_heartbeat_from_an_up_to_date_page_sends_nothing() -> None:
+    key = await make_session()
+    table = await tq_table(key)
+    communicator = socket(table.pk, key)
+    await communicator.connect()
+    await communicator.receive_from(timeout=5)
+    await communicator.send_to(text_data=json.dumps({"type": "heartbeat"}))
+    assert await communicator.receive_nothing(timeout=0.5)
+    await communicator.disconnect()

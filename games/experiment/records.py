@@ -1,0 +1,55 @@
+"""The experiment's output file: one JSON line per finished game, read back on resume."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+
+def record_key(record: dict[str, Any]) -> tuple[Any, ...]:
+    return (record["game"], record["model"], record["setting"], record["sample"], record["round"])
+
+
+def load_records(path: Path) -> list[dict[str, Any]]:
+    """Finished games already in ``path``. A line cut off by an interrupted write is dropped from
+    the file, so the game is played again and the file stays valid JSONL."""
+    if not path.exists():
+        return []
+    raw = path.read_text(encoding="utf-8")
+    lines = raw.split("\n")
+    records: list[dict[str, Any]] = []
+    kept: list[str] = []
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+        kept.append(line)
+    rewritten = "".join(f"{line}\n" for line in kept)
+    if rewritten != raw:
+        path.write_text(rewritten, encoding="utf-8")
+    return records
+
+
+def failure_marks(game: str, events: list[dict[str, Any]], failures: list) -> dict[str, Any]:
+    """What a record says about failed model calls, so the analysis can leave out games that
+    measure an outage rather than the evaluated model: ``voids`` (Twenty Questions questions the
+    oracle could not answer, not counted), ``oracle_failed`` (the oracle failed so often that the
+    game was ended; its reward is not the questioner's doing) and ``failures`` (every move an agent
+    did not make itself, with the reason)."""
+    oracle_failed = game == "twenty-questions" and any(
+        event["type"] == "abort" and event.get("failed_seat") == 1 for event in events
+    )
+    return {
+        "voids": sum(event["type"] == "void" for event in events),
+        "oracle_failed": oracle_failed,
+        "failures": failures,
+    }
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")

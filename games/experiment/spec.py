@@ -1,0 +1,143 @@
+"""What an experiment runs: a model under a setting (:class:`ExperimentSpec`), and the seeds of
+its games (test cases are :func:`games.cases.case_seed`'s, earlier games :func:`warmup_seed`'s,
+the scored seat :func:`evaluated_seat`'s)."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from games import get_engine
+from games.base import Config
+from games.experience import steps
+from games.experience.context import (
+    check_setting,
+)
+from games.llm.providers import (
+    ModelOptions,
+    model_options,
+    parse_spec,
+)
+from games.mathtest import GAME as MATH
+from games.mathtest import load_tasks
+
+DEFAULT_CASES = 32
+DEFAULT_SAMPLES = 3
+DEFAULT_ROUNDS = 50
+DEFAULT_EXPERIENCE_GAMES = 5
+MATH_MAX_TOKENS = 4096  # a worked solution; --max-tokens or a reasoning model's budget replaces it
+EVALUATED_ROLES = ("normal", "difference")
+
+
+@dataclass(frozen=True)
+class ExperimentSpec:
+    """One model under one setting. ``rounds`` is the number of games per sample; left as None
+    it is ``DEFAULT_ROUNDS`` for ``cumulative`` and ``cases`` otherwise (pass ``rounds`` to run a
+    ``none`` baseline as long as a cumulative run)."""
+
+    game: str
+    model: str
+    setting: str = "none"
+    cases: int = DEFAULT_CASES
+    samples: int = DEFAULT_SAMPLES
+    rounds: int | None = None
+    seed: int = 0
+    oracle: str | None = None
+    temperature: float = 1.0
+    experience_games: int = DEFAULT_EXPERIENCE_GAMES
+    players: int = 5
+    policy: str | None = None  # human-policy text; the shipped default when None
+    experiment: str = "experiment"
+    # The evaluated model's output budget per call, OpenAI reasoning effort and Anthropic thinking
+    # budget; None = the model's defaults (games.llm.providers.model_options).
+    max_tokens: int | None = None
+    reasoning_effort: str | None = None
+    thinking_budget: int | None = None
+    memory_word_cap: int = steps.MEMORY_WORD_CAP  # the cumulative curator's length limit
+    # Undercover: which role the evaluated seat holds; None = any seat, drawn uniformly (so the
+    # difference 1/players of the time, as at a table of people).
+    evaluated_role: str | None = None
+    # Output budgets per model spec (the oracle and the other seats included), e.g.
+    # (("openai-compatible:deepseek-r1", 32768),); the evaluated model's max_tokens wins.
+    max_tokens_for: tuple[tuple[str, int], ...] = ()
+    tasks: str | None = None  # math: the JSONL task file (games.mathtest)
+
+    def __post_init__(self) -> None:
+        check_setting(self.setting)
+        if self.game == MATH:
+            if not self.tasks:
+                raise ValueError("the math testbed needs a task file (tasks=..., --math-tasks)")
+            load_tasks(self.tasks)  # raises TaskFileError naming the bad line
+            if self.setting == "cumulative":
+                raise ValueError("the math testbed has no cumulative setting")
+            if self.setting == "human-policy" and not self.policy:
+                raise ValueError("math has no shipped human policy: pass one (--human-policy)")
+        else:
+            get_engine(self.game)
+        parse_spec(self.model)
+        self.options_for(self.model)  # raises on an unknown effort or a too small budget
+        if self.memory_word_cap < 1:
+            raise ValueError("memory_word_cap must be positive")
+        if self.evaluated_role is not None:
+            if self.game != "undercover":
+                raise ValueError("evaluated_role is for undercover only")
+            if self.evaluated_role not in EVALUATED_ROLES:
+                raise ValueError(f"evaluated_role must be one of {', '.join(EVALUATED_ROLES)}")
+
+    @property
+    def model_options(self) -> ModelOptions:
+        """The evaluated model's options, defaults filled in; recorded in every record."""
+        return self.options_for(self.model)
+
+    def options_for(self, model: str) -> ModelOptions:
+        """Options for a model of this spec: the evaluated one's as set, any other's defaults."""
+        if parse_spec(model)[0] == "offline":
+            return ModelOptions()
+        budget = dict(self.max_tokens_for).get(model)
+        if model != self.model:
+            return model_options(model, max_tokens=budget)
+        return model_options(
+            model,
+            max_tokens=self.max_tokens or budget,
+            reasoning_effort=self.reasoning_effort,
+            thinking_budget=self.thinking_budget,
+        )
+
+    @property
+    def games_per_sample(self) -> int:
+        if self.game == MATH:  # every problem once, in file order, at most ``cases`` of them
+            return min(self.rounds or self.cases, len(load_tasks(self.tasks)))
+        if self.rounds is not None:
+            return self.rounds
+        return DEFAULT_ROUNDS if self.setting == "cumulative" else self.cases
+
+    @property
+    def oracle_spec(self) -> str:
+        """The oracle is the same model unless set; offline questioners get the offline oracle."""
+        if self.oracle:
+            return self.oracle
+        return "offline:kb" if self.model.startswith("offline:") else self.model
+
+
+def derive_seed(*parts: object) -> int:
+    return random.Random(":".join(str(p) for p in parts)).randrange(2**31)
+
+
+def warmup_seed(seed: int, sample: int, index: int) -> int:
+    """The seed of the ``index``-th earlier game of a sample (never a test case)."""
+    return derive_seed(seed, "warmup", sample, index)
+
+
+def evaluated_seat(game: str, seed: int, config: Config, role: str | None = None) -> int:
+    """The seat whose play is scored. Twenty Questions: the questioner. Undercover: a seat drawn
+    from a stream of its own (``seed`` salted), independent of the draw that placed the
+    difference, so it holds the difference word 1/players of the time; ``role`` restricts the
+    draw to the difference seat or the normal seats."""
+    if game != "undercover":
+        return 0
+    seats = list(range(config["players"]))
+    if role == "difference":
+        return config["difference_seat"]
+    if role == "normal":
+        seats.remove(config["difference_seat"])
+    return random.Random(derive_seed(seed, "evaluated-seat")).choice(seats)
