@@ -53,6 +53,7 @@ def main() -> None:
         ttrl_prompts_per_step=args.prompts_per_step,
         ttrl_steps=args.steps,
         max_completion_length=args.max_completion_length,
+        eval_max_completion_length=args.max_completion_length,
         eval_samples=args.samples,
         eval_batch_questions=args.questions,
         gradient_checkpointing=False,

@@ -12,7 +12,9 @@ The CLI builds a config with :func:`config_from_env` and Django's settings modul
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextvars
+import hashlib
 import re
 import time
 import weakref
@@ -159,12 +161,121 @@ class ProviderError(RuntimeError):
         self.retries = retries
 
 
+# A message's content is a string, or a list of parts for a message that carries images:
+# ``{"type": "text", "text": ...}`` and ``{"type": "image", "media_type": "image/png", "data":
+# <base64>}``. The parts are the project's own; each provider writes them in its wire format
+# (OpenAI: ``image_url`` parts with a data URL; Anthropic: ``image`` blocks with a base64 source).
+Message = dict[str, Any]
+
+_MAGIC = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+)
+
+
+def image_media_type(data: bytes) -> str:
+    """The media type of image bytes, from their first bytes (PNG, JPEG, GIF, WebP).
+
+    >>> image_media_type(b"\\x89PNG\\r\\n\\x1a\\n...")
+    'image/png'
+    """
+    for magic, media_type in _MAGIC:
+        if data.startswith(magic):
+            return media_type
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    raise ValueError("not a PNG, JPEG, GIF or WebP image (the formats vision APIs take)")
+
+
+def image_part(data: bytes, media_type: str | None = None) -> dict[str, str]:
+    """A message part carrying an image (base64), for a vision model."""
+    return {
+        "type": "image",
+        "media_type": media_type or image_media_type(data),
+        "data": base64.b64encode(data).decode("ascii"),
+    }
+
+
+def text_part(text: str) -> dict[str, str]:
+    return {"type": "text", "text": text}
+
+
+def content_text(content: str | list[dict[str, str]]) -> str:
+    """The text of a message's content (image parts contribute nothing)."""
+    if isinstance(content, str):
+        return content
+    return "".join(part["text"] for part in content if part.get("type") == "text")
+
+
+def has_images(messages: list[Message]) -> bool:
+    return any(
+        not isinstance(m["content"], str) and any(p.get("type") == "image" for p in m["content"])
+        for m in messages
+    )
+
+
+def _keyed(messages: list[Message]) -> list[Message]:
+    """Messages for the cache key: each image stands as its media type and the sha256 of its
+    bytes, so two images never share an answer and the key stays small."""
+    out = []
+    for message in messages:
+        content = message["content"]
+        if not isinstance(content, str):
+            content = [
+                {
+                    "type": "image",
+                    "media_type": p["media_type"],
+                    "sha256": hashlib.sha256(base64.b64decode(p["data"])).hexdigest(),
+                }
+                if p.get("type") == "image"
+                else p
+                for p in content
+            ]
+        out.append({**message, "content": content})
+    return out
+
+
+def _openai_content(content: str | list[dict[str, str]]) -> Any:
+    """OpenAI chat content: text parts and ``image_url`` parts with a base64 data URL."""
+    if isinstance(content, str):
+        return content
+    return [
+        {
+            "type": "image_url",
+            "image_url": {"url": f"data:{p['media_type']};base64,{p['data']}"},
+        }
+        if p.get("type") == "image"
+        else {"type": "text", "text": p["text"]}
+        for p in content
+    ]
+
+
+def _anthropic_content(content: str | list[dict[str, str]]) -> Any:
+    """Anthropic Messages content: ``image`` blocks with a base64 source, and text blocks."""
+    if isinstance(content, str):
+        return content
+    return [
+        {
+            "type": "image",
+            "source": {"type": "base64", "media_type": p["media_type"], "data": p["data"]},
+        }
+        if p.get("type") == "image"
+        else {"type": "text", "text": p["text"]}
+        for p in content
+    ]
+
+
 class Provider(Protocol):
-    """Anything with this method can drive an LLM agent (a local transformers model included)."""
+    """Anything with this method can drive an LLM agent (a local transformers model included).
+
+    ``messages`` hold strings, or lists of text and image parts (`image_part`) for vision models.
+    """
 
     async def complete(
         self,
-        messages: list[dict[str, str]],
+        messages: list[Message],
         *,
         system: str | None = None,
         temperature: float = 1.0,
@@ -217,10 +328,10 @@ async def _count_attempt(request: Any) -> None:
         box[0] += 1
 
 
-def prompt_chars(messages: list[dict[str, str]], system: str | None) -> int:
-    """Characters sent in one call (system text plus every message): the cost measure of LWE and
-    of the usage columns, the same for every provider."""
-    return len(system or "") + sum(len(m["content"]) for m in messages)
+def prompt_chars(messages: list[Message], system: str | None) -> int:
+    """Characters sent in one call (system text plus every message's text; images count no
+    characters): the cost measure of LWE and of the usage columns, the same for every provider."""
+    return len(system or "") + sum(len(content_text(m["content"])) for m in messages)
 
 
 class SDKProvider:
@@ -259,13 +370,13 @@ class SDKProvider:
         raise NotImplementedError
 
     async def _send(
-        self, client: Any, messages: list[dict[str, str]], system: str | None, **params: Any
+        self, client: Any, messages: list[Message], system: str | None, **params: Any
     ) -> tuple[str, int, int]:
         raise NotImplementedError
 
     async def complete(
         self,
-        messages: list[dict[str, str]],
+        messages: list[Message],
         *,
         system: str | None = None,
         temperature: float = 1.0,
@@ -278,7 +389,7 @@ class SDKProvider:
         request = {
             "model": self.spec,
             "system": system,
-            "messages": messages,
+            "messages": _keyed(messages),
             "temperature": temperature,
             "max_tokens": max_tokens,
         }
@@ -350,11 +461,13 @@ class OpenAIProvider(SDKProvider):
     async def _send(
         self,
         client: openai.AsyncOpenAI,
-        messages: list[dict[str, str]],
+        messages: list[Message],
         system: str | None,
         **params: Any,
     ) -> tuple[str, int, int]:
-        full = ([{"role": "system", "content": system}] if system else []) + messages
+        full = ([{"role": "system", "content": system}] if system else []) + [
+            {**m, "content": _openai_content(m["content"])} for m in messages
+        ]
         # OpenAI's own API has renamed the limit (it covers reasoning tokens too); self-hosted
         # servers still expect max_tokens.
         limit_name = "max_completion_tokens" if self.kind == "openai" else "max_tokens"
@@ -393,13 +506,13 @@ class AnthropicProvider(SDKProvider):
     async def _send(
         self,
         client: anthropic.AsyncAnthropic,
-        messages: list[dict[str, str]],
+        messages: list[Message],
         system: str | None,
         **params: Any,
     ) -> tuple[str, int, int]:
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": messages,
+            "messages": [{**m, "content": _anthropic_content(m["content"])} for m in messages],
             "max_tokens": params["max_tokens"],
         }
         if system:
@@ -429,7 +542,7 @@ class OfflineProvider:
 
     async def complete(
         self,
-        messages: list[dict[str, str]],
+        messages: list[Message],
         *,
         system: str | None = None,
         temperature: float = 1.0,

@@ -16,12 +16,15 @@ API::
         anthropic.AsyncAnthropic(base_url=server.anthropic_base_url, api_key="test")  # /v1/messages
         ...
         server.requests        # every request, in arrival order: RecordedRequest(path, body, headers, fault)
+        images_in(server.requests[0].body)  # [(media_type, bytes)] of the images it carried
         server.faults()        # Counter of faults served: {"429": 3, "500": 1, "timeout": 1, "no-tag": 2}
 
 Knobs (constructor keywords, also plain attributes you may change while it runs):
 
 - ``responder``: ``body -> str``; the default answers ``<answer>ok</answer>``. It gets the parsed
-  JSON of either format; :func:`prompt_text` and :func:`last_user_text` read both.
+  JSON of either format; :func:`prompt_text` and :func:`last_user_text` read both, and
+  :func:`images_in` decodes the images a request carried in either wire format (OpenAI
+  ``image_url`` parts with a base64 data URL, Anthropic ``image`` blocks with a base64 source).
 - ``latency``: seconds every answered call waits before replying (fixed, per call).
 - ``rate_limit_share``: share of calls answered 429 with a ``Retry-After: retry_after`` header.
 - ``server_error_share``: share of calls answered 500 (also with ``Retry-After``, so tests stay fast).
@@ -39,6 +42,7 @@ knobs and stops it after the test.
 
 from __future__ import annotations
 
+import base64
 import json
 import random
 import re
@@ -69,7 +73,7 @@ def default_responder(body: dict[str, Any]) -> str:
     return "<answer>ok</answer>"
 
 
-def _content_text(content: Any) -> str:
+def content_text(content: Any) -> str:
     """Message content as text: a string, or a list of blocks (Anthropic and OpenAI parts)."""
     if isinstance(content, str):
         return content
@@ -78,17 +82,46 @@ def _content_text(content: Any) -> str:
     return ""
 
 
+def images_in(body: dict[str, Any]) -> list[tuple[str, bytes]]:
+    """Every image in a request, in order, as ``(media_type, bytes)``, read from the OpenAI
+    (``{"type": "image_url", "image_url": {"url": "data:<type>;base64,..."}}``) or Anthropic
+    (``{"type": "image", "source": {"type": "base64", "media_type", "data"}}``) wire format.
+    A part in neither format raises, so a malformed request fails the test that sent it."""
+    found = []
+    for message in body.get("messages", []):
+        content = message.get("content")
+        if not isinstance(content, list):
+            continue
+        for part in content:
+            if part.get("type") == "image_url":
+                url = part["image_url"]["url"]
+                header, _, data = url.partition(",")
+                if not (header.startswith("data:") and header.endswith(";base64")):
+                    raise ValueError(f"not a base64 data URL: {url[:40]!r}")
+                found.append((header[5:-7], base64.b64decode(data, validate=True)))
+            elif part.get("type") == "image":
+                source = part["source"]
+                if source.get("type") != "base64":
+                    raise ValueError(f"not a base64 image source: {source!r}")
+                found.append(
+                    (source["media_type"], base64.b64decode(source["data"], validate=True))
+                )
+            elif part.get("type") != "text":
+                raise ValueError(f"unknown content part {part.get('type')!r}")
+    return found
+
+
 def prompt_text(body: dict[str, Any]) -> str:
     """Everything the model was shown (system text and every message), in order, as one string."""
-    parts = [_content_text(body.get("system", ""))]
-    parts += [_content_text(m.get("content")) for m in body.get("messages", [])]
+    parts = [content_text(body.get("system", ""))]
+    parts += [content_text(m.get("content")) for m in body.get("messages", [])]
     return "\n".join(p for p in parts if p)
 
 
 def last_user_text(body: dict[str, Any]) -> str:
     """The text of the last user message."""
     users = [m for m in body.get("messages", []) if m.get("role") == "user"]
-    return _content_text(users[-1]["content"]) if users else ""
+    return content_text(users[-1]["content"]) if users else ""
 
 
 class _Handler(BaseHTTPRequestHandler):

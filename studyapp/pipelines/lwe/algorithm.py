@@ -69,6 +69,7 @@ async def build_evaluation_prompt(
         render("build_eval", meta_prompt=meta_prompt, case=case_block(case)),
         temperature=temperature,
         purpose=purpose,
+        images=[case.image],
     )
     return tagged(reply, "evaluation_prompt") or reply.strip()
 
@@ -86,7 +87,9 @@ async def judge_with_specific_prompt(
         provider, ledger, meta_prompt, case, temperature, purpose
     )
     prompt = render("judge_specific", evaluation_prompt=evaluation_prompt, case=case_block(case))
-    verdict, text = await judge(provider, ledger, prompt, temperature=temperature, purpose=purpose)
+    verdict, text = await judge(
+        provider, ledger, prompt, temperature=temperature, purpose=purpose, images=[case.image]
+    )
     return evaluation_prompt, verdict, text
 
 
@@ -105,11 +108,13 @@ class MetaPrompt:
         self.ledger = ledger
         self.options = options
         self.text = text or initial_meta_prompt()
-        self.buffer: list[dict[str, str]] = []
+        self.buffer: list[dict[str, Any]] = []
         # Shared with the run's record, so a run stopped midway still shows every change so far.
         self.history: list[dict[str, Any]] = history if history is not None else []
 
-    async def _ask(self, step: str, prompt: str, purpose: str = METHOD) -> str:
+    async def _ask(
+        self, step: str, prompt: str, purpose: str = METHOD, images: list[str | None] = ()
+    ) -> str:
         return await ask(
             self.provider,
             self.ledger,
@@ -117,6 +122,7 @@ class MetaPrompt:
             prompt,
             temperature=self.options.temperature,
             purpose=purpose,
+            images=images,
         )
 
     async def evaluation_prompt(self, case: PairCase, purpose: str = METHOD) -> str:
@@ -140,6 +146,7 @@ class MetaPrompt:
                 case=case_block(case),
                 judgment=judgment,
             ),
+            images=[case.image],
         )
 
     def remember(
@@ -152,6 +159,7 @@ class MetaPrompt:
                 "case": case_block(case),
                 "judgment": judgment,
                 "feedback": feedback,
+                "image": case.image,
             }
         )
 
@@ -168,7 +176,11 @@ class MetaPrompt:
             )
             for number, item in enumerate(self.buffer, start=1)
         )
-        reply = await self._ask("refine", render("refine", meta_prompt=self.text, batch=batch))
+        # The batch's images go along, in the batch's order, as the authors' code sends them.
+        images = [item["image"] for item in self.buffer]
+        reply = await self._ask(
+            "refine", render("refine", meta_prompt=self.text, batch=batch), images=images
+        )
         proposed = tagged(reply, "meta_prompt") or ""
         event: dict[str, Any] = {
             "step": "refine",
@@ -278,8 +290,15 @@ async def vanilla_both_orders(
     forward = render("vanilla", case=case_block(case))
     swapped = render("vanilla", case=case_block(case.swapped()))
     (first, _), (second, _) = await asyncio.gather(
-        judge(provider, ledger, forward, temperature=temperature),
-        judge(provider, ledger, swapped, temperature=temperature, purpose=purpose_second),
+        judge(provider, ledger, forward, temperature=temperature, images=[case.image]),
+        judge(
+            provider,
+            ledger,
+            swapped,
+            temperature=temperature,
+            purpose=purpose_second,
+            images=[case.image],
+        ),
     )
     return CaseResult(case.id, case.label, first, flip(second))
 

@@ -1,5 +1,6 @@
 """Every baseline of the paper's table 1 (§4.1), in one place: Vanilla, Chain-of-Thought, Majority
-Voting, Sample-Specific Prompt and Dynamic Cheatsheet (DC-RS). Each judges every case in both
+Voting, Sample-Specific Prompt, Dynamic Cheatsheet (DC-RS) and TextGrad* (prompt optimisation on
+labelled cases). Each judges every case in both
 orders; the as-given order is the method's answer and its cost, the swapped order is a probe for
 consistency.
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import random
 import re
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -95,7 +97,10 @@ async def _run_fixed_prompt(
 
     async def verdict(case: PairCase, ledger: Ledger, purpose: str) -> str | None:
         prompt = render(template, case=case_block(case))
-        return (await judge(provider, ledger, prompt, purpose=purpose, temperature=temperature))[0]
+        found = await judge(
+            provider, ledger, prompt, purpose=purpose, temperature=temperature, images=[case.image]
+        )
+        return found[0]
 
     return await _each_case(template, cases, both_orders(verdict), run, report, concurrency)
 
@@ -137,7 +142,15 @@ async def run_majority(
         prompt = render("vanilla", case=case_block(case))
         replies = await asyncio.gather(
             *(
-                judge(provider, ledger, prompt, purpose=purpose, temperature=temperature, sample=i)
+                judge(
+                    provider,
+                    ledger,
+                    prompt,
+                    purpose=purpose,
+                    temperature=temperature,
+                    sample=i,
+                    images=[case.image],
+                )
                 for i in range(votes)
             )
         )
@@ -264,6 +277,7 @@ async def run_dynamic_cheatsheet(
                 word_cap=word_cap,
             ),
             temperature=temperature,
+            images=[case.image],
         )
         proposed = tagged(reply, "cheatsheet")
         kept = not proposed
@@ -287,6 +301,7 @@ async def run_dynamic_cheatsheet(
                     render("dc_judge", cheatsheet=cheatsheet, case=case_block(shown_case)),
                     purpose=purpose,
                     temperature=temperature,
+                    images=[case.image],
                 )
                 for shown_case, purpose in ((case, METHOD), (case.swapped(), PROBE))
             )
@@ -300,11 +315,145 @@ async def run_dynamic_cheatsheet(
     return run
 
 
+TEXTGRAD_EPOCHS = 3  # appendix B: the official TextGrad examples' defaults
+TEXTGRAD_BATCH = 3
+
+
+def split_labelled(
+    cases: list[PairCase], train: int, validation: int, seed: int
+) -> tuple[list[PairCase], list[PairCase], list[PairCase]]:
+    """Draw ``train`` and ``validation`` labelled cases with the seed; the rest are the test set.
+
+    >>> cases = [PairCase(str(i), "q", "a", "b", "A") for i in range(6)]
+    >>> [len(part) for part in split_labelled(cases, 2, 1, seed=0)]
+    [2, 1, 3]
+    """
+    if train < 1 or validation < 1 or train + validation >= len(cases):
+        raise ValueError(
+            f"TextGrad needs 1+ training and 1+ validation cases and a test case left, "
+            f"not {train} + {validation} of {len(cases)}"
+        )
+    drawn = random.Random(seed).sample(range(len(cases)), train + validation)
+    chosen = set(drawn)
+    rest = [case for i, case in enumerate(cases) if i not in chosen]
+    return (
+        [cases[i] for i in drawn[:train]],
+        [cases[i] for i in drawn[train:]],
+        rest,
+    )
+
+
+async def run_textgrad(
+    cases: list[PairCase],
+    provider: Provider,
+    *,
+    run: RunResult | None = None,
+    report: Report = no_report,
+    concurrency: int = 8,
+    train: list[PairCase],
+    validation: list[PairCase],
+    epochs: int = TEXTGRAD_EPOCHS,
+    batch_size: int = TEXTGRAD_BATCH,
+    temperature: float = 0.0,
+) -> RunResult:
+    """TextGrad* (§4.1, appendix B): optimise the judge's instructions on labelled cases, then
+    judge every test case with the best of them, fixed.
+
+    Each training step judges a batch of ``batch_size`` training cases, asks for a critique of the
+    instructions against each gold label (the textual gradient), and asks for instructions
+    rewritten from the critiques (the update); the new instructions are scored on the validation
+    cases and kept as best when they score higher (ties keep the earlier). ``epochs`` passes over
+    the training cases. The training and validation calls count in the method's cost, as the
+    paper counts them; the test cases are judged in both orders like every baseline. This is the
+    loop of TextGrad's prompt-optimisation examples written for a pairwise judge, not the textgrad
+    package itself.
+    """
+    run = run or RunResult("textgrad", [case.id for case in cases])
+    ledger = run.ledger
+
+    async def verdict(instructions: str, case: PairCase, purpose: str) -> tuple[str | None, str]:
+        prompt = render("textgrad_judge", instructions=instructions, case=case_block(case))
+        return await judge(
+            provider, ledger, prompt, purpose=purpose, temperature=temperature, images=[case.image]
+        )
+
+    async def accuracy(instructions: str) -> float:
+        found = await asyncio.gather(*(verdict(instructions, c, METHOD) for c in validation))
+        return sum(v == c.label for (v, _), c in zip(found, validation, strict=True)) / len(
+            validation
+        )
+
+    async def critique(instructions: str, case: PairCase) -> str:
+        _, judgment = await verdict(instructions, case, METHOD)
+        return await ask(
+            provider,
+            ledger,
+            "critique",
+            render(
+                "textgrad_critique",
+                instructions=instructions,
+                case=case_block(case),
+                judgment=judgment,
+                label=f"Response {case.label} is better",
+            ),
+            temperature=temperature,
+            images=[case.image],
+        )
+
+    current = render("textgrad_initial")
+    best, best_score = current, await accuracy(current)
+    run.history.append({"step": "validate", "epoch": 0, "accuracy": best_score, "best": True})
+    steps = epochs * math.ceil(len(train) / batch_size)
+    done = 0
+    for epoch in range(1, epochs + 1):
+        order = train[:]
+        random.Random(epoch).shuffle(order)
+        for start in range(0, len(order), batch_size):
+            batch = order[start : start + batch_size]
+            critiques = await asyncio.gather(*(critique(current, c) for c in batch))
+            reply = await ask(
+                provider,
+                ledger,
+                "update",
+                render(
+                    "textgrad_update",
+                    instructions=current,
+                    critiques="\n\n".join(f"<critique>\n{text}\n</critique>" for text in critiques),
+                ),
+                temperature=temperature,
+            )
+            current = tagged(reply, "improved_instructions") or current
+            score = await accuracy(current)
+            improved = score > best_score
+            if improved:
+                best, best_score = current, score
+            run.history.append(
+                {"step": "validate", "epoch": epoch, "accuracy": score, "best": improved}
+            )
+            done += 1
+            await report(0.5 * done / steps, f"TextGrad step {done}/{steps}")
+    run.meta_prompt = best
+
+    async def both(case: PairCase, ledger_: Ledger) -> tuple[str | None, str | None]:
+        (first, _), (second, _) = await asyncio.gather(
+            verdict(best, case, METHOD), verdict(best, case.swapped(), PROBE)
+        )
+        return first, second
+
+    async def tested(fraction: float, message: str) -> None:
+        await report(0.5 + 0.5 * fraction, message)
+
+    return await _each_case("textgrad", cases, both, run, tested, concurrency)
+
+
 BASELINES: dict[str, Callable[..., Awaitable[RunResult]]] = {
     "vanilla": run_vanilla,
     "cot": run_cot,
     "majority": run_majority,
     "sample-specific": run_sample_specific,
     "dynamic-cheatsheet": run_dynamic_cheatsheet,
+    "textgrad": run_textgrad,
 }
 SEQUENTIAL_BASELINES = {"dynamic-cheatsheet"}
+# TextGrad* also needs labelled training and validation cases (`split_labelled`).
+LABELLED_BASELINES = {"textgrad"}

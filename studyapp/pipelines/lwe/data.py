@@ -198,3 +198,213 @@ def twenty_questions_pairs(
                 )
             )
     return cases
+
+
+# ---------------------------------------------------------------------------------------------
+# The paper's benchmarks in their published layouts (LWE, §4.2): VL-RewardBench (Li et al., CVPR
+# 2025; the MMInstruction/VL-RewardBench parquet: ``id``, ``query``, ``response`` [two texts],
+# ``human_ranking`` [rank of each, 0 = best], ``image`` {bytes, path}) and Multimodal RewardBench
+# (Yasunaga et al., arXiv:2502.14191; its release's ``all_data.json``, a list of ``ID``, ``Text``,
+# ``Output1``, ``Output2``, ``Better`` ("Output1"/"Output2"), ``Image`` (a path under the image
+# folder), ``Category``; the same fields as JSONL or parquet with the image inline). The LWE
+# authors' converted JSONL uses the Multimodal RewardBench fields for both.
+
+FORMATS = ("auto", "pairwise", "vl-rewardbench", "mm-rewardbench")
+
+
+def detect_format(row: Mapping[str, Any]) -> str:
+    """Which layout a record is in, from its fields."""
+    if "response_a" in row or "label" in row:
+        return "pairwise"
+    if "human_ranking" in row and "response" in row:
+        return "vl-rewardbench"
+    if "Output1" in row and "Better" in row:
+        return "mm-rewardbench"
+    raise ValueError(
+        "unknown layout: expected prompt/response_a/response_b/label, "
+        "query/response/human_ranking (VL-RewardBench) or Text/Output1/Output2/Better "
+        "(Multimodal RewardBench)"
+    )
+
+
+def _suffix(data: bytes) -> str:
+    from games.llm.providers import image_media_type
+
+    return "." + image_media_type(data).split("/")[1].replace("jpeg", "jpg")
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
+
+
+def _image_path(
+    value: Any, case_id: str, image_root: Path, image_dir: Path
+) -> tuple[str | None, str]:
+    """A case's image as a file path: a path (relative to ``image_root``) is checked; inline bytes
+    (a parquet image column) are written once to ``image_dir``."""
+    if value is None:
+        return None, ""
+    if isinstance(value, Mapping):
+        if value.get("bytes"):
+            data = bytes(value["bytes"])
+            try:
+                path = image_dir / (_safe(case_id) + _suffix(data))
+            except ValueError as err:
+                return None, f"image: {err}"
+            if not path.is_file():
+                image_dir.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(data)
+            return str(path), ""
+        value = value.get("path")
+        if not value:
+            return None, ""
+    if not isinstance(value, str):
+        return None, f"image must be a path or inline bytes, not {type(value).__name__}"
+    path = Path(value)
+    if not path.is_absolute():
+        path = image_root / path
+    if not path.is_file():
+        return None, f"image file {value!r} does not exist under {image_root}"
+    return str(path), ""
+
+
+def _benchmark_case(
+    row: Any, layout: str, line: int, case_id: str, image_root: Path, image_dir: Path
+) -> tuple[PairCase | None, str]:
+    if not isinstance(row, Mapping):
+        return None, f"expected an object, got {type(row).__name__}"
+    if layout == "vl-rewardbench":
+        missing = [k for k in ("query", "response", "human_ranking") if k not in row]
+        if missing:
+            return None, f"missing field(s) {', '.join(missing)}"
+        responses, ranking = list(row["response"]), list(row["human_ranking"])
+        if len(responses) != 2 or len(ranking) != 2:
+            return None, "VL-RewardBench rows hold exactly two responses and two ranks"
+        if ranking[0] == ranking[1]:
+            return None, f"human_ranking {ranking} prefers neither response"
+        label = "A" if ranking[0] < ranking[1] else "B"
+        prompt, image = row["query"], row.get("image")
+    else:
+        missing = [k for k in ("Text", "Output1", "Output2", "Better") if k not in row]
+        if missing:
+            return None, f"missing field(s) {', '.join(missing)}"
+        if row["Better"] not in ("Output1", "Output2"):
+            return None, f'Better must be "Output1" or "Output2", not {row["Better"]!r}'
+        responses = [row["Output1"], row["Output2"]]
+        label = "A" if row["Better"] == "Output1" else "B"
+        prompt, image = row["Text"], row.get("Image")
+    texts = [prompt, *responses]
+    if not all(isinstance(t, str) and t.strip() for t in texts):
+        return None, "the question and both responses must be non-empty strings"
+    path, problem = _image_path(image, case_id, image_root, image_dir)
+    if problem:
+        return None, problem
+    return PairCase(case_id, prompt, responses[0], responses[1], label, path), ""
+
+
+def _records(path: Path) -> list[tuple[int, Any]]:
+    """(line or row number, record) pairs from a JSONL, JSON list or parquet file."""
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        return list(enumerate(pq.read_table(path).to_pylist(), start=1))
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise DatasetError(path.name, [(err.lineno, f"not valid JSON ({err.msg})")]) from None
+        if not isinstance(data, list):
+            raise DatasetError(path.name, [(1, "expected a JSON list of records")])
+        return list(enumerate(data, start=1))
+    out, problems = [], []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            try:
+                out.append((number, json.loads(line)))
+            except json.JSONDecodeError as err:
+                problems.append((number, f"not valid JSON ({err.msg} at column {err.colno})"))
+    if problems:
+        raise DatasetError(path.name, problems)
+    return out
+
+
+def load_cases(
+    path: str | Path,
+    *,
+    layout: str = "auto",
+    image_root: str | Path | None = None,
+    image_dir: str | Path | None = None,
+    ids: list[str] | None = None,
+) -> list[PairCase]:
+    """Cases from the project's pairwise JSONL or a benchmark's published file (see `FORMATS`).
+
+    ``image_root``: where relative image paths start (default: the file's folder, where
+    Multimodal RewardBench's release keeps ``images/``). ``image_dir``: where inline images are
+    written (default ``<file>_images`` beside it). ``ids`` keeps only those cases, in that order
+    (the LWE authors list the 1,000 Multimodal RewardBench cases of the paper). An id that repeats
+    in the file gets ``_1``, ``_2``… in order of appearance, as the LWE authors' converters do.
+    Every bad record is named before anything is returned.
+    """
+    path = Path(path)
+    if layout not in FORMATS:
+        raise ValueError(f"layout must be one of {', '.join(FORMATS)}")
+    if layout == "pairwise" or (
+        layout == "auto" and path.suffix == ".jsonl" and _is_pairwise(path)
+    ):
+        cases = load_jsonl(path)
+        return _select(cases, ids, path.name)
+    records = _records(path)
+    if not records:
+        raise DatasetError(path.name, [(0, "the file holds no cases")])
+    root = Path(image_root) if image_root is not None else path.parent
+    inline = Path(image_dir) if image_dir is not None else path.parent / f"{path.stem}_images"
+    if layout == "auto":
+        try:
+            layout = detect_format(records[0][1]) if isinstance(records[0][1], Mapping) else ""
+        except ValueError as err:
+            raise DatasetError(path.name, [(records[0][0], str(err))]) from None
+    key = "id" if layout == "vl-rewardbench" else "ID"
+    raw_ids = [str(r.get(key, f"line-{n}")) if isinstance(r, Mapping) else "" for n, r in records]
+    repeated = {i for i in raw_ids if raw_ids.count(i) > 1}
+    seen: dict[str, int] = defaultdict(int)
+    cases, problems = [], []
+    for (number, row), raw in zip(records, raw_ids, strict=True):
+        case_id = raw
+        if raw in repeated:
+            seen[raw] += 1
+            case_id = f"{raw}_{seen[raw]}"
+        case, problem = _benchmark_case(row, layout, number, case_id, root, inline)
+        if case is None:
+            problems.append((number, problem))
+        else:
+            cases.append(case)
+    if problems:
+        raise DatasetError(path.name, problems)
+    return _select(cases, ids, path.name)
+
+
+def _is_pairwise(path: Path) -> bool:
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError:
+                    return True  # let the pairwise loader name the line
+                try:
+                    return not isinstance(row, Mapping) or detect_format(row) == "pairwise"
+                except ValueError:
+                    return True  # neither layout: the pairwise loader names what is missing
+    return True
+
+
+def _select(cases: list[PairCase], ids: list[str] | None, source: str) -> list[PairCase]:
+    if ids is None:
+        return cases
+    by_id = {case.id: case for case in cases}
+    missing = [i for i in ids if i not in by_id]
+    if missing:
+        shown = ", ".join(missing[:5]) + (" …" if len(missing) > 5 else "")
+        raise DatasetError(source, [(0, f"{len(missing)} listed id(s) not in the file: {shown}")])
+    return [by_id[i] for i in ids]

@@ -11,9 +11,15 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from studyapp.pipelines.lwe.algorithm import LweOptions, run_lwe, run_selective_lwe
-from studyapp.pipelines.lwe.baselines import BASELINES, SEQUENTIAL_BASELINES, run_vanilla
+from studyapp.pipelines.lwe.baselines import (
+    BASELINES,
+    LABELLED_BASELINES,
+    SEQUENTIAL_BASELINES,
+    run_vanilla,
+    split_labelled,
+)
 from studyapp.pipelines.lwe.data import PairCase
-from studyapp.pipelines.lwe.judging import Report, RunResult, no_report
+from studyapp.pipelines.lwe.judging import Report, RunResult, no_report, prompt_hashes
 from studyapp.pipelines.lwe.llm import Provider
 from studyapp.pipelines.lwe.metrics import cumulative_accuracy, mean_std, relative_cost, score
 
@@ -68,6 +74,8 @@ async def evaluate(
     runs: list[RunResult] | None = None,
     vanilla_chars: int | None = None,
     word_cap: int | None = None,
+    textgrad_train: int = 10,
+    textgrad_validation: int = 10,
 ) -> dict[str, Any]:
     """Run ``method`` over ``orders`` random orders (one pass for order-free baselines).
 
@@ -78,7 +86,14 @@ async def evaluate(
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     runs = runs if runs is not None else []
-    passes = shuffled_orders(cases, orders, seed) if method in SEQUENTIAL else [list(cases)]
+    labelled: dict[str, Any] = {}
+    tested = cases
+    if method in LABELLED_BASELINES:
+        # TextGrad* trains on labelled cases and is scored on the rest (appendix B: 10 + 10 of
+        # VL-RewardBench, 20 + 20 of Multimodal RewardBench, drawn apart from the test cases).
+        train, validation, tested = split_labelled(cases, textgrad_train, textgrad_validation, seed)
+        labelled = {"train": train, "validation": validation}
+    passes = shuffled_orders(tested, orders, seed) if method in SEQUENTIAL else [list(tested)]
     reference_cost: dict[str, Any] | None = None
     steps = len(passes) + (0 if method == "vanilla" or vanilla_chars else 1)
     step = 0
@@ -104,6 +119,7 @@ async def evaluate(
         extra = {"options": options} if method in SEQUENTIAL | {"sample-specific"} else {}
         if method == "dynamic-cheatsheet" and word_cap is not None:
             extra["word_cap"] = word_cap
+        extra.update(labelled)
         await METHODS[method](order, provider, run=run, report=scaled(step), **extra)
         if method == "vanilla":
             vanilla_chars = run.ledger.method_chars
@@ -112,7 +128,9 @@ async def evaluate(
 
     return {
         "method": method,
-        "cases": len(cases),
+        "prompts": prompt_hashes(),  # sha256 of each prompt file in force
+        "cases": len(tested),
+        "labelled_cases": {k: [c.id for c in v] for k, v in labelled.items()},
         "orders": len(passes),
         "seed": seed,
         "vanilla_chars": vanilla_chars,

@@ -4,7 +4,8 @@ result whose two orders feed accuracy, consistency and pair accuracy.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import hashlib
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
@@ -15,15 +16,57 @@ from studyapp.pipelines.lwe.data import PairCase
 from studyapp.pipelines.lwe.llm import METHOD, Ledger, Provider, ask
 
 PROMPTS_DIR = Path(__file__).parent / "prompts"
+NAMES = tuple(sorted(p.stem for p in PROMPTS_DIR.glob("*.txt")))
+# Files from a ``--prompts DIR`` that replace built-in ones of the same name (`use_prompts`).
+_overrides: dict[str, Path] = {}
 
 # ``report(fraction_done, message)`` is awaited between steps; raising from it (a cancelled job)
 # stops the run, and the caller still holds everything recorded so far.
 Report = Callable[[float, str], Awaitable[None]]
 
 
+class PromptDirError(ValueError):
+    """A prompt directory that cannot be used; the message names the files."""
+
+
+def prompt_path(name: str) -> Path:
+    return _overrides.get(name, PROMPTS_DIR / f"{name}.txt")
+
+
 @cache
 def template(name: str) -> Template:
-    return Template((PROMPTS_DIR / f"{name}.txt").read_text(encoding="utf-8"))
+    return Template(prompt_path(name).read_text(encoding="utf-8"))
+
+
+def use_prompts(directory: str | Path | None) -> dict[str, str]:
+    """Put a directory's prompt files in force (None: the built-in ones only) and return the
+    sha256 of every prompt file in force.
+
+    Files are matched by name (``vanilla.txt``, ``build_eval.txt``, …, ``$name`` placeholders);
+    a ``.txt`` file whose name is not one of the built-in prompts is refused, and nothing changes.
+    """
+    found: dict[str, Path] = {}
+    if directory is not None:
+        folder = Path(directory)
+        if not folder.is_dir():
+            raise PromptDirError(f"--prompts {folder}: not a directory")
+        files = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
+        unknown = [p.name for p in files if p.suffix != ".txt" or p.stem not in NAMES]
+        if unknown:
+            raise PromptDirError(
+                f"--prompts {folder}: unknown prompt file(s) {', '.join(unknown)}; "
+                f"the names are {', '.join(n + '.txt' for n in NAMES)}"
+            )
+        found = {p.stem: p for p in files}
+    _overrides.clear()
+    _overrides.update(found)
+    template.cache_clear()
+    return prompt_hashes()
+
+
+def prompt_hashes() -> dict[str, str]:
+    """Name → sha256 of each prompt file in force, for a run's record."""
+    return {name: hashlib.sha256(prompt_path(name).read_bytes()).hexdigest() for name in NAMES}
 
 
 def render(name: str, **values: Any) -> str:
@@ -120,10 +163,19 @@ async def judge(
     temperature: float = 0.0,
     sample: int = 0,
     step: str = "judge",
+    images: Sequence[str | None] = (),
 ) -> tuple[str | None, str]:
-    """Ask for a verdict; return the parsed choice and the raw reply."""
+    """Ask for a verdict (the case's image, when it has one, sent along); return the parsed
+    choice and the raw reply."""
     text = await ask(
-        provider, ledger, step, prompt, temperature=temperature, sample=sample, purpose=purpose
+        provider,
+        ledger,
+        step,
+        prompt,
+        temperature=temperature,
+        sample=sample,
+        purpose=purpose,
+        images=images,
     )
     return extract_judgment(text), text
 

@@ -8,11 +8,14 @@ figure is only honest if every call is counted in one place.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 # The one Provider interface of the project; LWE talks to a model only through ``complete``.
-from games.llm.providers import Completion, Provider
+from games.llm.providers import Completion, Provider, image_part, text_part
 
 __all__ = ["Completion", "Ledger", "Provider", "ask"]
 
@@ -56,6 +59,16 @@ class Ledger:
         }
 
 
+@functools.lru_cache(maxsize=64)
+def _image_bytes(path: str) -> bytes:
+    return Path(path).read_bytes()
+
+
+def image_parts(paths: Sequence[str | None]) -> list[dict[str, str]]:
+    """Message parts for the images at these paths (None entries skipped), read once each."""
+    return [image_part(_image_bytes(p)) for p in paths if p]
+
+
 async def ask(
     provider: Provider,
     ledger: Ledger,
@@ -67,10 +80,17 @@ async def ask(
     max_tokens: int = 2048,
     sample: int = 0,
     purpose: str = METHOD,
+    images: Sequence[str | None] = (),
 ) -> str:
-    """One user-turn call, recorded in the ledger; returns the reply text."""
+    """One user-turn call, recorded in the ledger; returns the reply text.
+
+    ``images`` are file paths sent with the text (the benchmarks are image-text: the judge must
+    see the image); the cost counts the text only, as the paper's character cost does.
+    """
+    parts = image_parts(images)
+    content: str | list[dict[str, str]] = [*parts, text_part(prompt)] if parts else prompt
     completion = await provider.complete(
-        [{"role": "user", "content": prompt}],
+        [{"role": "user", "content": content}],
         system=system,
         temperature=temperature,
         max_tokens=max_tokens,

@@ -12,9 +12,10 @@ from games.llm.providers import closing
 from studyapp.agents import provider_for
 from studyapp.pipelines.lwe.algorithm import LweOptions
 from studyapp.pipelines.lwe.baselines import DC_WORD_CAP
-from studyapp.pipelines.lwe.data import PairCase, load_jsonl, twenty_questions_pairs
+from studyapp.pipelines.lwe.data import PairCase, twenty_questions_pairs
+from studyapp.pipelines.lwe.data import load_cases as load_dataset
 from studyapp.pipelines.lwe.evaluate import evaluate, run_summary
-from studyapp.pipelines.lwe.judging import RunResult
+from studyapp.pipelines.lwe.judging import RunResult, use_prompts
 from studyapp.pipelines.models import Job
 from studyapp.pipelines.sources import jsonl_records, resolve_path, table_records
 
@@ -22,8 +23,10 @@ BUILT_IN = "twenty-questions"
 
 
 def load_cases(parameters: dict[str, Any]) -> list[PairCase]:
-    """``dataset`` is a pairwise JSONL path, or ``twenty-questions``: pairs of the study's finished
-    games on the same word (from the tables, plus an experiment ``results`` file if given)."""
+    """``dataset`` is a pairwise JSONL path or a benchmark file in its published layout
+    (VL-RewardBench parquet, Multimodal RewardBench JSON/JSONL), or ``twenty-questions``: pairs of
+    the study's finished games on the same word (from the tables, plus an experiment ``results``
+    file if given)."""
     dataset = parameters.get("dataset", BUILT_IN)
     if dataset == BUILT_IN:
         records = table_records(BUILT_IN, table_ids=parameters.get("tables") or None)
@@ -33,7 +36,7 @@ def load_cases(parameters: dict[str, Any]) -> list[PairCase]:
             ]
         cases = twenty_questions_pairs(records, seed=int(parameters.get("seed", 0)))
     else:
-        cases = load_jsonl(resolve_path(dataset))
+        cases = load_dataset(resolve_path(dataset))
     if parameters.get("limit"):
         cases = cases[: int(parameters["limit"])]
     if not cases:
@@ -67,7 +70,17 @@ def keep(job: Job, runs: list[dict[str, Any]], result: dict[str, Any]) -> dict[s
 
 
 def run(job: Job) -> dict[str, Any]:
+    """One method over the job's cases; ``prompts`` (a directory) overrides prompt files by name
+    for this job only, and the result records the sha256 of every prompt file in force."""
     parameters = job.parameters
+    use_prompts(resolve_path(parameters["prompts"]) if parameters.get("prompts") else None)
+    try:
+        return _run(job, parameters)
+    finally:
+        use_prompts(None)
+
+
+def _run(job: Job, parameters: dict[str, Any]) -> dict[str, Any]:
     cases = load_cases(parameters)
     provider = provider_for(parameters["model"], cache=bool(parameters.get("cache", True)))
     job.write_log(f"{len(cases)} cases; {job.kind} with {parameters['model']}")

@@ -17,7 +17,9 @@ def run(job: Job) -> dict[str, Any]:
 
     parameters = job.parameters
     names = {f.name for f in fields(TTRAOptions)}
-    options = TTRAOptions(**{k: v for k, v in parameters.items() if k in names})
+    # No progress bars in a worker's log: progress goes to the job row instead.
+    given = {k: v for k, v in parameters.items() if k in names}
+    options = TTRAOptions(**({"progress_bars": False} | given))
     if parameters.get("tasks"):
         tasks = load_tasks(resolve_path(parameters["tasks"]))
     else:

@@ -46,8 +46,7 @@ def boxed_contents(text: str) -> list[str]:
 
 
 _LAST_NUMBER = re.compile(r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+)?%?")
-_CHOICE = re.compile(r"^\(?([A-Ja-j])\)?(?:[.:)\s]|$)")
-_CHOICE_LEAD = re.compile(r"^(?:the\s+)?(?:answer|option|choice)(?:\s+is)?\s*[:\-]?\s*", re.I)
+LETTERS = "ABCDEFGHIJ"
 _ANSWER_IS = re.compile(r"(?:answer|secret word)\s+(?:is|was)\s*:?\s*(.+?)\s*[.!]?\s*$", re.I)
 
 
@@ -87,19 +86,18 @@ def extract_answer(text: str, kind: str = "math") -> str:
 
 
 def choice_letter(answer: str) -> str:
-    """The option letter an answer names: "(A)", "A", "a", "A. 42" and "Answer: A" all give "A".
+    """The option letter an answer is, by exact string match: "B" is B; "(B)", "b" and "B. 42" are
+    no letter, and neither is "A train travels 60 km" (the paper, appendix A.1: MathQA is read by
+    "exact string matching" of the boxed answer or else the first line).
 
-    "" when the answer names no single letter, so it never joins a letter's vote.
+    Only whitespace around the answer is dropped. "" when the answer is not one letter, so it never
+    joins a letter's vote.
 
-    >>> [choice_letter(a) for a in ["(A)", "a", "B. 42", "Answer: c", "Apple"]]
-    ['A', 'A', 'B', 'C', '']
+    >>> [choice_letter(a) for a in ["B", " C ", "(A)", "a", "B. 42", "A train travels 60 km"]]
+    ['B', 'C', '', '', '', '']
     """
-    a = _CHOICE_LEAD.sub("", answer.strip().strip("$").strip())
-    match = _TEXT_WRAPPER.match(a)
-    if match:
-        a = match.group(1).strip()
-    match = _CHOICE.match(a)
-    return match.group(1).upper() if match else ""
+    a = answer.strip()
+    return a if len(a) == 1 and a in LETTERS else ""
 
 
 def normalize(answer: str) -> str:
@@ -161,8 +159,10 @@ def same_answer(a: str, b: str, kind: str) -> bool:
     ``5 cm`` = ``5``). ``choice``: the same option letter (``(A)`` = ``A`` = ``a``). ``word``: the same
     normalized text. An empty answer equals nothing.
 
-    >>> same_answer("(A)", "a", "choice"), same_answer(r"\\text{Apple}", "apple", "word")
-    (True, True)
+    >>> same_answer("A", " A", "choice"), same_answer("(A)", "A", "choice")
+    (True, False)
+    >>> same_answer(r"\\text{Apple}", "apple", "word")
+    True
     """
     if not a.strip() or not b.strip():
         return False
@@ -177,8 +177,8 @@ def same_answer(a: str, b: str, kind: str) -> bool:
 def is_correct(prediction: str, gold: str, kind: str) -> bool:
     """Whether an extracted answer matches the label for a task of this kind (see `same_answer`).
 
-    ``math`` uses math-verify (appendix B); ``choice`` compares option letters and ``word`` the
-    normalized text, the paper's exact match for MathQA (appendix A.1). An empty prediction is
-    never correct.
+    ``math`` uses math-verify (appendix B); ``choice`` is the paper's exact string match for MathQA
+    (appendix A.1): the answer, spaces around it dropped, is the label letter itself; ``word``
+    compares the normalized text. An empty prediction is never correct.
     """
     return same_answer(prediction, gold, kind)

@@ -45,7 +45,19 @@ class TTRAOptions:
     )
     num_generations: int = _opt(32, "Rollouts per question, used for GRPO and the majority vote.")
     temperature: float = _opt(0.6, "Sampling temperature during training and evaluation.")
-    max_completion_length: int = _opt(3072, "Maximum tokens per sampled completion.")
+    max_completion_length: int = _opt(
+        3072,
+        "Maximum tokens per sampled completion during training (appendix B: 3072, 2500 for "
+        "OlympiadBench; A.1 and C: 1024).",
+    )
+    max_prompt_length: int | None = _opt(
+        None,
+        "Maximum prompt tokens, template included, in training and evaluation (appendix C: "
+        "4000); a longer question loses its first tokens. None: no limit.",
+    )
+    eval_max_completion_length: int = _opt(
+        3072, "Maximum tokens per sampled completion in evaluation (appendix B: 3072; A.1: 1024)."
+    )
     one_shot_learning_rate: float = _opt(5e-7, "Peak learning rate of stage 1 (one-shot GRPO).")
     one_shot_steps: int = _opt(100, "Optimizer steps of stage 1.")
     one_shot_prompts_per_step: int = _opt(1, "Questions per step in stage 1 (the paper uses 1).")
@@ -69,7 +81,11 @@ class TTRAOptions:
         "none = no pseudo-label, the question's completions all score 0.",
         ("first", "none"),
     )
-    gradient_accumulation_steps: int = _opt(1, "Micro-batches accumulated per optimizer step.")
+    gradient_accumulation_steps: int = _opt(
+        1,
+        "Split each optimizer step's completions into this many micro-batches (less memory); the "
+        "questions per step stay --one-shot/--ttrl-prompts-per-step.",
+    )
     gradient_checkpointing: bool = _opt(True, "Recompute activations to save memory.")
     use_vllm: str = _opt(
         "auto",
@@ -96,6 +112,25 @@ class TTRAOptions:
     )
     logging_steps: int = _opt(1, "Log (and report progress) every N steps.")
     save_model: bool = _opt(True, "Write the aligned model and tokenizer to the output directory.")
+    prompts: str | None = _opt(
+        None,
+        "Directory of prompt files (math.txt, choice.txt, word.txt) overriding the built-in ones "
+        "by name; unknown names are refused. Their sha256 go into results.json.",
+    )
+    report_to: str = _opt(
+        "none",
+        "Experiment tracker TRL reports training metrics to (logs under the output directory).",
+        ("none", "tensorboard", "trackio"),
+    )
+    progress_bars: bool = _opt(True, "Show progress bars with an ETA (off with --quiet).")
+
+    def __post_init__(self) -> None:
+        for name in ("gradient_accumulation_steps", "num_generations", "eval_samples"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1")
+        for name in ("max_completion_length", "eval_max_completion_length"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1")
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -107,10 +142,12 @@ def _field_type(hint: object) -> type:
     return args[0] if args else hint  # type: ignore[return-value]
 
 
-def add_options(parser: argparse.ArgumentParser) -> None:
-    """Add one ``--flag`` per `TTRAOptions` field, help and choices included."""
+def add_options(parser: argparse.ArgumentParser, exclude: tuple[str, ...] = ()) -> None:
+    """Add one ``--flag`` per `TTRAOptions` field (but those in ``exclude``), help and choices."""
     hints = typing.get_type_hints(TTRAOptions)
     for f in fields(TTRAOptions):
+        if f.name in exclude:
+            continue
         flag = "--" + f.name.replace("_", "-")
         kind = _field_type(hints[f.name])
         help_text = str(f.metadata["help"])

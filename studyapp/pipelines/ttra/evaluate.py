@@ -9,19 +9,29 @@ from __future__ import annotations
 
 import json
 import random
-import time
 from dataclasses import asdict
 from pathlib import Path
 
 import torch
+from tqdm.auto import tqdm
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from studyapp.pipelines.ttra.answers import extract_answer, is_correct
 from studyapp.pipelines.ttra.collapse import dominant_share
 from studyapp.pipelines.ttra.config import TTRAOptions
+from studyapp.pipelines.ttra.prompt_files import prompt_hashes
 from studyapp.pipelines.ttra.rewards import plurality
 from studyapp.pipelines.ttra.tasks import Task
-from studyapp.pipelines.ttra.train import STAGES, Progress, align, chat_prompt, load, pick_one_shot
+from studyapp.pipelines.ttra.timing import ALIGNED, DIRECT, relative_cost, timed
+from studyapp.pipelines.ttra.train import (
+    STAGES,
+    Progress,
+    align,
+    chat_prompt,
+    load,
+    pick_one_shot,
+    report_to,
+)
 
 
 def prompt_text(task: Task, options: TTRAOptions, tokenizer: PreTrainedTokenizerBase) -> str:
@@ -32,19 +42,37 @@ def prompt_text(task: Task, options: TTRAOptions, tokenizer: PreTrainedTokenizer
     return tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True)
 
 
+def completion_lengths(new: torch.Tensor, tokenizer: PreTrainedTokenizerBase) -> list[int]:
+    """Tokens generated per row: up to and including the first end-of-sequence token."""
+    stops = {tokenizer.eos_token_id, tokenizer.pad_token_id} - {None}
+    out = []
+    for row in new.tolist():
+        ends = [i for i, token in enumerate(row) if token in stops]
+        out.append(ends[0] + 1 if ends else len(row))
+    return out
+
+
 @torch.no_grad()
 def sample(
     model: PreTrainedModel,
     tokenizer: PreTrainedTokenizerBase,
     tasks: list[Task],
     options: TTRAOptions,
+    label: str = "evaluate",
+    lengths: list[int] | None = None,
 ) -> list[list[str]]:
-    """``options.eval_samples`` completions per task, sampled like the paper's evaluation."""
+    """``options.eval_samples`` completions per task, sampled like the paper's evaluation, with
+    the evaluation's own length limit (``eval_max_completion_length``). ``lengths``, when given,
+    receives each completion's length in tokens (its end-of-sequence token included)."""
     model.eval()
+    if torch.cuda.is_available() and model.device.type == "cpu":
+        model.to("cuda")  # a freshly loaded model sits on the CPU; the trainer's is on the GPU
     tokenizer.padding_side = "left"
     out: list[list[str]] = []
     step = max(1, options.eval_batch_questions)
-    for start in range(0, len(tasks), step):
+    starts = range(0, len(tasks), step)
+    bar = tqdm(total=len(tasks), desc=label, unit="question", disable=not options.progress_bars)
+    for start in starts:
         batch = tasks[start : start + step]
         texts = [prompt_text(t, options, tokenizer) for t in batch]
         # A chat template already writes any special tokens; plain prompts get the usual ones.
@@ -56,14 +84,18 @@ def sample(
             do_sample=True,
             temperature=options.temperature,
             top_p=options.eval_top_p,
-            max_new_tokens=options.max_completion_length,
+            max_new_tokens=options.eval_max_completion_length,
             num_return_sequences=options.eval_samples,
             pad_token_id=tokenizer.pad_token_id,
         )
         new = generated[:, enc["input_ids"].shape[1] :]
+        if lengths is not None:
+            lengths.extend(completion_lengths(new, tokenizer))
         decoded = tokenizer.batch_decode(new, skip_special_tokens=True)
         k = options.eval_samples
         out.extend(decoded[i * k : (i + 1) * k] for i in range(len(batch)))
+        bar.update(len(batch))
+    bar.close()
     return out
 
 
@@ -106,11 +138,24 @@ def evaluate(
     tokenizer: PreTrainedTokenizerBase,
     tasks: list[Task],
     options: TTRAOptions,
+    stage: str = DIRECT,
+    times: list[dict] | None = None,
 ) -> dict:
-    """Sample and score; the figure the paper reports is ``avg_at_k``."""
-    started = time.perf_counter()
-    result = score(tasks, sample(model, tokenizer, tasks, options), options.vote_ties)
-    result["seconds"] = time.perf_counter() - started
+    """Sample and score; the figure the paper reports is ``avg_at_k``.
+
+    The evaluation is timed as ``stage`` (`timing.DIRECT` or `timing.ALIGNED`) and its time,
+    appended to ``times`` when given, is also in the result (``seconds`` and ``time``)."""
+    lengths: list[int] = []
+    with timed(stage, times) as clock:
+        completions = sample(model, tokenizer, tasks, options, label=stage, lengths=lengths)
+    result = score(tasks, completions, options.vote_ties)
+    result["max_new_tokens"] = options.eval_max_completion_length
+    result["completion_tokens"] = {
+        "mean": sum(lengths) / len(lengths) if lengths else 0.0,
+        "max": max(lengths, default=0),
+    }
+    result["seconds"] = clock.wall_s
+    result["time"] = clock.as_dict()
     return result
 
 
@@ -123,6 +168,7 @@ def _stage_summary(results: list) -> list[dict]:
             "majority_agreement": r.majority_agreement,
             "collapse": asdict(r.collapse) if r.collapse else None,
             "stopped_for_collapse": r.stopped_for_collapse,
+            "time": r.time,
         }
         for r in results
     ]
@@ -141,6 +187,7 @@ def run_experiment(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     work = out / "trainer"
+    report_to(options)  # a tracker that is not installed fails now, not after the direct evaluation
     one_shot, pool = pick_one_shot(tasks, options)
     if options.max_questions is not None:
         pool = pool[: options.max_questions]
@@ -150,16 +197,21 @@ def run_experiment(
     results: dict = {
         "experiment": options.experiment,
         "options": options.to_dict(),
+        "prompts": prompt_hashes(options.prompts),  # sha256 of each prompt file in force
         "one_shot_task": one_shot.id,
         "questions": len(pool),
     }
+    times: list[dict] = []
+    results["times"] = times
     if options.experiment == "ttra":
-        results["direct"] = evaluate(base, tokenizer, pool, options)
+        results["direct"] = evaluate(base, tokenizer, pool, options, DIRECT, times)
         del base
         stages = STAGES[options.stages]
         model, tokenizer, stage_results = align(options, one_shot, pool, work, stages, progress)
         results["stages"] = _stage_summary(stage_results)
-        results["aligned"] = evaluate(model, tokenizer, pool, options)
+        times.extend(r.time for r in stage_results)
+        results["aligned"] = evaluate(model, tokenizer, pool, options, ALIGNED, times)
+        results["cost"] = relative_cost(times)
         if options.save_model:
             results["model_dir"] = _save(model, tokenizer, out / "model")
     elif options.experiment == "split-half":
@@ -170,32 +222,38 @@ def run_experiment(
             raise ValueError("split-half needs at least two questions besides the one-shot example")
         seen, held_out = shuffled[:half], shuffled[half:]
         results["direct"] = {
-            "aligned_half": evaluate(base, tokenizer, seen, options),
-            "held_out_half": evaluate(base, tokenizer, held_out, options),
+            "aligned_half": evaluate(base, tokenizer, seen, options, DIRECT, times),
+            "held_out_half": evaluate(base, tokenizer, held_out, options, DIRECT, times),
         }
         del base
         model, tokenizer, stage_results = align(
             options, one_shot, seen, work, STAGES["both"], progress
         )
         results["stages"] = _stage_summary(stage_results)
+        times.extend(r.time for r in stage_results)
         results["aligned"] = {
-            "aligned_half": evaluate(model, tokenizer, seen, options),
-            "held_out_half": evaluate(model, tokenizer, held_out, options),
+            "aligned_half": evaluate(model, tokenizer, seen, options, ALIGNED, times),
+            "held_out_half": evaluate(model, tokenizer, held_out, options, ALIGNED, times),
         }
+        results["cost"] = relative_cost(times)
         if options.save_model:
             results["model_dir"] = _save(model, tokenizer, out / "model")
     else:
-        results["direct"] = evaluate(base, tokenizer, pool, options)
+        results["direct"] = evaluate(base, tokenizer, pool, options, DIRECT, times)
         del base
         results["variants"] = {}
         for variant in ("one-shot", "ttrl", "both"):
             model, tokenizer, stage_results = align(
                 options, one_shot, pool, work / variant, STAGES[variant], progress
             )
+            variant_times = [t for t in times if t["stage"] == DIRECT]
+            variant_times += [r.time for r in stage_results]
             entry = {
                 "stages": _stage_summary(stage_results),
-                "aligned": evaluate(model, tokenizer, pool, options),
+                "aligned": evaluate(model, tokenizer, pool, options, ALIGNED, variant_times),
             }
+            entry["cost"] = relative_cost(variant_times)
+            times.extend(variant_times[1:])
             if options.save_model:
                 entry["model_dir"] = _save(model, tokenizer, out / f"model-{variant}")
             results["variants"][variant] = entry

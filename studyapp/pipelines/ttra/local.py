@@ -11,7 +11,7 @@ import asyncio
 import threading
 import time
 
-from games.llm.providers import Completion, prompt_chars
+from games.llm.providers import Completion, Message, content_text, has_images, prompt_chars
 
 LOCAL_PREFIX = "local:"
 
@@ -46,7 +46,7 @@ class LocalProvider:
 
     def _generate(
         self,
-        messages: list[dict[str, str]],
+        messages: list[Message],
         system: str | None,
         temperature: float,
         max_tokens: int,
@@ -56,7 +56,9 @@ class LocalProvider:
 
         with self._lock:
             model, tokenizer = self._load()
-            chat = ([{"role": "system", "content": system}] if system else []) + messages
+            chat = ([{"role": "system", "content": system}] if system else []) + [
+                {"role": m["role"], "content": content_text(m["content"])} for m in messages
+            ]
             if tokenizer.chat_template is not None:
                 text = tokenizer.apply_chat_template(
                     chat, tokenize=False, add_generation_prompt=True
@@ -86,13 +88,15 @@ class LocalProvider:
 
     async def complete(
         self,
-        messages: list[dict[str, str]],
+        messages: list[Message],
         *,
         system: str | None = None,
         temperature: float = 1.0,
         max_tokens: int = 1024,
         sample: int = 0,
     ) -> Completion:
+        if has_images(messages):
+            raise ValueError(f"{self.path} is a local text model and cannot read images")
         started = time.perf_counter()
         text, input_tokens, output_tokens = await asyncio.to_thread(
             self._generate, messages, system, temperature, max_tokens, sample

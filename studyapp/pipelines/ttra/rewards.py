@@ -73,7 +73,7 @@ def vote(answers: Sequence[str], kind: str = "math", ties: str = "first") -> Vot
     """Group answers into classes of one meaning (`same_answer`) and pick the plurality class.
 
     An answer joins the first class, in order of appearance, whose first answer means the same;
-    empty answers never vote. Meaning is not always transitive (math-verify finds ``50\\%`` equal to
+    empty answers never vote, nor, for multiple choice, answers that are not exactly a letter. Meaning is not always transitive (math-verify finds ``50\\%`` equal to
     both ``50`` and ``0.5``), and comparing with each class's first answer keeps the grouping
     well defined and order-stable. Ties: "first" gives the win to the class seen first, as TTRL's
     ``Counter.most_common`` does; "none" gives no pseudo-label, so the whole group scores 0.
@@ -88,8 +88,8 @@ def vote(answers: Sequence[str], kind: str = "math", ties: str = "first") -> Vot
         raise ValueError(f"ties must be one of {TIES}, not {ties!r}")
     result = Vote(kind)
     for answer in answers:
-        if not answer.strip():
-            continue
+        if not answer.strip() or (kind == "choice" and not choice_letter(answer)):
+            continue  # no answer, or (multiple choice) not an option letter: no vote
         index = result.class_of(answer)
         if index is None:
             result.representatives.append(answer)
@@ -167,7 +167,7 @@ def majority_vote_reward(
     for extra scalars.
 
     >>> majority_vote_reward(
-    ...     [r"\\boxed{4}", "so it is 4", r"\\boxed{5}", "", r"\\boxed{A}", r"\\boxed{(B)}", "b"],
+    ...     [r"\\boxed{4}", "so it is 4", r"\\boxed{5}", "", r"\\boxed{A}", r"\\boxed{B}", "B"],
     ...     task_id=["q1", "q1", "q1", "q1", "q2", "q2", "q2"],
     ...     kind=["math"] * 4 + ["choice"] * 3,
     ... )

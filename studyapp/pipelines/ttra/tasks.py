@@ -17,20 +17,14 @@ from typing import Any
 
 from games.twenty_questions.engine import question_text
 from studyapp.pipelines.ttra.answers import boxed_contents
+from studyapp.pipelines.ttra.prompt_files import load_prompts
 
 KINDS = ("math", "choice", "word")
 LETTERS = "ABCDEFGHIJ"
 
-MATH_PROMPT = "{question}\nLet's think step by step and output the final answer within \\boxed{{}}."
-CHOICE_PROMPT = (
-    "Let's think step by step and output the final answer with only the correct option letter "
-    "enclosed in \\boxed{{}}.\n\nQuestion:\n{question}\n\nOptions:\n{options}\n\nAnswer:"
-)
-WORD_PROMPT = (
-    "Here is a game of Twenty Questions. A questioner asked yes/no questions to find a secret "
-    "word{candidates}.\n\n{transcript}\n\nWhich word is the secret word? Think step by step and "
-    "output only the word within \\boxed{{}}."
-)
+# The built-in prompts (appendices A.1 and B); ``--prompts DIR`` overrides them by file name.
+BUILT_IN = load_prompts()
+MATH_PROMPT, CHOICE_PROMPT, WORD_PROMPT = BUILT_IN["math"], BUILT_IN["choice"], BUILT_IN["word"]
 
 
 class TaskFileError(ValueError):
@@ -47,13 +41,15 @@ class Task:
     kind: str = "math"
     options: tuple[str, ...] = ()
 
-    def prompt(self) -> str:
-        """The user message the model sees (the paper's prompts, appendices A.1 and B)."""
+    def prompt(self, templates: Mapping[str, str] | None = None) -> str:
+        """The user message the model sees (the paper's prompts, appendices A.1 and B), from
+        ``templates`` (`prompt_files.load_prompts`) or the built-in ones."""
+        templates = templates or BUILT_IN
         if self.kind == "choice":
             lines = "\n".join(f"{LETTERS[i]}. {o}" for i, o in enumerate(self.options))
-            return CHOICE_PROMPT.format(question=self.question, options=lines)
+            return templates["choice"].format(question=self.question, options=lines)
         if self.kind == "math":
-            return MATH_PROMPT.format(question=self.question)
+            return templates["math"].format(question=self.question)
         return self.question
 
 
@@ -175,7 +171,12 @@ def _names_word(text: str, word: str) -> bool:
 
 
 def twenty_questions_task(
-    record: Mapping, *, where: str, candidates: tuple[str, ...], list_candidates: bool = True
+    record: Mapping,
+    *,
+    where: str,
+    candidates: tuple[str, ...],
+    list_candidates: bool = True,
+    templates: Mapping[str, str] | None = None,
 ) -> Task:
     """A task from one finished Twenty Questions game: the transcript minus the winning guess.
 
@@ -205,7 +206,7 @@ def twenty_questions_task(
         raise TaskFileError(f"{where}: no questions left once the final guess is removed")
     transcript = "\n".join(f"Q{i}: {q}\nA{i}: {a or 'No'}" for i, (q, a) in enumerate(pairs, 1))
     listed = f" from this list: {', '.join(candidates)}" if list_candidates else ""
-    question = WORD_PROMPT.format(candidates=listed, transcript=transcript)
+    question = (templates or BUILT_IN)["word"].format(candidates=listed, transcript=transcript)
     return Task(str(record.get("id", where)), question, answer, "word")
 
 
@@ -214,6 +215,7 @@ def tasks_from_games(
     *,
     candidates: tuple[str, ...] | None = None,
     list_candidates: bool = True,
+    templates: Mapping[str, str] | None = None,
 ) -> list[Task]:
     """Tasks from finished Twenty Questions games (plain records, e.g. database rows as dicts).
 
@@ -225,14 +227,22 @@ def tasks_from_games(
         candidates = tuple(CANDIDATES)
     return [
         twenty_questions_task(
-            r, where=f"game {i}", candidates=candidates, list_candidates=list_candidates
+            r,
+            where=f"game {i}",
+            candidates=candidates,
+            list_candidates=list_candidates,
+            templates=templates,
         )
         for i, r in enumerate(records)
     ]
 
 
 def load_games(
-    path: str | Path, *, candidates: tuple[str, ...] | None = None, list_candidates: bool = True
+    path: str | Path,
+    *,
+    candidates: tuple[str, ...] | None = None,
+    list_candidates: bool = True,
+    templates: Mapping[str, str] | None = None,
 ) -> list[Task]:
     """Tasks from an experiment results JSONL (one finished game per line); errors name the line."""
     if candidates is None:
@@ -246,7 +256,11 @@ def load_games(
         record.setdefault("id", f"line-{number}")
         tasks.append(
             twenty_questions_task(
-                record, where=where, candidates=candidates, list_candidates=list_candidates
+                record,
+                where=where,
+                candidates=candidates,
+                list_candidates=list_candidates,
+                templates=templates,
             )
         )
     if not tasks:

@@ -31,8 +31,10 @@ from trl import GRPOConfig, GRPOTrainer
 
 from studyapp.pipelines.ttra.collapse import Collapse, CollapseMonitor
 from studyapp.pipelines.ttra.config import TTRAOptions
+from studyapp.pipelines.ttra.prompt_files import load_prompts
 from studyapp.pipelines.ttra.rewards import correctness_reward, majority_vote_reward
 from studyapp.pipelines.ttra.tasks import Task, rotations
+from studyapp.pipelines.ttra.timing import timed
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +53,7 @@ class StageResult:
     collapse: Collapse | None = None
     stopped_for_collapse: bool = False
     log_history: list[dict] = field(default_factory=list)
+    time: dict = field(default_factory=dict)  # `timing.StageTime.as_dict()` of the training run
 
 
 def pick_one_shot(tasks: list[Task], options: TTRAOptions) -> tuple[Task, list[Task]]:
@@ -65,14 +68,45 @@ def pick_one_shot(tasks: list[Task], options: TTRAOptions) -> tuple[Task, list[T
     return one, [t for t in tasks if t.id != one.id]
 
 
+@functools.lru_cache(maxsize=8)
+def templates(directory: str | None) -> dict[str, str]:
+    """The prompt texts in force for a run (`prompt_files.load_prompts`), read once."""
+    return load_prompts(directory)
+
+
+def fit_prompt(text: str, tokenizer: PreTrainedTokenizerBase, room: int) -> str:
+    """The user message cut to ``room`` tokens, keeping its end (the instructions and the question
+    come last in every prompt), as TRL's and verl's left truncation of prompts do."""
+    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    if len(ids) <= room:
+        return text
+    return tokenizer.decode(ids[len(ids) - max(room, 0) :])
+
+
 def chat_prompt(task: Task, options: TTRAOptions, tokenizer: PreTrainedTokenizerBase) -> object:
-    """The prompt column: chat messages when the tokenizer has a template, else plain text."""
-    if options.use_chat_template and tokenizer.chat_template is not None:
-        messages = [{"role": "user", "content": task.prompt()}]
-        if options.system_prompt:
-            messages.insert(0, {"role": "system", "content": options.system_prompt})
-        return messages
-    return task.prompt()
+    """The prompt column: chat messages when the tokenizer has a template, else plain text.
+
+    With ``max_prompt_length`` (appendix C: 4000 input tokens) the whole prompt, template and
+    system message included, is held to that many tokens by cutting the user message's start;
+    training and evaluation see the same prompt.
+    """
+    text = task.prompt(templates(options.prompts))
+    chat = options.use_chat_template and tokenizer.chat_template is not None
+    messages = (
+        [{"role": "system", "content": options.system_prompt}] if options.system_prompt else []
+    )
+    if options.max_prompt_length is not None:
+        if chat:
+            frame = tokenizer.apply_chat_template(
+                [*messages, {"role": "user", "content": ""}], add_generation_prompt=True
+            )
+            overhead = len(frame if isinstance(frame, list) else frame["input_ids"])
+        else:
+            overhead = 0
+        text = fit_prompt(text, tokenizer, options.max_prompt_length - overhead)
+    if chat:
+        return [*messages, {"role": "user", "content": text}]
+    return text
 
 
 def stage_dataset(
@@ -113,14 +147,48 @@ def warmup_steps(ratio: float, max_steps: int) -> int:
     return int(ratio * max_steps)
 
 
+def micro_batch(completions: int, world: int, accumulation: int) -> int:
+    """Completions per device per micro-batch, so that one optimizer step sees ``completions``.
+
+    TRL generates one batch of ``per_device × processes × accumulation`` completions and spends
+    it over ``accumulation`` micro-batches of one optimizer step; so the per-device batch is the
+    step's completions divided by both, and the questions per step stay the paper's.
+
+    >>> micro_batch(128, 1, 1), micro_batch(128, 1, 4), micro_batch(128, 2, 4)
+    (128, 32, 16)
+    >>> micro_batch(32, 1, 3)
+    Traceback (most recent call last):
+    ...
+    ValueError: 32 completions per step do not split into 3 micro-batches over 1 process(es)
+    """
+    if completions % (world * accumulation):
+        raise ValueError(
+            f"{completions} completions per step do not split into {accumulation} micro-batches "
+            f"over {world} process(es)"
+        )
+    return completions // (world * accumulation)
+
+
+def report_to(options: TTRAOptions) -> list[str]:
+    """TRL's ``report_to``: [] for none, else the one tracker named (checked to be installed)."""
+    if options.report_to == "none":
+        return []
+    module = {"tensorboard": "tensorboard", "trackio": "trackio"}[options.report_to]
+    if importlib.util.find_spec(module) is None and not (
+        module == "tensorboard" and importlib.util.find_spec("tensorboardX") is not None
+    ):
+        raise ValueError(f"--report-to {options.report_to} needs the {module} package installed")
+    return [options.report_to]
+
+
 def grpo_config(options: TTRAOptions, stage: str, out_dir: Path) -> GRPOConfig:
     """Translate TTRA options into TRL's config for one stage."""
     one_shot = stage == "one-shot"
     prompts = options.one_shot_prompts_per_step if one_shot else options.ttrl_prompts_per_step
     world = PartialState().num_processes
     completions = prompts * options.num_generations
-    if completions % world:
-        raise ValueError(f"{completions} completions per step do not split over {world} processes")
+    accumulation = options.gradient_accumulation_steps
+    per_device = micro_batch(completions, world, accumulation)
     use_vllm = vllm_wanted(options)
     on_gpu = torch.cuda.is_available()
     max_steps = options.one_shot_steps if one_shot else options.ttrl_steps
@@ -128,8 +196,10 @@ def grpo_config(options: TTRAOptions, stage: str, out_dir: Path) -> GRPOConfig:
         output_dir=str(out_dir),
         learning_rate=options.one_shot_learning_rate if one_shot else options.ttrl_learning_rate,
         max_steps=max_steps,
-        per_device_train_batch_size=completions // world,
-        gradient_accumulation_steps=options.gradient_accumulation_steps,
+        per_device_train_batch_size=per_device,
+        gradient_accumulation_steps=accumulation,
+        # One generation batch per optimizer step: the step's questions times their rollouts.
+        generation_batch_size=completions,
         num_generations=options.num_generations,
         max_completion_length=options.max_completion_length,
         temperature=options.temperature,
@@ -146,8 +216,9 @@ def grpo_config(options: TTRAOptions, stage: str, out_dir: Path) -> GRPOConfig:
         seed=options.seed,
         logging_steps=options.logging_steps,
         save_strategy="no",
-        report_to=[],
-        disable_tqdm=True,
+        report_to=report_to(options),
+        run_name=f"ttra-{stage}",
+        disable_tqdm=not options.progress_bars,
     )
 
 
@@ -232,7 +303,9 @@ def run_stage(
         ],
     )
     trainer.remove_callback(PrinterCallback)  # progress goes through ProgressCallback instead
-    trainer.train()
+    with timed(stage) as clock:
+        trainer.train()
+    result.time = clock.as_dict()
     result.steps = trainer.state.global_step
     result.log_history = trainer.state.log_history
     if monitor is not None and result.collapse is None:
@@ -241,6 +314,16 @@ def run_stage(
             result.collapse = measured if measured.share > options.collapse_threshold else None
     model = trainer.accelerator.unwrap_model(trainer.model)
     return model, result
+
+
+def silence_library_bars() -> None:
+    """Turn off transformers' and datasets' own progress bars (loading weights, mapping), for
+    ``--quiet``; TRL's training bar follows ``progress_bars`` through ``disable_tqdm``."""
+    import datasets
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()
+    datasets.disable_progress_bars()
 
 
 def load(path: str) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:

@@ -15,7 +15,7 @@ from typing import Any
 
 from games.llm.providers import ProviderConfig, get_provider
 from studyapp.pipelines.lwe.data import PairCase
-from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import FakeLLMServer, content_text
 
 CASE_ID = re.compile(r"case-(\d+)")
 
@@ -31,8 +31,8 @@ def make_cases(labels: str) -> list[PairCase]:
 
 
 def sent_chars(body: dict[str, Any]) -> int:
-    """Characters of everything sent: the system text plus every message's content."""
-    return sum(len(m.get("content") or "") for m in body.get("messages", [])) + len(
+    """Characters of everything sent: the system text plus every message's text (not images)."""
+    return sum(len(content_text(m.get("content"))) for m in body.get("messages", [])) + len(
         body.get("system") or ""
     )
 
@@ -44,6 +44,8 @@ def task_of(text: str) -> str:
         ("# Revising the meta-prompt", "refine"),
         ("# Reflecting on a judgment", "feedback"),
         ("# Writing an evaluation prompt", "build"),
+        ("# Critiquing a judgment", "critique"),
+        ("# Improving the judge's instructions", "improve"),
         ("# Case to judge", "judge"),
     ):
         if heading in text:
@@ -81,7 +83,7 @@ class SyntheticJudge:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __call__(self, body: dict[str, Any]) -> str:
-        text = "\n".join(m["content"] for m in body["messages"])
+        text = "\n".join(content_text(m["content"]) for m in body["messages"])
         task = task_of(text)
         with self.lock:
             self.counts[task] = self.counts.get(task, 0) + 1
@@ -102,6 +104,12 @@ class SyntheticJudge:
             reply = f"- Feedback after case-{number}: look harder at facts."
         elif task == "refine":
             reply = self.refine(count)
+        elif task == "critique":
+            reply = "The instructions should make the judge check facts first."
+        elif task == "improve":
+            reply = (
+                f"<improved_instructions>Judge carefully, version {count}.</improved_instructions>"
+            )
         elif task == "curate":
             reply = f"<cheatsheet>Cheatsheet version {count}: check facts first.</cheatsheet>"
         else:

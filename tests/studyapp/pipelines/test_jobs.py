@@ -18,6 +18,7 @@ from studyapp.pipelines.models import Job, PolicyRecord
 from studyapp.pipelines.tasks import close_abandoned_jobs
 from studyapp.tables.models import Table
 from tests.fakes.game_responder import GameResponder
+from tests.fakes.llm_server import prompt_text
 from tests.studyapp.pipelines.synthetic import SyntheticJudge, make_cases
 
 JUDGE = "openai-compatible:synthetic-judge"
@@ -60,6 +61,35 @@ def test_the_command_runs_a_selective_lwe_job_to_the_end(
     download = client.get(f"/dashboard/jobs/{job.pk}/files/verdicts.jsonl")
     assert b"".join(download.streaming_content).count(b"\n") == 8
     assert client.get(f"/dashboard/jobs/{job.pk}/files/../../settings.py").status_code == 404
+
+
+@pytest.mark.django_db
+def test_a_job_runs_with_its_own_prompt_files_and_records_them(configured, tmp_path):
+    import hashlib
+
+    from studyapp.pipelines.lwe.judging import PROMPTS_DIR, prompt_hashes
+
+    configured.responder = SyntheticJudge()
+    folder = tmp_path / "prompts"
+    folder.mkdir()
+    own = (PROMPTS_DIR / "vanilla.txt").read_text() + "\nJUDGE WITH CARE.\n"
+    (folder / "vanilla.txt").write_text(own)
+    dataset = write_dataset(tmp_path, "AB")
+    job = create_job(
+        "vanilla",
+        {"model": JUDGE, "dataset": str(dataset), "prompts": str(folder), "cache": False},
+    )
+    job = execute(job.pk)
+    assert job.status == Job.Status.SUCCEEDED, job.error
+    assert job.result["prompts"]["vanilla"] == hashlib.sha256(own.encode()).hexdigest()
+    assert all("JUDGE WITH CARE." in prompt_text(r.body) for r in configured.requests)
+    assert prompt_hashes()["vanilla"] != job.result["prompts"]["vanilla"]  # reset after the job
+
+    (folder / "vanila.txt").write_text("a typo")
+    bad = execute(
+        create_job("vanilla", {"model": JUDGE, "dataset": str(dataset), "prompts": str(folder)}).pk
+    )
+    assert bad.status == Job.Status.FAILED and "vanila.txt" in bad.error
 
 
 @pytest.mark.django_db

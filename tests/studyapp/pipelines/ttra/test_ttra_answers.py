@@ -55,8 +55,11 @@ def test_math_answers_are_compared_by_value():
 
 
 def test_choice_and_word_answers_need_an_exact_match():
-    assert is_correct("b", "B", "choice")
-    assert is_correct("(B)", "B", "choice")
+    assert is_correct("B", "B", "choice")
+    assert is_correct(" B ", "B", "choice")
+    assert not is_correct("b", "B", "choice")
+    assert not is_correct("(B)", "B", "choice")
+    assert not is_correct("B. 4", "B", "choice")
     assert not is_correct("0.5", r"\frac{1}{2}", "choice")
     assert is_correct("baseball bat", "Baseball bat", "word")
     assert not is_correct("baseball", "Baseball bat", "word")
@@ -77,3 +80,23 @@ def test_math_verification_works_outside_the_main_thread():
     worker.join()
     assert errors == []
     assert results == [True]
+
+
+@pytest.mark.parametrize(
+    ("completion", "label", "right"),
+    [
+        ("A train travels 60 km in 1.5 hours. Its speed is 40 km/h.", "A", False),
+        ("A\nbecause the train's speed is 40 km/h", "A", True),
+        ("A) 40 km/h", "A", False),
+        ("Answer: A", "A", False),
+        ("a", "A", False),
+        ("The speed is 40 km/h, which is option A.", "A", False),
+        (r"The speed is 40 km/h. \boxed{A}", "A", True),
+        (r"A\nso \boxed{C}", "A", False),
+        (r"\boxed{(A)}", "A", False),
+        ("\n\n  C  \nwhy: ...", "C", True),
+    ],
+)
+def test_mathqa_completions_are_read_by_exact_string_match(completion, label, right):
+    """Appendix A.1: the boxed answer, else the first line, must be the letter itself."""
+    assert is_correct(extract_answer(completion, "choice"), label, "choice") is right

@@ -4,11 +4,13 @@ import doctest
 
 import pytest
 
-from studyapp.pipelines.ttra import answers, collapse, rewards, tasks
+from studyapp.pipelines.ttra import answers, collapse, harmonize, rewards, tasks, timing
 
 
-@pytest.mark.parametrize("module", [answers, collapse, rewards, tasks])
+@pytest.mark.parametrize("module", [answers, collapse, rewards, tasks, timing, harmonize])
 def test_the_docstring_examples_hold(module):
+    if module is harmonize:
+        pytest.importorskip("scipy")
     if module is rewards:
         pytest.importorskip("math_verify")  # correctness_reward's example compares 1/2 and 0.5
     failures, tried = doctest.testmod(module)

@@ -28,6 +28,7 @@ def test_a_ttra_job_reports_progress_and_keeps_its_artifacts(tiny_model, tmp_pat
             "tasks": str(tasks),
             "num_generations": 2,
             "max_completion_length": 4,
+            "eval_max_completion_length": 4,
             "one_shot_steps": 2,
             "ttrl_steps": 2,
             "ttrl_prompts_per_step": 1,

@@ -26,6 +26,7 @@ def tiny_options(model: str, **overrides) -> TTRAOptions:
         model=model,
         num_generations=4,
         max_completion_length=8,
+        eval_max_completion_length=8,
         one_shot_steps=2,
         ttrl_steps=2,
         ttrl_prompts_per_step=2,
@@ -156,6 +157,8 @@ def test_the_command_line_runs_an_experiment(tiny_model, tmp_path, capsys):
             "2",
             "--max-completion-length",
             "4",
+            "--eval-max-completion-length",
+            "4",
             "--one-shot-steps",
             "1",
             "--ttrl-steps",
@@ -171,9 +174,58 @@ def test_the_command_line_runs_an_experiment(tiny_model, tmp_path, capsys):
         ]
     )
     assert code == 0
-    out = capsys.readouterr().out
-    assert '"progress"' in out
+    captured = capsys.readouterr()
+    assert '"progress"' in captured.err  # progress on stderr, through tqdm
+    assert json.loads(captured.out)["questions"] == 2  # stdout is the summary alone
     assert (tmp_path / "out" / "results.json").exists()
+
+
+def test_quiet_leaves_only_the_summary(tiny_model, tmp_path, capsys):
+    from studyapp.pipelines.ttra.__main__ import main
+
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(
+        "\n".join(json.dumps({"question": t.question, "answer": t.answer}) for t in TASKS[:3]),
+        encoding="utf-8",
+    )
+    argv = ["--tasks", str(tasks), "--out", str(tmp_path / "out"), "--model", tiny_model]
+    argv += ["--num-generations", "2", "--max-completion-length", "4", "--one-shot-steps", "1"]
+    argv += ["--eval-max-completion-length", "4"]
+    argv += ["--ttrl-steps", "1", "--ttrl-prompts-per-step", "1", "--eval-samples", "1"]
+    argv += ["--no-gradient-checkpointing", "--no-save-model", "--use-vllm", "off", "--quiet"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert '"progress"' not in captured.err
+    assert "it/s" not in captured.err and "s/it" not in captured.err  # no progress bar
+    assert json.loads(captured.out)["questions"] == 2
+    saved = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert saved["options"]["progress_bars"] is False
+
+
+def test_report_to_a_tracker_that_is_missing_is_a_clear_error(tiny_model, tmp_path, capsys):
+    import importlib.util
+
+    from studyapp.pipelines.ttra.__main__ import main
+
+    if importlib.util.find_spec("trackio") is not None:
+        pytest.skip("trackio is installed here")
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(
+        "\n".join(json.dumps({"question": t.question, "answer": t.answer}) for t in TASKS[:3]),
+        encoding="utf-8",
+    )
+    argv = ["--tasks", str(tasks), "--out", str(tmp_path / "out"), "--model", tiny_model]
+    argv += ["--report-to", "trackio", "--quiet", "--use-vllm", "off", "--num-generations", "2"]
+    argv += [
+        "--eval-samples",
+        "1",
+        "--max-completion-length",
+        "2",
+        "--eval-max-completion-length",
+        "2",
+    ]
+    assert main(argv) == 2
+    assert "trackio" in capsys.readouterr().err
 
 
 def test_the_command_line_names_a_bad_line(tmp_path, capsys):

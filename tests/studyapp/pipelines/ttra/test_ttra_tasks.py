@@ -133,3 +133,31 @@ def test_the_study_candidates_are_the_default():
     (task,) = tasks_from_games([game("apple", ("Is it food?", "Yes"))])
     assert task.answer == "Apple"
     assert task.question.count(",") >= 150
+
+
+def test_prompt_files_override_the_built_in_ones_by_name(tmp_path):
+    import hashlib
+
+    from studyapp.pipelines.ttra.prompt_files import load_prompts, prompt_hashes
+
+    (tmp_path / "math.txt").write_text("Solve: {question}\nPut it in \\boxed{{}}.\n")
+    templates = load_prompts(tmp_path)
+    task = Task("t", "What is 2 + 3?", "5")
+    assert task.prompt(templates) == "Solve: What is 2 + 3?\nPut it in \\boxed{}."
+    assert task.prompt() != task.prompt(templates)  # the built-in text without the directory
+    choice = Task("c", "Pick.", "A", "choice", ("x", "y"))
+    assert choice.prompt(templates) == choice.prompt()  # names not in the directory: built in
+    hashes, built_in = prompt_hashes(tmp_path), prompt_hashes()
+    assert hashes["math"] == hashlib.sha256((tmp_path / "math.txt").read_bytes()).hexdigest()
+    assert hashes["math"] != built_in["math"] and hashes["choice"] == built_in["choice"]
+    assert set(built_in) == {"math", "choice", "word"}
+
+
+def test_an_unknown_prompt_file_name_is_refused(tmp_path):
+    from studyapp.pipelines.ttra.prompt_files import PromptDirError, load_prompts
+
+    (tmp_path / "maths.txt").write_text("{question}")
+    with pytest.raises(PromptDirError, match=r"maths\.txt.*math\.txt"):
+        load_prompts(tmp_path)
+    with pytest.raises(PromptDirError, match="not a directory"):
+        load_prompts(tmp_path / "nowhere")

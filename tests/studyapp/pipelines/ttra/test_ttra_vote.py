@@ -60,8 +60,14 @@ CASES = [
         [1, 1, 0],
     ),
     ("empty answers never vote", ["", "no idea", r"\boxed{}", r"\boxed{9}"], "math", [0, 0, 0, 1]),
-    ("letters in their spellings", boxed("(A)", "A", "a", "B", "B"), "choice", [1, 1, 1, 0, 0]),
-    ("a letter with its option", boxed("B. 42", "B", "C"), "choice", [1, 1, 0]),
+    ("only the letter itself", boxed("(A)", "A", "a", "B", "B"), "choice", [0, 0, 0, 1, 1]),
+    ("a letter with its option is none", boxed("B. 42", "B", "C", "B"), "choice", [0, 1, 0, 1]),
+    (
+        "a first line that starts with a letter",
+        ["A train travels 60 km", "A train goes", "C", r"\boxed{C}"],
+        "choice",
+        [0, 0, 1, 1],
+    ),
     (
         "the first line for MathQA",
         ["B\nbecause 42 is B", r"\boxed{B}", "Hmm.\nB"],
@@ -125,4 +131,4 @@ def test_the_winners_reach_the_collapse_monitor_by_meaning():
         kind=["math"] * 3 + ["choice"] * 3,
         on_majorities=seen.append,
     )
-    assert seen == [{"m": "0.5", "c": "A"}]
+    assert seen == [{"m": "0.5", "c": "B"}]

@@ -1,0 +1,287 @@
+"""Table 1 of the LWE paper in one command: every method on both benchmarks, with the cost column.
+
+``python -m studyapp.pipelines.lwe.table1 --model openai:gpt-4.1 --benchmark VL=FILE
+--benchmark MM=FILE --out DIR`` judges each benchmark with every method (vanilla first: it is the
+cost unit), over three random orders for the order-sensitive ones, and writes
+
+- ``DIR/table1.csv``: one row per method, accuracy / consistency / pair accuracy per benchmark
+  (means; standard deviations over the orders beside them) and the relative inference cost
+  (characters in and out over vanilla's), macro-averaged over the benchmarks as in the paper;
+- ``DIR/table1.md``: the same in the paper's layout;
+- ``DIR/runs/<benchmark>/<method>.json``: every pass with its per-case verdicts.
+
+A finished method is not run again (delete its JSON to redo it); model calls go through a response
+cache in ``DIR/cache.sqlite``, so a rerun after a crash pays only for what was not answered.
+Benchmarks load from their published layouts (`data.load_cases`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import csv
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from games.llm.cache import ResponseCache
+from games.llm.providers import closing, config_from_env, get_provider
+from studyapp.pipelines.lwe.algorithm import LweOptions
+from studyapp.pipelines.lwe.data import DatasetError, PairCase, load_cases
+from studyapp.pipelines.lwe.evaluate import evaluate
+from studyapp.pipelines.lwe.judging import PromptDirError, use_prompts
+from studyapp.pipelines.lwe.llm import Provider
+
+# Table 1's rows, in the paper's order.
+METHOD_ORDER = (
+    "vanilla",
+    "cot",
+    "majority",
+    "textgrad",
+    "dynamic-cheatsheet",
+    "sample-specific",
+    "lwe",
+    "selective-lwe",
+)
+FIGURES = ("accuracy", "consistency", "pair_accuracy")
+
+
+class TableError(ValueError):
+    """A command line that cannot run; the message names the argument."""
+
+
+def named_values(values: list[str], option: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for value in values:
+        name, sep, rest = value.partition("=")
+        if not sep or not name or not rest:
+            raise TableError(f"{option} takes NAME=VALUE, not {value!r}")
+        out[name] = rest
+    return out
+
+
+async def run_table(
+    provider: Provider,
+    benchmarks: dict[str, list[PairCase]],
+    out: Path,
+    *,
+    methods: tuple[str, ...] = METHOD_ORDER,
+    orders: int = 3,
+    seed: int = 0,
+    options: LweOptions | None = None,
+    textgrad_split: dict[str, tuple[int, int]] | None = None,
+    say: Any = None,
+) -> list[dict[str, Any]]:
+    """Every method on every benchmark (finished ones reused), then the table's rows."""
+    textgrad_split = textgrad_split or {}
+    results: dict[tuple[str, str], dict[str, Any]] = {}
+    for bench, cases in benchmarks.items():
+        folder = out / "runs" / bench
+        folder.mkdir(parents=True, exist_ok=True)
+        wanted = ("vanilla", *[m for m in methods if m != "vanilla"])
+        vanilla_chars = None
+        for method in wanted:
+            saved = folder / f"{method}.json"
+            if saved.is_file():
+                result = json.loads(saved.read_text(encoding="utf-8"))
+                state = "reused"
+            else:
+                train, validation = textgrad_split.get(bench, (10, 10))
+                result = await evaluate(
+                    method,
+                    cases,
+                    provider,
+                    orders=orders,
+                    seed=seed,
+                    options=options,
+                    vanilla_chars=vanilla_chars,
+                    textgrad_train=train,
+                    textgrad_validation=validation,
+                )
+                saved.write_text(json.dumps(result, indent=2), encoding="utf-8")
+                state = "done"
+            if method == "vanilla":
+                vanilla_chars = result["vanilla_chars"]
+            results[bench, method] = result
+            if say is not None:
+                acc = result["summary"]["accuracy"]["mean"]
+                say(f"{bench} {method}: {state}, accuracy {acc:.3f}")
+    rows = table_rows(results, list(benchmarks), [m for m in METHOD_ORDER if m in methods])
+    write_table(out, rows, list(benchmarks))
+    return rows
+
+
+def table_rows(
+    results: dict[tuple[str, str], dict[str, Any]], benches: list[str], methods: list[str]
+) -> list[dict[str, Any]]:
+    rows = []
+    for method in methods:
+        row: dict[str, Any] = {"method": method}
+        costs = []
+        for bench in benches:
+            summary = results[bench, method]["summary"]
+            for figure in FIGURES:
+                row[f"{bench}_{figure}"] = summary[figure]["mean"]
+                row[f"{bench}_{figure}_std"] = summary[figure]["std"]
+            row[f"{bench}_cases"] = results[bench, method]["cases"]
+            cost = summary["relative_cost"]["mean"]
+            row[f"{bench}_relative_cost"] = cost
+            if cost is not None:
+                costs.append(cost)
+        row["relative_cost"] = sum(costs) / len(costs) if len(costs) == len(benches) else None
+        rows.append(row)
+    return rows
+
+
+def write_table(out: Path, rows: list[dict[str, Any]], benches: list[str]) -> None:
+    columns = ["method"]
+    for bench in benches:
+        columns += [f"{bench}_{f}" for f in FIGURES] + [f"{bench}_{f}_std" for f in FIGURES]
+        columns += [f"{bench}_cases", f"{bench}_relative_cost"]
+    columns.append("relative_cost")
+    with (out / "table1.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(rows)
+
+    def cell(row: dict[str, Any], bench: str, figure: str) -> str:
+        mean, std = row[f"{bench}_{figure}"], row[f"{bench}_{figure}_std"]
+        if mean is None:
+            return "–"
+        return f"{mean:.3f}" + (f" ± {std:.3f}" if std else "")
+
+    head = ["Method"]
+    for bench in benches:
+        head += [f"{bench} Acc.", f"{bench} Cons.", f"{bench} PairAcc."]
+    head.append("Relative Inference Cost")
+    lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    for row in rows:
+        cells = [row["method"]]
+        for bench in benches:
+            cells += [cell(row, bench, f) for f in FIGURES]
+        cost = row["relative_cost"]
+        cells.append("–" if cost is None else f"{cost:.1f}×")
+        lines.append("| " + " | ".join(cells) + " |")
+    (out / "table1.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m studyapp.pipelines.lwe.table1",
+        description="Table 1 of the LWE paper: every method on both benchmarks, cost included.",
+    )
+    parser.add_argument("--model", required=True, help="Judge model spec, e.g. openai:gpt-4.1.")
+    parser.add_argument(
+        "--benchmark",
+        action="append",
+        default=[],
+        metavar="NAME=FILE",
+        help="A benchmark file (VL-RewardBench parquet, Multimodal RewardBench JSON/JSONL, or the "
+        "project's pairwise JSONL); repeat for each.",
+    )
+    parser.add_argument("--out", required=True, help="Output directory (finished runs reused).")
+    parser.add_argument(
+        "--methods",
+        nargs="+",
+        default=list(METHOD_ORDER),
+        choices=METHOD_ORDER,
+        help="Methods to run (default: all of table 1).",
+    )
+    parser.add_argument("--orders", type=int, default=3, help="Random orders (paper: 3).")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--batch-size", type=int, default=4, help="LWE's b (paper: 4).")
+    parser.add_argument(
+        "--ids",
+        action="append",
+        default=[],
+        metavar="NAME=FILE",
+        help="A JSON list of case ids to keep for a benchmark, in order (the paper's 1,000 "
+        "Multimodal RewardBench cases).",
+    )
+    parser.add_argument(
+        "--image-root",
+        action="append",
+        default=[],
+        metavar="NAME=DIR",
+        help="Where a benchmark's relative image paths start (default: the file's folder).",
+    )
+    parser.add_argument(
+        "--textgrad-split",
+        action="append",
+        default=[],
+        metavar="NAME=TRAIN,VALIDATION",
+        help="TextGrad*'s labelled cases per benchmark (paper: VL 10,10; MM 20,20; default 10,10).",
+    )
+    parser.add_argument("--limit", type=int, help="Only the first N cases of each benchmark.")
+    parser.add_argument(
+        "--prompts",
+        help="Directory of prompt files overriding the built-in ones by name (their sha256 are "
+        "recorded in every run's JSON).",
+    )
+    parser.add_argument("--quiet", action="store_true", help="No progress lines.")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        files = named_values(args.benchmark, "--benchmark")
+        if not files:
+            raise TableError("give at least one --benchmark NAME=FILE")
+        id_files = named_values(args.ids, "--ids")
+        roots = named_values(args.image_root, "--image-root")
+        splits: dict[str, tuple[int, int]] = {}
+        for name, value in named_values(args.textgrad_split, "--textgrad-split").items():
+            train, _, validation = value.partition(",")
+            if not (train.isdigit() and validation.isdigit()):
+                raise TableError(f"--textgrad-split {name}={value}: give TRAIN,VALIDATION")
+            splits[name] = (int(train), int(validation))
+        for option, names in (
+            ("--ids", id_files),
+            ("--image-root", roots),
+            ("--textgrad-split", splits),
+        ):
+            unknown = set(names) - set(files)
+            if unknown:
+                raise TableError(f"{option}: no benchmark named {', '.join(sorted(unknown))}")
+        use_prompts(args.prompts)
+        benchmarks = {}
+        for name, file in files.items():
+            ids = json.loads(Path(id_files[name]).read_text()) if name in id_files else None
+            cases = load_cases(file, image_root=roots.get(name), ids=ids)
+            benchmarks[name] = cases[: args.limit] if args.limit else cases
+        config = config_from_env(args.model, os.environ)
+    except (TableError, DatasetError, PromptDirError, ValueError, OSError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    cache = ResponseCache(out / "cache.sqlite")
+    provider = get_provider(args.model, config, cache=cache)
+    say = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
+    try:
+        rows = asyncio.run(
+            closing(
+                run_table(
+                    provider,
+                    benchmarks,
+                    out,
+                    methods=tuple(args.methods),
+                    orders=args.orders,
+                    seed=args.seed,
+                    options=LweOptions(batch_size=args.batch_size),
+                    textgrad_split=splits,
+                    say=say,
+                )
+            )
+        )
+    finally:
+        cache.close()
+    print((out / "table1.md").read_text(encoding="utf-8"), end="")
+    return 0 if rows else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
