@@ -1,0 +1,101 @@
+"""The production topology as it fails: a crowd at the study link on a database role limited to
+30 connections, a daphne process and a worker killed under the shipped supervisor, and sockets
+that ask for what is not there or send more than a frame may hold."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+
+import aiohttp
+import pytest
+
+from tests.production.arrivals import crowd, summary
+from tests.production.test_production_topology import play, questioner
+from tests.production.topology import Topology
+
+pytestmark = pytest.mark.production
+
+
+def test_a_hundred_people_reach_consent_within_the_roles_connection_limit(
+    topology: Topology,
+) -> None:
+    """100 people open the study link within 3 s, shared over both daphne processes, while the
+    site's role may hold 30 connections: nobody meets an error page, everyone reaches consent."""
+    topology.manage("seed_demo")
+    bases = [f"http://127.0.0.1:{port}" for port in topology.ports]
+    arrivals = asyncio.run(crowd(bases, "demo", 100, spread=3.0))
+    found = summary(arrivals)
+    assert found["reached_consent"] == 100, found
+    assert set(found["statuses"]) == {200}, found
+    assert topology.connections() <= 30
+
+
+async def _serving(port: int, until: float) -> list[int]:
+    """GET the home page of ``port`` every 0.2 s until ``until``: the statuses (0: no answer)."""
+    statuses = []
+    timeout = aiohttp.ClientTimeout(total=5)
+    async with aiohttp.ClientSession(timeout=timeout) as http:
+        while time.monotonic() < until:
+            try:
+                async with http.get(f"http://127.0.0.1:{port}/") as response:
+                    statuses.append(response.status)
+            except (aiohttp.ClientError, TimeoutError):
+                statuses.append(0)
+            await asyncio.sleep(0.2)
+    return statuses
+
+
+def _back(topology: Topology, name: str, old: int, limit: float = 60) -> int:
+    """Wait until supervisord runs ``name`` again under a new process id."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        pid = topology.pid(name)
+        if pid and pid != old:
+            return pid
+        time.sleep(0.5)
+    raise AssertionError(f"{name} did not come back: {topology.supervisorctl('status')}")
+
+
+def test_a_killed_daphne_and_worker_come_back_and_play_goes_on(topology: Topology) -> None:
+    web, worker = f"web:web-{topology.ports[0]}", "worker:worker-0"
+    web_pid, worker_pid = topology.pid(web), topology.pid(worker)
+    assert web_pid and worker_pid, topology.supervisorctl("status")
+    topology.manage("seed_demo")
+    person = topology.call("study_round", "demo")  # answered by an agent on the worker
+    tables = topology.call("agent_tables", 16)
+
+    async def scenario() -> tuple[str, list[int]]:
+        playing = asyncio.create_task(
+            play(
+                topology,
+                topology.ports[1],
+                person["table"],
+                person["session"],
+                questioner(person["answer"]),
+                limit=120,
+            )
+        )
+        await asyncio.sleep(0.5)
+        os.kill(web_pid, signal.SIGKILL)
+        os.killpg(worker_pid, signal.SIGKILL)  # the worker and its pool processes
+        # the other daphne keeps serving while the killed one comes back
+        served = await _serving(topology.ports[1], time.monotonic() + 8)
+        return await playing, served
+
+    killed_at = time.monotonic()
+    status, served = asyncio.run(scenario())
+    assert served and set(served) == {200}, served
+    assert _back(topology, web, web_pid) and _back(topology, worker, worker_pid)
+    topology._wait_for(topology.ports[0])
+    assert set(asyncio.run(_serving(topology.ports[0], time.monotonic() + 1))) == {200}
+    assert status == "finished"
+    report = topology.call("tables_report", tables + [person["table"]])
+    while report["open"] and time.monotonic() - killed_at < 90:
+        time.sleep(1)
+        report = topology.call("tables_report", tables + [person["table"]])
+    assert report["open"] == 0, report
+    assert report["missing"] == 0 and report["unreplayable"] == 0, report
+    assert report["gap_s"] <= 30, report  # no table waited longer than 30 s
