@@ -30,7 +30,8 @@ run: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py seed_demo
 	@echo "Open http://$(HOST):$(PORT)/ (staff pages: http://$(HOST):$(PORT)/dashboard/)"
-	$(BIN)/daphne -b $(HOST) -p $(PORT) --access-log $(or $(ACCESS_LOG),/dev/null) studyapp.asgi:application
+	$(BIN)/daphne -b $(HOST) -p $(PORT) --access-log $(or $(ACCESS_LOG),/dev/null) \
+	  --websocket-max-message-size 4194304 --websocket-max-frame-size 4194304 studyapp.asgi:application
 
 # The production topology on one machine (docs/production.md): PostgreSQL and Redis from
 # DATABASE_URL and REDIS_URL, WEB daphne processes on PORT, PORT+1, ..., WORKERS Celery workers and

@@ -97,6 +97,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "studyapp.middleware.RetryTransientDatabaseErrors",
     "studyapp.middleware.RefuseNulMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -338,9 +339,13 @@ LOGGING = {
     "filters": {
         "without_traceback": {"()": "studyapp.logs.WithoutTraceback"},
         "without_secret_paths": {"()": "studyapp.logs.WithoutSecretPaths"},
+        "brief_database_errors": {"()": "studyapp.logs.BriefDatabaseErrors"},
     },
     "handlers": {
-        "console": {"class": "logging.StreamHandler", "filters": ["without_secret_paths"]},
+        "console": {
+            "class": "logging.StreamHandler",
+            "filters": ["without_secret_paths", "brief_database_errors"],
+        },
         "brief": {
             "class": "logging.StreamHandler",
             "filters": ["without_traceback", "without_secret_paths"],

@@ -5,12 +5,15 @@ that ask for what is not there or send more than a frame may hold."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import time
 
 import aiohttp
 import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
 
 from tests.production.arrivals import crowd, summary
 from tests.production.test_production_topology import play, questioner
@@ -65,7 +68,7 @@ def test_a_killed_daphne_and_worker_come_back_and_play_goes_on(topology: Topolog
     assert web_pid and worker_pid, topology.supervisorctl("status")
     topology.manage("seed_demo")
     person = topology.call("study_round", "demo")  # answered by an agent on the worker
-    tables = topology.call("agent_tables", 16)
+    tables = topology.call("agent_tables", 4)  # a few, so that a wait is the kill's, not a queue
 
     async def scenario() -> tuple[str, list[int]]:
         playing = asyncio.create_task(
@@ -99,3 +102,49 @@ def test_a_killed_daphne_and_worker_come_back_and_play_goes_on(topology: Topolog
     assert report["open"] == 0, report
     assert report["missing"] == 0 and report["unreplayable"] == 0, report
     assert report["gap_s"] <= 30, report  # no table waited longer than 30 s
+
+
+async def _until_closed(url: str, headers: dict, send: str | None = None) -> tuple[int, list]:
+    """Open a socket, send ``send`` once the first frame came (if any), and read until the
+    server closes it: the close code and the frames received."""
+    frames: list = []
+    async with connect(url, additional_headers=headers, open_timeout=30) as ws:
+        try:
+            if send is not None:
+                frames.append(await asyncio.wait_for(ws.recv(), 30))
+                await ws.send(send)
+            while True:
+                frames.append(await asyncio.wait_for(ws.recv(), 30))
+        except ConnectionClosed as closed:
+            return (closed.rcvd.code if closed.rcvd else 0), frames
+    return 0, frames
+
+
+async def _first_frame(url: str, headers: dict) -> str:
+    async with connect(url, additional_headers=headers, open_timeout=30) as ws:
+        return await asyncio.wait_for(ws.recv(), 30)
+
+
+def test_unknown_socket_paths_and_oversized_frames_are_refused_with_a_reason(
+    topology: Topology,
+) -> None:
+    port = topology.ports[0]
+    origin = {"Origin": f"http://127.0.0.1:{port}"}
+    log_before = topology.log_path.read_text()
+    for path in ("/ws/nope/", "/ws/tables/abc/", "/ws/tables/"):
+        code, frames = asyncio.run(_until_closed(f"ws://127.0.0.1:{port}{path}", origin))
+        assert (code, frames) == (4404, []), path
+
+    table = topology.call("mixed_undercover", 1, 3)
+    headers = {**origin, "Cookie": f"sessionid={table['sessions'][0]}"}
+    huge = json.dumps({"type": "clue", "text": "x" * (1024 * 1024)})
+    url = f"ws://127.0.0.1:{port}/ws/tables/{table['table']}/"
+    code, frames = asyncio.run(_until_closed(url, headers, send=huge))
+    assert code == 4413
+    assert "too large for the table" in frames[-1]
+    assert asyncio.run(_first_frame(url, headers)).count("data-seq") == 1  # the seat opens again
+
+    time.sleep(1)  # the log lines are written
+    log = topology.log_path.read_text()[len(log_before) :]
+    assert "Traceback" not in log and "No route found" not in log, log[-3000:]
+    assert log.count("-byte frame (at most 65536): closed") == 1, log[-3000:]

@@ -191,3 +191,63 @@ def test_a_forked_child_opens_its_own_connection(tmp_path: Path, site_database) 
     found = json.loads(result.stdout.splitlines()[-1])
     assert found["child"] != found["parent"]
     assert found["parent_after"] == found["parent"]  # the same session, not broken by the child
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_page_that_cannot_get_a_connection_is_a_503_with_one_log_line(
+    tmp_path: Path, site_database
+) -> None:
+    """The database away for a moment (here: the process's only connection busy past the pool's
+    timeout): the person gets the 503 page saying to reload, the log one line, no traceback."""
+    result = run(
+        tmp_path,
+        """
+        import threading, time
+        from django.core.management import call_command
+        from django.db import close_old_connections, connection
+        from django.test import Client
+
+        call_command("seed_demo", verbosity=0)
+        close_old_connections()
+
+        def hold():
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_sleep(2)")
+            close_old_connections()
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        time.sleep(0.3)
+        for method in ("get", "post"):
+            response = getattr(Client(), method)("/s/demo/")
+            print(method, response.status_code, response["Retry-After"])
+            print(response.content.decode().count("could not reach its database"))
+        holder.join()
+        print("after", Client().get("/s/demo/").status_code)
+        """,
+        DATABASE_URL=site_database,
+        DB_POOL_SIZE="1",
+        DB_POOL_TIMEOUT="0.3",
+        ALLOWED_HOSTS="testserver",
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.split()[-10:] == [
+        "get",
+        "503",
+        "5",
+        "1",
+        "post",
+        "503",
+        "5",
+        "1",
+        "after",
+        "200",
+    ]
+    log = result.stderr.strip().splitlines()
+    assert [line for line in log if "answered 503" in line] == [
+        "database unavailable, GET /s/demo/ answered 503: OperationalError: "
+        "couldn't get a connection after 0.30 sec",
+        "database unavailable, POST /s/demo/ answered 503: OperationalError: "
+        "couldn't get a connection after 0.30 sec",
+    ], log
+    assert "Traceback" not in result.stderr
