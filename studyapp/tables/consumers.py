@@ -18,6 +18,7 @@ from typing import Any
 
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
+from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from django.db import connections
@@ -116,10 +117,12 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
                 type(err).__name__,
                 first,
             )
+            if message["type"] == "websocket.disconnect":
+                raise StopConsumer() from None  # gone anyway; its next connect marks the seat again
             if not self.accepted:
                 # the handshake is refused; the page's socket tries again after a pause
                 await self.close()
-            elif message["type"] != "websocket.disconnect":
+            else:
                 await self.send(text_data=notice(UNAVAILABLE_MESSAGE))
 
     accepted = False
