@@ -30,20 +30,26 @@ run: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py seed_demo
 	@echo "Open http://$(HOST):$(PORT)/ (staff pages: http://$(HOST):$(PORT)/dashboard/)"
-	$(BIN)/daphne -b $(HOST) -p $(PORT) --access-log $(or $(ACCESS_LOG),/dev/null) studyapp.asgi:application
+	$(BIN)/daphne -b $(HOST) -p $(PORT) --access-log $(or $(ACCESS_LOG),/dev/null) \
+	  --websocket-max-message-size 4194304 --websocket-max-frame-size 4194304 studyapp.asgi:application
 
 # The production topology on one machine (docs/production.md): PostgreSQL and Redis from
 # DATABASE_URL and REDIS_URL, WEB daphne processes on PORT, PORT+1, ..., WORKERS Celery workers and
-# Celery beat, all run by honcho from the Procfile. DEBUG is off; SECRET_KEY comes from the
-# environment or is made once into var/secret_key.
+# Celery beat, kept running by supervisord (deploy/supervisord.conf): a process that dies is
+# started again and the others go on. DEBUG is off; SECRET_KEY comes from the environment or is
+# made once into var/secret_key. `honcho start` runs the same processes from the Procfile for
+# development (one exits, all stop).
 WEB ?= 2
 WORKERS ?= 1
+VAR_DIR ?= $(CURDIR)/var
 production: install
 	@test -n "$$DATABASE_URL" -a -n "$$REDIS_URL" || { echo "make production needs DATABASE_URL (PostgreSQL) and REDIS_URL"; exit 2; }
-	DEBUG=false $(BIN)/python manage.py migrate --noinput
-	DEBUG=false $(BIN)/python manage.py seed_demo
+	DEBUG=false VAR_DIR=$(VAR_DIR) $(BIN)/python manage.py migrate --noinput
+	DEBUG=false VAR_DIR=$(VAR_DIR) $(BIN)/python manage.py seed_demo
 	@echo "Open http://$(HOST):$(PORT)/ ($(WEB) daphne processes on ports $(PORT) and up, $(WORKERS) worker(s), beat)"
-	DEBUG=false HOST=$(HOST) $(BIN)/honcho start -f Procfile -p $(PORT) -c web=$(WEB),worker=$(WORKERS),beat=1
+	@echo "Processes: VAR_DIR=$(VAR_DIR) $(BIN)/supervisorctl -c deploy/supervisord.conf status"
+	DEBUG=false HOST=$(HOST) PORT=$(PORT) WEB=$(WEB) WORKERS=$(WORKERS) VAR_DIR=$(VAR_DIR) \
+	  $(BIN)/supervisord -n -c deploy/supervisord.conf
 
 test: install chromium
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)

@@ -3,7 +3,15 @@
 import os
 
 from celery import Celery
-from celery.signals import task_postrun, task_prerun, worker_init, worker_process_init
+from celery.signals import (
+    beat_init,
+    task_postrun,
+    task_prerun,
+    worker_init,
+    worker_process_init,
+)
+
+from studyapp import db  # a forked pool process opens its own database connections
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "studyapp.settings")
 
@@ -15,9 +23,9 @@ app.autodiscover_tasks()
 @task_prerun.connect
 @task_postrun.connect
 def close_old_connections(task: object = None, **_: object) -> None:
-    """Around each task on a worker, what Django does around each request: drop a database
-    connection that is broken or older than CONN_MAX_AGE, keep the rest (CELERY_DB_REUSE_MAX keeps
-    Celery from closing every connection after every task). An eager task runs inside its
+    """Around each task on a worker, what Django does around each request: give the database
+    connection back to the process's pool (CONN_MAX_AGE is 0 with the pool; without it, drop a
+    connection that is broken or older than DB_CONN_MAX_AGE). An eager task runs inside its
     caller's request or transaction, which owns the connection."""
     if getattr(getattr(task, "request", None), "is_eager", False):
         return
@@ -34,3 +42,35 @@ def freeze_startup(**_: object) -> None:
     from studyapp.heap import freeze_startup as freeze
 
     freeze()
+
+
+@worker_init.connect
+def size_worker_pool(sender: object = None, **_: object) -> None:
+    """A worker's database pool (settings.DB_POOL_SIZE is daphne's). With the prefork pool the
+    main process only runs the startup checks (one connection) and each pool process sizes its
+    own (:func:`size_pool_process`); with threads, the main process runs every task."""
+    from django.conf import settings
+
+    pool_cls = getattr(sender, "pool_cls", "prefork")
+    name = pool_cls if isinstance(pool_cls, str) else getattr(pool_cls, "__module__", "")
+    if "prefork" in name:
+        db.size_pool(1)
+        return
+    concurrency = getattr(sender, "concurrency", 1)
+    threads = concurrency if isinstance(concurrency, int) and concurrency > 0 else os.cpu_count()
+    db.size_pool((threads or 1) * settings.WORKER_DB_POOL_SIZE)
+
+
+@worker_process_init.connect
+def size_pool_process(**_: object) -> None:
+    """Each prefork pool process runs one task at a time: its own thread and the thread its
+    database calls are handed to (WORKER_DB_POOL_SIZE, default 2)."""
+    from django.conf import settings
+
+    db.size_pool(settings.WORKER_DB_POOL_SIZE)
+
+
+@beat_init.connect
+def size_beat_pool(**_: object) -> None:
+    """Beat only sends tasks; one connection is plenty if anything of it reads the database."""
+    db.size_pool(1)

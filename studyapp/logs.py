@@ -30,3 +30,20 @@ class WithoutSecretPaths(logging.Filter):
                 SECRET_PATH.sub("/i/…", arg) if isinstance(arg, str) else arg for arg in record.args
             )
         return True
+
+
+class BriefDatabaseErrors(logging.Filter):
+    """A database that is away for a moment fails every request and socket call at once: each
+    such error is logged as one line (its message), not a traceback per request."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from studyapp.db import TRANSIENT
+
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, TRANSIENT):
+            first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+            record.msg = f"{record.getMessage()} ({type(error).__name__}: {first})"
+            record.args = None
+            record.exc_info = None
+            record.exc_text = None
+        return True

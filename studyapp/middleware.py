@@ -1,11 +1,19 @@
-"""Requests refused before any view: a URL that cannot name anything on this site."""
+"""Requests refused before any view (a URL that cannot name anything on this site), and requests
+that meet a database that is away for a moment."""
 
 from __future__ import annotations
 
+import logging
+import sys
+import time
 from collections.abc import Callable
 from urllib.parse import unquote
 
+from django.core.signals import got_request_exception
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.shortcuts import render
+
+log = logging.getLogger(__name__)
 
 
 class RefuseNulMiddleware:
@@ -23,3 +31,69 @@ class RefuseNulMiddleware:
                 content_type="text/plain; charset=utf-8",
             )
         return self.get_response(request)
+
+
+class RetryTransientDatabaseErrors:
+    """A database that cannot be reached for a moment (PostgreSQL restarting, a connection cut,
+    no pooled connection free within DB_POOL_TIMEOUT) is not a 500 with a traceback per request.
+
+    A GET or HEAD is run again, after a short pause, on a fresh connection: reading twice is
+    harmless. Anything else (a POST may already have written) and a GET that keeps failing get
+    a 503 page that says to try again, and one log line each. Outermost but for the security
+    middleware, so that a retry runs the whole request again (session and user included)."""
+
+    RETRY_PAUSES = (0.2, 0.6)  # seconds before the second and third try
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+        got_request_exception.connect(mark_transient, dispatch_uid="studyapp.mark_transient")
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        from studyapp.db import is_pool_timeout
+
+        safe = request.method in ("GET", "HEAD")
+        pauses = list(self.RETRY_PAUSES) if safe else []
+        while True:
+            request._transient_db_error = None
+            response = self.get_response(request)
+            error = request._transient_db_error
+            if error is None:
+                return response
+            if not pauses or is_pool_timeout(error):
+                break
+            from django.db import connections
+
+            for conn in connections.all(initialized_only=True):
+                conn.close_if_unusable_or_obsolete()
+            time.sleep(pauses.pop(0))
+        log.warning(
+            "database unavailable, %s %s answered 503: %s: %s",
+            request.method,
+            request.path,
+            type(error).__name__,
+            str(error).strip().splitlines()[0] if str(error).strip() else "",
+        )
+        response = render(request, "503.html", {"safe": safe}, status=503)
+        response["Retry-After"] = "5"
+        return response
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        """The view's error: marked, and a stand-in response that __call__ replaces (Django
+        logs nothing for it)."""
+        from studyapp.db import TRANSIENT
+
+        if isinstance(exception, TRANSIENT):
+            request._transient_db_error = exception
+            return HttpResponse(status=503)
+        return None
+
+
+def mark_transient(sender: object = None, request: HttpRequest | None = None, **_: object) -> None:
+    """A middleware's error (a session saved, a user loaded): Django has made it a 500 and logged
+    it (one line, settings.LOGGING); marked here so that the request is tried again or answered
+    with the 503 page."""
+    from studyapp.db import TRANSIENT
+
+    error = sys.exc_info()[1]
+    if request is not None and isinstance(error, TRANSIENT):
+        request._transient_db_error = error

@@ -97,6 +97,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "studyapp.middleware.RetryTransientDatabaseErrors",
     "studyapp.middleware.RefuseNulMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -127,11 +128,38 @@ TEMPLATES = [
 ]
 
 DATABASE_URL = env_str("DATABASE_URL")
+# PostgreSQL connections come from a pool per process (psycopg_pool, through Django's "pool"
+# option): a request or a socket's database call takes one and gives it back when it is done
+# (CONN_MAX_AGE 0), so a process never holds more than DB_POOL_SIZE, however many threads daphne
+# starts for a burst of requests; past that, a call waits up to DB_POOL_TIMEOUT seconds for one to
+# come back instead of failing. Connections left idle for DB_POOL_MAX_IDLE seconds are closed, one
+# at a time, down to DB_POOL_MIN. DB_POOL_SIZE is daphne's (and a management command's) size;
+# Celery sizes its own processes (studyapp.celery): WORKER_DB_POOL_SIZE for each process of a
+# worker's pool (its task thread and the thread its database calls run in), one for a worker's
+# main process and one for beat. docs/production.md counts the budget. DB_POOL_SIZE=0 turns the
+# pool off: a connection per thread, kept DB_CONN_MAX_AGE seconds (for PgBouncer in front).
+DB_POOL_SIZE = env_int("DB_POOL_SIZE", 8)
+DB_POOL_MIN = env_int("DB_POOL_MIN", 1)
+DB_POOL_TIMEOUT = env_float("DB_POOL_TIMEOUT", 10.0)
+DB_POOL_MAX_IDLE = env_float("DB_POOL_MAX_IDLE", 60.0)
+WORKER_DB_POOL_SIZE = env_int("WORKER_DB_POOL_SIZE", 2)
+if DB_POOL_SIZE < 0 or WORKER_DB_POOL_SIZE < 1 or DB_POOL_MIN < 0 or DB_POOL_TIMEOUT <= 0:
+    raise ImproperlyConfigured(
+        "DB_POOL_SIZE must be 0 (no pool) or more, WORKER_DB_POOL_SIZE at least 1, DB_POOL_MIN "
+        "0 or more and DB_POOL_TIMEOUT more than 0"
+    )
 if DATABASE_URL:
-    # Connections are kept for a minute and checked before reuse, in web processes and workers.
-    DATABASES = {
-        "default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)
-    }
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_health_checks=True)}
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and DB_POOL_SIZE:
+        DATABASES["default"]["CONN_MAX_AGE"] = 0  # Django's pool requires it
+        DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+            "min_size": min(DB_POOL_MIN, DB_POOL_SIZE),
+            "max_size": DB_POOL_SIZE,
+            "timeout": DB_POOL_TIMEOUT,
+            "max_idle": DB_POOL_MAX_IDLE,
+        }
+    else:
+        DATABASES["default"]["CONN_MAX_AGE"] = env_int("DB_CONN_MAX_AGE", 0)
 else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {
@@ -211,9 +239,9 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True  # a task on a worker that dies is delivered again
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-# Celery closes the database connection after every task unless told to reuse it: a new
-# PostgreSQL backend per agent turn. Workers keep it (CONN_MAX_AGE above applies; studyapp.celery
-# drops broken or old connections around each task, as Django does around each request).
+# Celery closes the database connection after every task unless told to reuse it, and with a pool
+# closes the whole pool: a new PostgreSQL backend per agent turn. studyapp.celery gives the
+# connection back to the process's pool around each task instead, as Django does per request.
 CELERY_DB_REUSE_MAX = 1000
 # Redis hands an unacknowledged task to another worker after the visibility timeout. Table jobs
 # do not wait for it (their leases and the sweep below recover them within about 20 s); it must
@@ -347,9 +375,13 @@ LOGGING = {
     "filters": {
         "without_traceback": {"()": "studyapp.logs.WithoutTraceback"},
         "without_secret_paths": {"()": "studyapp.logs.WithoutSecretPaths"},
+        "brief_database_errors": {"()": "studyapp.logs.BriefDatabaseErrors"},
     },
     "handlers": {
-        "console": {"class": "logging.StreamHandler", "filters": ["without_secret_paths"]},
+        "console": {
+            "class": "logging.StreamHandler",
+            "filters": ["without_secret_paths", "brief_database_errors"],
+        },
         "brief": {
             "class": "logging.StreamHandler",
             "filters": ["without_traceback", "without_secret_paths"],

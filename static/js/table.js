@@ -10,10 +10,20 @@
 (function () {
   var open = false;
   var held = null;  // the move form submitted while the socket was not open
+  var closed = '';  // why the server closed the socket for good, when it said so
+  // Close codes the socket does not reconnect after (the server's consumers name them).
+  var REASONS = {
+    4413: 'That message was too large for the table, so the connection was closed. '
+      + 'Reload the page to go on.',
+    4404: 'There is no table at this address.'
+  };
 
   function update() {
     var status = document.getElementById('socket-status');
-    if (status) {
+    if (status && closed) {
+      status.hidden = false;
+      status.textContent = closed;
+    } else if (status) {
       status.hidden = open;
       // The page's language: the template puts both texts on the element.
       status.textContent = held
@@ -23,9 +33,22 @@
   }
 
   document.addEventListener('htmx:wsConnecting', function () { open = false; update(); });
-  document.addEventListener('htmx:wsClose', function () { open = false; update(); });
+  document.addEventListener('htmx:wsClose', function (event) {
+    var close = event.detail && event.detail.event;
+    open = false;
+    closed = (close && REASONS[close.code]) || '';
+    update();
+  });
+  // A notice the server sent into the status line (the table could not be reached for a
+  // moment) gives way to the next board.
+  document.addEventListener('htmx:wsAfterMessage', function (event) {
+    if (open && String(event.detail.message).indexOf('id="socket-status"') < 0) {
+      update();
+    }
+  });
   document.addEventListener('htmx:wsOpen', function () {
     open = true;
+    closed = '';
     update();
     var form = held;
     held = null;

@@ -9,22 +9,48 @@ does that itself in the thread that uses the connection."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import time
+from html import escape
 from typing import Any
 
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
+from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from django.db import connections
 
 from games.base import IllegalMove
+from studyapp.db import TRANSIENT, is_pool_timeout
 from studyapp.tables import driver, services
 from studyapp.tables.models import Table
 from studyapp.tables.rendering import render_board
 
+log = logging.getLogger(__name__)
+
 FORBIDDEN = 4403
+NOT_FOUND = 4404  # a socket address that names nothing here
+TOO_LARGE = 4413  # a frame over MAX_FRAME_BYTES (as HTTP's 413; daphne takes no 1009 from an app)
+# A move is a few hundred bytes (the form's fields and htmx's headers); a frame larger than this
+# is refused and the socket closed with TOO_LARGE. daphne is started with a larger limit of its
+# own (4 MiB, deploy/ and the Procfile), so a frame up to that size gets this reason and a log
+# line; beyond it daphne closes the socket itself (code 1009).
+MAX_FRAME_BYTES = 64 * 1024
+TOO_LARGE_MESSAGE = (
+    "That message was too large for the table, so the connection was closed. "
+    "Reload the page to go on."
+)
+# A database call that fails for a moment (PostgreSQL restarting, a connection cut, no pooled
+# connection free): reads are tried again after these pauses; then the socket stays open with a
+# notice, and the next heartbeat or move tries again.
+RETRY_PAUSES = (0.2, 0.6)
+UNAVAILABLE_MESSAGE = (
+    "The table could not be reached for a moment. Your last move may not have been saved: if "
+    "the board does not show it within a few seconds, send it again."
+)
 # A frame that is not JSON (or is nested too deeply to read) gets this reason, not a closed socket.
 UNREADABLE: dict[str, Any] = {}
 UNREADABLE_MESSAGE = "That move could not be read; please use the form on this page."
@@ -43,6 +69,26 @@ def db_call(func: Any) -> Any:
     return database_sync_to_async(func, thread_sensitive=not parallel)
 
 
+def db_read(func: Any) -> Any:
+    """:func:`db_call` for a call that may safely run twice (a read, or marking a seat
+    connected): a transient database error is tried again, on a fresh connection (the failed one
+    goes back to the pool, which drops it), after each of RETRY_PAUSES. Not for a move: a move
+    whose commit failed may have been written."""
+    call = db_call(func)
+
+    async def retrying(*args: Any, **kwargs: Any) -> Any:
+        for pause in (*RETRY_PAUSES, None):
+            try:
+                return await call(*args, **kwargs)
+            except TRANSIENT as err:
+                if pause is None or is_pool_timeout(err):
+                    raise
+                await asyncio.sleep(pause)
+        raise AssertionError("unreachable")
+
+    return retrying
+
+
 class TableConsumer(AsyncJsonWebsocketConsumer):
     seat_index: int | None = None
     seat_id: int | None = None
@@ -54,11 +100,37 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
     tokens_at: float = 0.0
 
     async def dispatch(self, message: dict[str, Any]) -> None:
-        """Channels' dispatch without its per-message database clean-up (see the module)."""
+        """Channels' dispatch without its per-message database clean-up (see the module). A
+        database that stays away through the retries does not close the socket with 1011 and a
+        traceback: one log line, and the person is told (or, while connecting, the page's socket
+        is asked to try again)."""
         handler = getattr(self, get_handler_name(message), None)
         if handler is None:
             raise ValueError(f"No handler for message type {message['type']}")
-        await handler(message)
+        try:
+            await handler(message)
+        except TRANSIENT as err:
+            first = str(err).strip().splitlines()[0] if str(err).strip() else ""
+            log.warning(
+                "database unavailable on table %s socket (%s): %s: %s",
+                getattr(self, "table_id", "?"),
+                message["type"],
+                type(err).__name__,
+                first,
+            )
+            if message["type"] == "websocket.disconnect":
+                raise StopConsumer() from None  # gone anyway; its next connect marks the seat again
+            if not self.accepted:
+                # the handshake is refused; the page's socket tries again after a pause
+                await self.close()
+            else:
+                await self.send(text_data=notice(UNAVAILABLE_MESSAGE))
+
+    accepted = False
+
+    async def accept(self, subprotocol: str | None = None, headers: Any = None) -> None:
+        await super().accept(subprotocol, headers)
+        self.accepted = True
 
     async def connect(self) -> None:
         self.table_id = int(self.scope["url_route"]["kwargs"]["table_id"])
@@ -67,9 +139,12 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             return
         self.group = services.table_group(self.table_id)
         await self.channel_layer.group_add(self.group, self.channel_name)
+        # Whatever was missed while away: the current view (read before the handshake is
+        # accepted, so a database that is away refuses it and the page tries again), then
+        # anything overdue.
+        board = await self.current_board()
         await self.accept()
-        # Whatever was missed while away: the current view, then anything overdue.
-        await self.send(text_data=await self.current_board())
+        await self.send(text_data=board)
         await self.catch_up()
 
     async def disconnect(self, code: int) -> None:
@@ -83,7 +158,20 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
     ) -> None:
         """A frame without text (binary, or empty) gets the same reason as text that is not
         JSON; Channels would raise and drop the socket without its close (the seat would stay
-        marked connected)."""
+        marked connected). A frame over MAX_FRAME_BYTES is refused: the reason, one log line,
+        and the socket closed with TOO_LARGE."""
+        size = len(text_data.encode()) if text_data else len(bytes_data or b"")
+        if size > MAX_FRAME_BYTES:
+            log.warning(
+                "table %s socket sent a %d-byte frame (at most %d): closed",
+                self.table_id,
+                size,
+                MAX_FRAME_BYTES,
+            )
+            if self.seat_index is not None:
+                await self.send(text_data=notice(TOO_LARGE_MESSAGE))
+            await self.close(code=TOO_LARGE, reason=TOO_LARGE_MESSAGE[:120])
+            return
         await self.receive_json(await self.decode_json(text_data) if text_data else UNREADABLE)
 
     @classmethod
@@ -146,7 +234,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         self.seen_seq, self.seen_status = seq, status
         await self.send(text_data=html)
 
-    @db_call
+    @db_read
     def claim_place(self) -> bool:
         """A seat held by this session or user; staff without a seat watch as spectators."""
         if not Table.objects.filter(pk=self.table_id).exists():
@@ -160,18 +248,18 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             return True
         return bool(user is not None and user.is_authenticated and user.is_staff)
 
-    @db_call
+    @db_read
     def current_board(self, error: str | None = None) -> str:
         snap = services.table_state(self.table_id)
         self.seen_seq = max(self.seen_seq, snap.next_seq)
         self.seen_status = snap.table.status
         return render_board(snap, self.seat_index, error)
 
-    @db_call
+    @db_read
     def catch_up(self) -> None:
         driver.tick(self.table_id)
 
-    @db_call
+    @db_read
     def heartbeat(self) -> tuple[int, str, str] | None:
         """Presence, the driver's catch-up, and this socket's: a board that moved on without
         this socket hearing of it (a broadcast lost with a Redis connection, a publish that
@@ -188,7 +276,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             return None
         return snap.next_seq, snap.table.status, render_board(snap, self.seat_index)
 
-    @db_call
+    @db_read
     def mark_presence(self, connected: bool) -> None:
         services.touch_seat(self.seat_id, connected=connected)
 
@@ -200,3 +288,18 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         except IllegalMove as err:
             return render_board(services.table_state(self.table_id), self.seat_index, err.reason)
         return None
+
+
+def notice(message: str) -> str:
+    """The page's connection status line (``#socket-status``), swapped in by htmx, saying
+    ``message``."""
+    return f'<p id="socket-status" class="notice" role="status">{escape(message)}</p>'
+
+
+class NotFoundConsumer(AsyncJsonWebsocketConsumer):
+    """Any socket address that names no table (``/ws/nope/``, ``/ws/tables/abc/``): closed at
+    once with NOT_FOUND. Channels' router would raise, and daphne answer 500 with a traceback."""
+
+    async def connect(self) -> None:
+        await self.accept()
+        await self.close(code=NOT_FOUND, reason="There is nothing at this address.")

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from asgiref.sync import sync_to_async
+from channels.db import database_sync_to_async
 from django.conf import settings
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
@@ -247,11 +247,11 @@ def take_agent_turn(table_id: int, seq: int, lease: Lease | None = None) -> str:
 async def take_agent_turn_async(table_id: int, seq: int, lease: Lease | None = None) -> str:
     """The embedded mode's agent turn: the database work in the server's sync thread, the agent's
     thinking on the event loop, so a slow model never holds up the sockets."""
-    turn = await sync_to_async(prepare_agent_turn)(table_id, seq)
+    turn = await database_sync_to_async(prepare_agent_turn)(table_id, seq)
     if turn is None:
         return "stale"
     event, usage = await (lease or Lease("")).hold(agent_move(turn))
-    return await sync_to_async(finish_agent_turn)(turn.snap, event, usage)
+    return await database_sync_to_async(finish_agent_turn)(turn.snap, event, usage)
 
 
 # The seat of a person who left a table whose dropout policy is "skip": every turn of theirs is
@@ -727,7 +727,7 @@ async def _run_job(name: str, args: tuple, key: str) -> None:
         if name == "take_agent_turn":
             await take_agent_turn_async(*args, lease=held)
         else:
-            await sync_to_async(JOBS[name])(*args)
+            await database_sync_to_async(JOBS[name])(*args)
     except Exception:
         log.exception("table job %s%s failed", name, args)
     finally:
@@ -748,7 +748,7 @@ def ensure_sweeping(loop: asyncio.AbstractEventLoop) -> None:
         while True:
             await asyncio.sleep(settings.TABLE_SWEEP_SECONDS)
             try:
-                await sync_to_async(sweep)()
+                await database_sync_to_async(sweep)()
             except Exception:
                 log.exception("table sweep failed")
 

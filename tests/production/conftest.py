@@ -20,7 +20,16 @@ def topology(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Topology]:
         "REDIS_URL", ""
     ).startswith("redis"):
         pytest.skip(NEEDS)
-    site = Topology(tmp_path_factory.mktemp("production-var"), AGENT_DELAY_SECONDS="0.1")
+    # The site's role may hold 30 connections, as on a small hosted database: the pools of two
+    # daphne processes, a worker and beat fit with room for the tests' own commands.
+    site = Topology(
+        tmp_path_factory.mktemp("production-var"),
+        connection_limit=30,
+        AGENT_DELAY_SECONDS="0.1",
+        # a crowd from one address (the tests' own) at a study link
+        PARTICIPANT_RATE_BURST="1000",
+        PARTICIPANT_RATE_PER_MINUTE="1000",
+    )
     site.start()
     yield site
     site.stop()

@@ -181,3 +181,25 @@ def participant_state(participant_id: int) -> dict[str, Any]:
         "round_reward": round_.reward,
         "code": person.study.code_finished if person.status == "finished" else "",
     }
+
+
+def longest_waits(table_ids: list[int]) -> list[dict[str, Any]]:
+    """For each table, its longest wait between two turns and when that wait ended (Unix time),
+    to tell a wait that a fault caused from one that came before it."""
+    waits = []
+    for table_id in table_ids:
+        times = list(
+            Turn.objects.filter(table_id=table_id)
+            .order_by("seq")
+            .values_list("created_at", flat=True)
+        )
+        best = (
+            max(
+                ((after - before).total_seconds(), after.timestamp())
+                for before, after in zip(times, times[1:], strict=False)
+            )
+            if len(times) > 1
+            else (0.0, 0.0)
+        )
+        waits.append({"table": table_id, "wait_s": round(best[0], 1), "ended_at": best[1]})
+    return waits

@@ -1,4 +1,4 @@
-"""The production topology (``make production``: honcho, two daphne, a Celery worker, Celery beat,
+"""The production topology (``make production``: supervisord, two daphne, a Celery worker, beat,
 DEBUG off, PostgreSQL and Redis) played over real WebSockets, and a worker killed mid-game."""
 
 from __future__ import annotations

@@ -1,21 +1,26 @@
-"""The production topology of ``make production`` started for a test: honcho runs the project's
-``Procfile`` (two daphne processes, a Celery worker and Celery beat) with DEBUG off against
-PostgreSQL and Redis, on a fresh database of its own (made and dropped by ``LiveSite``)."""
+"""The production topology of ``make production`` started for a test: supervisord runs
+``deploy/supervisord.conf`` (two daphne processes, a Celery worker and Celery beat) with DEBUG off
+against PostgreSQL and Redis, on a fresh database of its own (made and dropped by ``LiveSite``),
+owned by a role of its own whose connections PostgreSQL limits (``connection_limit``)."""
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
 import signal
 import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 from tests.e2e.site import ROOT, LiveSite, free_port
 
-HONCHO = Path(sys.executable).with_name("honcho")
+SUPERVISORD = Path(sys.executable).with_name("supervisord")
+SUPERVISORCTL = Path(sys.executable).with_name("supervisorctl")
+CONFIG = ROOT / "deploy" / "supervisord.conf"
 
 
 def procfile_command(name: str) -> str:
@@ -27,7 +32,14 @@ def procfile_command(name: str) -> str:
 
 
 class Topology(LiveSite):
-    def __init__(self, var_dir: Path, web: int = 2, workers: int = 1, **env: str) -> None:
+    def __init__(
+        self,
+        var_dir: Path,
+        web: int = 2,
+        workers: int = 1,
+        connection_limit: int | None = None,
+        **env: str,
+    ) -> None:
         super().__init__(
             var_dir,
             DEBUG="false",
@@ -42,8 +54,26 @@ class Topology(LiveSite):
         self.port = self._free_block(web)
         self.ports = [self.port + i for i in range(web)]
         self.url = f"http://127.0.0.1:{self.port}"
-        self.log_path = var_dir / "honcho.log"
+        self.log_path = var_dir / "supervisord.out"
         self.extra: list[subprocess.Popen] = []
+        self.role: str | None = None
+        if connection_limit is not None:
+            self._own_role(connection_limit)
+        self.env.update(WEB=str(web), WORKERS=str(workers), PORT=str(self.port))
+
+    def _own_role(self, limit: int) -> None:
+        """The site connects as a role of its own, owner of its database, that PostgreSQL lets
+        hold at most ``limit`` connections (as a hosted database's plan would)."""
+        admin = os.environ["DATABASE_URL"]
+        self.role, password = f"site_{self.database}", secrets.token_hex(16)
+        self._admin(
+            admin,
+            f"CREATE ROLE \"{self.role}\" LOGIN PASSWORD '{password}' CONNECTION LIMIT {limit}",
+        )
+        self._admin(admin, f'ALTER DATABASE "{self.database}" OWNER TO "{self.role}"')
+        parts = urlsplit(self.env["DATABASE_URL"])
+        netloc = f"{self.role}:{password}@{parts.hostname}:{parts.port or 5432}"
+        self.env["DATABASE_URL"] = urlunsplit(parts._replace(netloc=netloc))
 
     @staticmethod
     def _free_block(size: int) -> int:
@@ -61,10 +91,9 @@ class Topology(LiveSite):
             capture_output=True,
             timeout=60,
         )
-        concurrency = f"web={self.web},worker={self.workers},beat=1"
         with self.log_path.open("w") as log:
             self.process = subprocess.Popen(
-                [str(HONCHO), "start", "-f", "Procfile", "-p", str(self.port), "-c", concurrency],
+                [str(SUPERVISORD), "-n", "-c", str(CONFIG)],
                 cwd=ROOT,
                 env=self.env,
                 stdout=log,
@@ -73,6 +102,33 @@ class Topology(LiveSite):
             )
         for port in self.ports:
             self._wait_for(port)
+
+    def supervisorctl(self, *args: str) -> str:
+        result = subprocess.run(
+            [str(SUPERVISORCTL), "-c", str(CONFIG), *args],
+            cwd=ROOT,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        return result.stdout
+
+    def pid(self, name: str) -> int:
+        """The process id supervisord gives for ``name`` (``web:web-<port>``, ``worker:worker-0``,
+        ``beat``); 0 while it is not running."""
+        found = self.supervisorctl("pid", name).strip()
+        return int(found) if found.isdigit() else 0
+
+    def connections(self) -> int:
+        """The site's server sessions now (``pg_stat_activity`` for its database)."""
+        import psycopg
+
+        with psycopg.connect(os.environ["DATABASE_URL"], autocommit=True) as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = %s", [self.database]
+            ).fetchone()
+        return int(row[0])
 
     def _wait_for(self, port: int) -> None:
         deadline = time.monotonic() + 60
@@ -127,12 +183,15 @@ class Topology(LiveSite):
         if self.process is not None:
             os.killpg(self.process.pid, signal.SIGTERM)
             try:
-                self.process.wait(timeout=30)
+                self.process.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
             self.process = None
         super().stop()
+        if self.role is not None:
+            self._admin(os.environ["DATABASE_URL"], f'DROP ROLE IF EXISTS "{self.role}"')
+            self.role = None
 
 
 def _is_free(port: int) -> bool:

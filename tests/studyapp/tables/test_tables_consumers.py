@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 
 import pytest
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
+from channels.testing import WebsocketCommunicator
 
+from studyapp.asgi import application
 from studyapp.tables import services
+from studyapp.tables.consumers import MAX_FRAME_BYTES, NOT_FOUND, TOO_LARGE
 from studyapp.tables.models import Seat, Turn
 from tests.studyapp.tables.conftest import make_session, make_staff_session, socket
 
@@ -158,4 +162,49 @@ async def test_a_heartbeat_from_an_up_to_date_page_sends_nothing() -> None:
     await communicator.receive_from(timeout=5)
     await communicator.send_to(text_data=json.dumps({"type": "heartbeat"}))
     assert await communicator.receive_nothing(timeout=0.5)
+    await communicator.disconnect()
+
+
+@pytest.mark.parametrize("path", ["/ws/nope/", "/ws/tables/abc/", "/ws/tables/1/extra/"])
+async def test_a_socket_address_that_names_no_table_is_closed_with_4404(path: str) -> None:
+    communicator = WebsocketCommunicator(
+        application, path, headers=[(b"origin", b"http://testserver")]
+    )
+    connected, _ = await communicator.connect()
+    assert connected
+    assert await communicator.receive_output(timeout=5) == {
+        "type": "websocket.close",
+        "code": NOT_FOUND,
+        "reason": "There is nothing at this address.",
+    }
+
+
+async def test_a_frame_over_the_limit_is_refused_with_the_reason_and_one_log_line(caplog) -> None:
+    key = await make_session()
+    table = await tq_table(key)
+    communicator = socket(table.pk, key)
+    await communicator.connect()
+    await communicator.receive_from(timeout=5)
+    text = "x" * MAX_FRAME_BYTES
+    with caplog.at_level(logging.WARNING, logger="studyapp.tables.consumers"):
+        await communicator.send_to(text_data=json.dumps({"type": "question", "text": text}))
+        notice = await communicator.receive_from(timeout=5)
+        closed = await communicator.receive_output(timeout=5)
+    assert "too large for the table" in notice and 'id="socket-status"' in notice
+    assert closed["type"] == "websocket.close" and closed["code"] == TOO_LARGE
+    lines = [r.getMessage() for r in caplog.records if "byte frame" in r.getMessage()]
+    assert len(lines) == 1 and not caplog.records[-1].exc_info
+    assert await turn_count(table.pk) == 0  # nothing of it was played
+
+
+async def test_a_frame_at_the_limit_is_still_read() -> None:
+    key = await make_session()
+    table = await tq_table(key)
+    communicator = socket(table.pk, key)
+    await communicator.connect()
+    await communicator.receive_from(timeout=5)
+    frame = json.dumps({"type": "question", "text": "x"})
+    await communicator.send_to(text_data=frame + " " * (MAX_FRAME_BYTES - len(frame)))
+    reply = await communicator.receive_from(timeout=5)
+    assert "data-seq" in reply  # a board (the move judged), not the refusal
     await communicator.disconnect()

@@ -1,0 +1,75 @@
+"""Database connections as the site's processes use them: the pool each process sizes for itself,
+a forked process that leaves its parent's connections alone, and transient errors told apart.
+
+PostgreSQL connections come from one psycopg pool per process (settings: ``DB_POOL_SIZE``);
+a thread takes one for a request or a database call and gives it back at the end. This module
+only adjusts that pool: Celery sizes it per process kind (:func:`size_pool`), and a forked child
+(a Celery pool process, an export's second process) starts with no pool of its own rather than
+sharing its parent's sockets (:func:`forget_inherited_connections`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from django.db import InterfaceError, OperationalError
+
+# Errors that say the database could not be reached or the connection broke, not that a query
+# was wrong: a read may be tried again on a fresh connection.
+TRANSIENT = (OperationalError, InterfaceError)
+
+# What a forked child inherited, kept referenced so that it is never garbage collected: freeing a
+# psycopg connection closes it, and libpq's goodbye on a socket the parent still uses would end
+# the parent's session on the server.
+_inherited: list[Any] = []
+
+
+def pool_options() -> dict[str, Any] | None:
+    """This process's pool settings (the same dict Django reads when it makes the pool), or None
+    when the database has no pool (SQLite, DB_POOL_SIZE=0)."""
+    from django.conf import settings
+
+    return settings.DATABASES["default"].get("OPTIONS", {}).get("pool") or None
+
+
+def size_pool(max_size: int) -> None:
+    """Let this process hold at most ``max_size`` connections: Celery's worker and beat signals
+    call it before the process's first query. A process that already has its pool keeps it as it
+    is (a worker started inside a running process, as the tests do)."""
+    options = pool_options()
+    backend = sys.modules.get("django.db.backends.postgresql.base")
+    if options is None or (backend and backend.DatabaseWrapper._connection_pools.get("default")):
+        return
+    options["max_size"] = max_size
+    options["min_size"] = min(options.get("min_size", 0), max_size)
+
+
+def forget_inherited_connections() -> None:
+    """In a freshly forked child: drop (without closing) the connections and pools the parent
+    made, so that the child opens its own. The pool's threads did not survive the fork, and its
+    idle connections are the parent's sockets."""
+    backend = sys.modules.get("django.db.backends.postgresql.base")
+    if backend is None:
+        return
+    pools = backend.DatabaseWrapper._connection_pools
+    if pools:
+        _inherited.append(dict(pools))
+        pools.clear()
+    from django.db import connections
+
+    for conn in connections.all(initialized_only=True):
+        if conn.vendor == "postgresql" and conn.connection is not None:
+            _inherited.append(conn.connection)
+            conn.connection = None
+
+
+os.register_at_fork(after_in_child=forget_inherited_connections)
+
+
+def is_pool_timeout(error: BaseException) -> bool:
+    """Whether ``error`` is a wait for a pooled connection that ran out (the process is busy, the
+    database may be fine): the caller has already waited, so it is not worth trying again."""
+    cause = error.__cause__
+    return type(cause).__name__ == "PoolTimeout"

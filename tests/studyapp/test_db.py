@@ -1,0 +1,252 @@
+"""Database connections per process (studyapp.db and the DB_POOL_* settings): a bounded pool on
+PostgreSQL that callers wait for instead of failing, no pool elsewhere, and a forked child that
+leaves its parent's connections alone. Each case runs in a process of its own, started with the
+environment it names, as daphne or a worker would be."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(tmp_path: Path, code: str, **env: str) -> subprocess.CompletedProcess:
+    """``code`` after ``django.setup()`` in a fresh process with only ``env`` set."""
+    base = {"PATH": "/usr/bin:/bin", "VAR_DIR": str(tmp_path), "SECRET_KEY": "x" * 60}
+    return subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()\n" + textwrap.dedent(code)],
+        cwd=ROOT,
+        env={**base, "DJANGO_SETTINGS_MODULE": "studyapp.settings", "PYTHONPATH": str(ROOT), **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def database_settings(tmp_path: Path, **env: str) -> dict:
+    result = run(
+        tmp_path,
+        """
+        import json
+        from django.conf import settings
+        db = settings.DATABASES["default"]
+        print(json.dumps({"max_age": db.get("CONN_MAX_AGE"), "options": db.get("OPTIONS", {})},
+                         default=str))
+        """,
+        **env,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    return json.loads(result.stdout.splitlines()[-1])
+
+
+URL = "postgres://study@127.0.0.1:5432/study"
+
+
+def test_postgresql_gets_a_bounded_pool_and_no_persistent_connections(tmp_path: Path) -> None:
+    found = database_settings(tmp_path, DATABASE_URL=URL)
+    assert found["max_age"] == 0
+    assert found["options"]["pool"] == {
+        "min_size": 1,
+        "max_size": 8,
+        "timeout": 10.0,
+        "max_idle": 60.0,
+    }
+    found = database_settings(
+        tmp_path, DATABASE_URL=URL, DB_POOL_SIZE="3", DB_POOL_MIN="5", DB_POOL_TIMEOUT="2.5"
+    )
+    assert found["options"]["pool"]["max_size"] == 3
+    assert found["options"]["pool"]["min_size"] == 3  # never more than the size
+    assert found["options"]["pool"]["timeout"] == 2.5
+
+
+def test_no_pool_without_postgresql_or_when_turned_off(tmp_path: Path) -> None:
+    assert "pool" not in database_settings(tmp_path)["options"]  # SQLite
+    found = database_settings(tmp_path, DATABASE_URL=URL, DB_POOL_SIZE="0", DB_CONN_MAX_AGE="60")
+    assert "pool" not in found["options"] and found["max_age"] == 60
+
+
+@pytest.mark.parametrize(
+    "env", [{"DB_POOL_SIZE": "-1"}, {"DB_POOL_TIMEOUT": "0"}, {"WORKER_DB_POOL_SIZE": "0"}]
+)
+def test_bad_pool_settings_are_refused_with_the_reason(tmp_path: Path, env: dict) -> None:
+    result = run(tmp_path, "", DATABASE_URL=URL, **env)
+    assert result.returncode != 0
+    assert "DB_POOL_SIZE must be 0 (no pool) or more" in result.stderr
+
+
+@pytest.fixture
+def site_database() -> str:
+    """The test database's URL, for a process of its own to connect to."""
+    if connection.vendor != "postgresql":
+        pytest.skip("the pool is for PostgreSQL (DATABASE_URL)")
+    base = os.environ["DATABASE_URL"]
+    return urlunsplit(urlsplit(base)._replace(path=f"/{connection.settings_dict['NAME']}"))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_threads_share_the_pool_and_wait_for_a_connection(tmp_path: Path, site_database) -> None:
+    """Ten threads each hold a connection for 0.3 s in a process allowed two: all of them get
+    their query through, on at most two server sessions."""
+    result = run(
+        tmp_path,
+        """
+        import json
+        from concurrent.futures import ThreadPoolExecutor
+        from django.db import close_old_connections, connection
+
+        def query(_):
+            try:
+                with connection.cursor() as cursor:
+                    cursor.execute("SELECT pg_backend_pid(), pg_sleep(0.3)")
+                    return cursor.fetchone()[0]
+            finally:
+                close_old_connections()  # what a request's end does: back to the pool
+
+        with ThreadPoolExecutor(10) as threads:
+            print(json.dumps(list(threads.map(query, range(10)))))
+        """,
+        DATABASE_URL=site_database,
+        DB_POOL_SIZE="2",
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    pids = json.loads(result.stdout.splitlines()[-1])
+    assert len(pids) == 10 and len(set(pids)) <= 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_wait_past_the_pool_timeout_is_an_operational_error(
+    tmp_path: Path, site_database
+) -> None:
+    result = run(
+        tmp_path,
+        """
+        import threading, time
+        from django.db import OperationalError, close_old_connections, connection
+        from studyapp.db import is_pool_timeout
+
+        def hold():
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_sleep(1.5)")
+            close_old_connections()
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        time.sleep(0.3)
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT 1")
+        except OperationalError as err:
+            print("timeout" if is_pool_timeout(err) else f"other: {err}")
+        holder.join()
+        """,
+        DATABASE_URL=site_database,
+        DB_POOL_SIZE="1",
+        DB_POOL_TIMEOUT="0.3",
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.splitlines()[-1] == "timeout"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_forked_child_opens_its_own_connection(tmp_path: Path, site_database) -> None:
+    """A Celery pool process or an export's second process is a fork: it gets a session of its
+    own, and the parent's pooled connection still works after the child has exited."""
+    result = run(
+        tmp_path,
+        """
+        import json, os
+        from django.db import close_old_connections, connection
+
+        def backend():
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_backend_pid()")
+                return cursor.fetchone()[0]
+
+        parent = backend()
+        close_old_connections()  # idle in the parent's pool when the child is made
+        read, write = os.pipe()
+        child = os.fork()
+        if child == 0:
+            os.write(write, str(backend()).encode())
+            close_old_connections()
+            os._exit(0)
+        os.waitpid(child, 0)
+        print(json.dumps({"parent": parent, "child": int(os.read(read, 100)),
+                          "parent_after": backend()}))
+        """,
+        DATABASE_URL=site_database,
+        DB_POOL_SIZE="1",  # one server session in the parent: the same one before and after
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    found = json.loads(result.stdout.splitlines()[-1])
+    assert found["child"] != found["parent"]
+    assert found["parent_after"] == found["parent"]  # the same session, not broken by the child
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_page_that_cannot_get_a_connection_is_a_503_with_one_log_line(
+    tmp_path: Path, site_database
+) -> None:
+    """The database away for a moment (here: the process's only connection busy past the pool's
+    timeout): the person gets the 503 page saying to reload, the log one line, no traceback."""
+    result = run(
+        tmp_path,
+        """
+        import threading, time
+        from django.core.management import call_command
+        from django.db import close_old_connections, connection
+        from django.test import Client
+
+        call_command("seed_demo", verbosity=0)
+        close_old_connections()
+
+        def hold():
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_sleep(2)")
+            close_old_connections()
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        time.sleep(0.3)
+        for method in ("get", "post"):
+            response = getattr(Client(), method)("/s/demo/")
+            print(method, response.status_code, response["Retry-After"])
+            print(response.content.decode().count("could not reach its database"))
+        holder.join()
+        print("after", Client().get("/s/demo/").status_code)
+        """,
+        DATABASE_URL=site_database,
+        DB_POOL_SIZE="1",
+        DB_POOL_TIMEOUT="0.3",
+        ALLOWED_HOSTS="testserver",
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.split()[-10:] == [
+        "get",
+        "503",
+        "5",
+        "1",
+        "post",
+        "503",
+        "5",
+        "1",
+        "after",
+        "200",
+    ]
+    log = result.stderr.strip().splitlines()
+    assert [line for line in log if "answered 503" in line] == [
+        "database unavailable, GET /s/demo/ answered 503: OperationalError: "
+        "couldn't get a connection after 0.30 sec",
+        "database unavailable, POST /s/demo/ answered 503: OperationalError: "
+        "couldn't get a connection after 0.30 sec",
+    ], log
+    assert "Traceback" not in result.stderr
