@@ -24,6 +24,7 @@ from games.llm.providers import (
     Provider,
     ProviderConfig,
     ProviderError,
+    compatible_config,
     get_provider,
     parse_spec,
 )
@@ -45,8 +46,9 @@ _local: dict[str, Provider] = {}
 
 
 def provider_config(spec: str) -> ProviderConfig:
-    """How to reach the provider of an API spec, from settings. ``OPENAI_BASE_URL`` is for
-    ``openai-compatible:`` servers only, so a local server never answers for ``openai:`` models."""
+    """How to reach the provider of an API spec, from settings. Compatible servers' addresses and
+    keys are for ``openai-compatible`` specs only, so a local server never answers for ``openai:``
+    models, and OpenAI's key never goes to a compatible server."""
     kind, _ = parse_spec(spec)
     if kind == "anthropic":
         return ProviderConfig(
@@ -54,8 +56,12 @@ def provider_config(spec: str) -> ProviderConfig:
             base_url=settings.ANTHROPIC_BASE_URL or None,
         )
     if kind == "openai-compatible":
-        return ProviderConfig(
-            api_key=settings.OPENAI_API_KEY or "none", base_url=settings.OPENAI_BASE_URL or None
+        return compatible_config(
+            spec,
+            base_url=settings.OPENAI_COMPATIBLE_BASE_URL or settings.OPENAI_BASE_URL or None,
+            servers=settings.COMPATIBLE_SERVERS,
+            keys=settings.COMPATIBLE_SERVER_KEYS,
+            default_key=settings.OPENAI_COMPATIBLE_API_KEY,
         )
     if kind == "openai":
         return ProviderConfig(api_key=settings.OPENAI_API_KEY or None)

@@ -10,6 +10,8 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from games.llm.servers import parse_servers, server_key_name
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -238,8 +240,19 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 # Model providers. Offline agents need none of these.
-OPENAI_API_KEY = env_str("OPENAI_API_KEY")
+OPENAI_API_KEY = env_str("OPENAI_API_KEY")  # OpenAI's own API only, never a compatible server
 OPENAI_BASE_URL = env_str("OPENAI_BASE_URL")
+# openai-compatible:MODEL goes to OPENAI_COMPATIBLE_BASE_URL (OPENAI_BASE_URL, the older name, when
+# unset) with OPENAI_COMPATIBLE_API_KEY; openai-compatible@NAME:MODEL goes to the server NAME of
+# COMPATIBLE_SERVERS ("vllm=http://127.0.0.1:8000/v1,ollama=http://127.0.0.1:11434/v1") with the
+# key in OPENAI_COMPATIBLE_API_KEY_NAME (games.llm.servers).
+OPENAI_COMPATIBLE_BASE_URL = env_str("OPENAI_COMPATIBLE_BASE_URL")
+OPENAI_COMPATIBLE_API_KEY = env_str("OPENAI_COMPATIBLE_API_KEY")
+try:
+    COMPATIBLE_SERVERS = parse_servers(env_str("COMPATIBLE_SERVERS"))
+except ValueError as err:
+    raise ImproperlyConfigured(str(err)) from err
+COMPATIBLE_SERVER_KEYS = {name: env_str(server_key_name(name)) for name in COMPATIBLE_SERVERS}
 ANTHROPIC_API_KEY = env_str("ANTHROPIC_API_KEY")
 ANTHROPIC_BASE_URL = env_str("ANTHROPIC_BASE_URL")
 DEFAULT_AGENT_SPEC = env_str("DEFAULT_AGENT_SPEC", "offline:kb")
