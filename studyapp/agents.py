@@ -9,6 +9,7 @@ and the settings are read in one place.
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +28,9 @@ from games.llm.providers import (
     compatible_config,
     get_provider,
     parse_spec,
+    server_url,
 )
+from games.provenance import prompt_hashes, provenance
 
 if TYPE_CHECKING:
     from studyapp.tables.models import Seat
@@ -66,6 +69,25 @@ def provider_config(spec: str) -> ProviderConfig:
     if kind == "openai":
         return ProviderConfig(api_key=settings.OPENAI_API_KEY or None)
     return ProviderConfig()
+
+
+def model_server(spec: str) -> str | None:
+    """Where ``spec``'s calls go from this site: the server's address (credentials removed by
+    :mod:`games.provenance`), ``local:<path>`` for a local model, None for rule-based agents or a
+    spec this site cannot reach."""
+    if spec.startswith(LOCAL_PREFIX):
+        return spec
+    try:
+        return server_url(spec, provider_config(spec))
+    except ValueError:
+        return None
+
+
+def site_provenance(specs: Iterable[str], prompts: Mapping[str, Any] | None = None) -> dict:
+    """:func:`games.provenance.provenance` for these model specs as this site reaches them; the
+    shipped prompt set's hashes unless ``prompts`` is given."""
+    models = {spec: model_server(spec) for spec in set(specs) if spec}
+    return provenance(models, prompts=prompt_hashes() if prompts is None else prompts)
 
 
 def response_cache() -> ResponseCache:

@@ -16,6 +16,7 @@ the chunk's turns from the database itself and writes them. The files are the sa
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import queue
 import traceback
@@ -37,6 +38,7 @@ from analysis.frames import (
     typed,
 )
 from analysis.report import write_report
+from studyapp.agents import site_provenance
 from studyapp.dashboard.records import (
     AGENT_TABLES,
     CHUNK,
@@ -50,7 +52,7 @@ from studyapp.dashboard.records import (
     turn_log,
 )
 from studyapp.participants.models import Study
-from studyapp.tables.models import Table
+from studyapp.tables.models import Seat, Table
 
 
 def export_study(
@@ -134,7 +136,15 @@ def export_tables(
             writer.close(empty[frame])
             resources.append(resource(writer, docs[frame]))
             written.append(writer.path)
-    written.append(write_datapackage(out, resources, title, name=name))
+    # What produced the export: code, lock, packages, prompt set, and the tables' models with the
+    # servers this site reaches them at; in datapackage.json and in a file of its own.
+    specs = Seat.objects.filter(table__in=tables).exclude(agent_spec="")
+    block = site_provenance(specs.values_list("agent_spec", flat=True).distinct())
+    written.append(write_datapackage(out, resources, title, name=name, provenance=block))
+    (out / "provenance.json").write_text(
+        json.dumps(block, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    written.append(out / "provenance.json")
     (out / "README.md").write_text(readme(resources, title), encoding="utf-8")
     written.append(out / "README.md")
     return written + report

@@ -11,6 +11,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
+from studyapp.agents import site_provenance
 from studyapp.background import server_loop, start_thread
 from studyapp.pipelines.checks import missing_credentials, refusal
 from studyapp.pipelines.kinds import get_kind
@@ -83,19 +84,43 @@ def execute(job_id: int, worker: str | None = None) -> Job:
         result = get_kind(job.kind).load()(job)
     except JobCancelled:
         job.refresh_from_db(fields=["result", "cost", "artifacts", "log"])
+        job.save_result(with_provenance(job, job.result))
         job.write_log("cancelled")
         job.finish(Job.Status.CANCELLED, message=f"cancelled at {job.progress:.0%}")
     except Exception as err:  # any failure of the job's own work ends it as failed, with why
         job.refresh_from_db(fields=["result", "cost", "artifacts", "log"])
+        if job.result is not None:  # a partial result says what produced it too
+            job.save_result(with_provenance(job, job.result))
         summary = "".join(traceback.format_exception(err, limit=-4))
         reason = failure_reason(err)
         job.write_log(f"failed: {reason}")
         job.finish(Job.Status.FAILED, error=summary[-4000:], message=reason)
     else:
-        job.save_result(result)
+        job.save_result(with_provenance(job, result))
         job.write_log("succeeded")
         job.finish(Job.Status.SUCCEEDED, message=final_message(job))
     return job
+
+
+def job_provenance(job: Job) -> dict[str, Any]:
+    """What produced this job's numbers (games.provenance): code, lock, packages, prompts, and
+    each model of its parameters with the server this worker reaches it at. A kind whose model is
+    loaded locally (TTRA) names it with the server "local"."""
+    kind = get_kind(job.kind)
+    specs = [job.parameters.get(name) for name in kind.models]
+    block = site_provenance(spec for spec in specs if isinstance(spec, str))
+    local = job.parameters.get("model")
+    if not kind.models and isinstance(local, str):
+        block["models"] = [{"spec": local, "server": "local"}]
+    return block
+
+
+def with_provenance(job: Job, result: Any) -> Any:
+    """``result`` with its provenance under "provenance" (a result that is not a dict is left
+    as it is: there is no place for it)."""
+    if not isinstance(result, dict):
+        return result
+    return {**result, "provenance": job_provenance(job)}
 
 
 def final_message(job: Job) -> str:

@@ -1,16 +1,18 @@
 """Study records and ``manage.py export_study``: the files read back equal the database, and no
 recruiter ID leaves it."""
 
+import hashlib
 import json
+from pathlib import Path
 
 import pytest
 from analysis_db_helpers import PROLIFIC_PID, events_found_at, finished_table, make_study
 from django.core.management import CommandError, call_command
 
 from analysis.export import read_frames
-from studyapp.dashboard.records import agent_frames, study_frames
+from studyapp.dashboard.records import agent_frames, study_frames, study_tables
 from studyapp.participants.models import Participant
-from studyapp.tables.models import Turn
+from studyapp.tables.models import Seat, Turn
 
 pytestmark = pytest.mark.django_db
 
@@ -139,3 +141,19 @@ def test_a_known_rounds_model_usage_is_the_same_on_the_page_and_in_the_export(tm
     exported = read_frames(tmp_path, "csv")["games"].set_index("table").loc[str(round_.table_id)]
     for column in ("calls", "input_tokens", "output_tokens", "tokens", "latency_s", "reward"):
         assert exported[column] == page[column], column
+
+
+def test_the_export_names_what_produced_it(tmp_path):
+    study = make_study()
+    call_command("export_study", study.slug, "--out", str(tmp_path))
+    block = json.loads((tmp_path / "provenance.json").read_text())
+    assert json.loads((tmp_path / "datapackage.json").read_text())["provenance"] == block
+    lock = Path(__file__).resolve().parents[3] / "requirements" / "lock.txt"
+    assert block["lock"]["requirements/lock.txt"] == hashlib.sha256(lock.read_bytes()).hexdigest()
+    assert len(block["prompts"]["sha256"]) == 64
+    specs = set(
+        Seat.objects.filter(table__in=study_tables(study, False))
+        .exclude(agent_spec="")
+        .values_list("agent_spec", flat=True)
+    )
+    assert {model["spec"] for model in block["models"]} == specs
