@@ -318,21 +318,47 @@ PARTICIPANT_RATE_PER_MINUTE = env_int("PARTICIPANT_RATE_PER_MINUTE", 30)
 
 # Logs: warnings and errors to stderr. Nothing at INFO carries a secret word, a completion code or
 # a session key (tests/studyapp/test_secrecy_attacks.py checks the captured log).
+# Log lines carry time (UTC), level and logger; LOG_FORMAT=json writes one JSON object a line.
+LOG_FORMAT = env_str("LOG_FORMAT", "text")
+if LOG_FORMAT not in ("text", "json"):
+    raise ImproperlyConfigured(f"LOG_FORMAT must be text or json, not {LOG_FORMAT!r}")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "formatters": {
+        "text": {"()": "studyapp.logs.LineFormatter"},
+        "json": {"()": "studyapp.logs.JSONFormatter"},
+    },
     "filters": {
         "without_traceback": {"()": "studyapp.logs.WithoutTraceback"},
         "without_secret_paths": {"()": "studyapp.logs.WithoutSecretPaths"},
     },
     "handlers": {
-        "console": {"class": "logging.StreamHandler", "filters": ["without_secret_paths"]},
+        "console": {
+            "class": "logging.StreamHandler",
+            "filters": ["without_secret_paths"],
+            "formatter": LOG_FORMAT,
+        },
         "brief": {
             "class": "logging.StreamHandler",
             "filters": ["without_traceback", "without_secret_paths"],
+            "formatter": LOG_FORMAT,
         },
     },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
     # Refused requests (bad Host, oversized bodies): one line each, not a stack.
     "loggers": {"django.security": {"handlers": ["brief"], "propagate": False}},
 }
+
+# Error reporting (studyapp/errors.py), on only with a DSN: requests, Celery tasks and error log
+# lines, scrubbed of participants' words and IDs; a participant's report names their pseudonym.
+SENTRY_DSN = env_str("SENTRY_DSN")
+if SENTRY_DSN:
+    from studyapp.errors import init_sentry
+
+    init_sentry(
+        SENTRY_DSN,
+        environment=env_str("SENTRY_ENVIRONMENT", "development" if DEBUG else "production"),
+        release=env_str("SENTRY_RELEASE") or None,
+    )
+    MIDDLEWARE.append("studyapp.errors.ParticipantUserMiddleware")
