@@ -274,9 +274,14 @@ MAX_ORACLE_FAILURES = env_int("MAX_ORACLE_FAILURES", 3)
 STUCK_AGENT_TURN_SECONDS = env_float("STUCK_AGENT_TURN_SECONDS", 60)
 HEARTBEAT_SECONDS = env_int("HEARTBEAT_SECONDS", 15)
 
-# Background jobs: a running job whose worker has not written for this long is marked failed
-# (resumable). Workers write at every step, so this only needs to outlast one slow model call.
+# Background jobs: a thread of the process running a job beats its heart every
+# JOB_HEARTBEAT_SECONDS, however long the job itself stays silent (a model.generate loop, a slow
+# model call); a running job whose heart has not beaten for JOB_STALE_SECONDS lost its process and
+# is marked failed (resumable).
 JOB_STALE_SECONDS = env_int("JOB_STALE_SECONDS", 600)
+JOB_HEARTBEAT_SECONDS = env_float("JOB_HEARTBEAT_SECONDS", min(30.0, JOB_STALE_SECONDS / 4))
+if not 0 < JOB_HEARTBEAT_SECONDS < JOB_STALE_SECONDS:
+    raise ImproperlyConfigured("JOB_HEARTBEAT_SECONDS must be positive and below JOB_STALE_SECONDS")
 
 MEDIA_ROOT = VAR_DIR / "media"
 MEDIA_URL = "/media/"
