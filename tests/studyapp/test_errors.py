@@ -52,7 +52,16 @@ def test_the_scrubber_keeps_the_error_and_drops_words_ids_and_credentials():
     }
     scrubbed = scrub_event(event, {})
     text = json.dumps(scrubbed)
-    for secret in (WORD, PID, SESSION_ID, "study-4k9x", "tok-secret", "sessionid", "10.0.0.7", "a@b.c"):
+    for secret in (
+        WORD,
+        PID,
+        SESSION_ID,
+        "study-4k9x",
+        "tok-secret",
+        "sessionid",
+        "10.0.0.7",
+        "a@b.c",
+    ):
         assert secret not in text, secret
     request = scrubbed["request"]
     assert (
