@@ -27,6 +27,7 @@ from typing import Any
 import pandas as pd
 from django.db import connection, connections
 from django.db.models import QuerySet
+from tqdm import tqdm
 
 from analysis.export import FORMATS, FrameWriter, readme, resource, write_datapackage
 from analysis.frames import (
@@ -63,6 +64,7 @@ def export_study(
     allow_mixed: bool = False,
     processes: int = 1,
     chunk: int = CHUNK,
+    progress: bool = False,
 ) -> list[Path]:
     return export_tables(
         study_tables(study, include_pilots),
@@ -75,6 +77,7 @@ def export_study(
         allow_mixed=allow_mixed,
         processes=processes,
         chunk=chunk,
+        progress=progress,
     )
 
 
@@ -89,10 +92,12 @@ def export_tables(
     allow_mixed: bool = False,
     processes: int = 1,
     chunk: int = CHUNK,
+    progress: bool = False,
 ) -> list[Path]:
     """Stream the games and turns of ``tables`` (and ``people``, when given) to ``out``, in
     chunks of ``chunk`` tables; ``processes=2`` writes the turns in a second process (see the
-    module; used only on PostgreSQL outside a transaction, where that process sees the rows)."""
+    module; used only on PostgreSQL outside a transaction, where that process sees the rows).
+    ``progress`` shows a bar of the tables written on stderr (the command's, not the page's)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     names = ("games", "turns") if people is None else ("games", "turns", "participants")
@@ -102,6 +107,9 @@ def export_tables(
     chunks = table_chunks(tables, chunk)
     forked = processes > 1 and len(chunks) > 1 and _can_fork()
     turns_process = _TurnsProcess(chunks, out, formats) if forked else None
+    bar = tqdm(
+        total=sum(len(part) for part in chunks), desc="export", unit="table", disable=not progress
+    )
     try:
         visitors: dict[tuple, int] = defaultdict(int)
         for part in chunks:
@@ -116,6 +124,7 @@ def export_tables(
             for writer in writers["games"]:
                 writer.write(games)
             games_parts.append(games)
+            bar.update(len(part))
         for writer in writers.get("participants", []):
             writer.write(people)
         parts = [p for p in games_parts if len(p)]
@@ -127,6 +136,7 @@ def export_tables(
         if turns_process is not None:
             writers["turns"] = turns_process.result()
     finally:
+        bar.close()
         if turns_process is not None:
             turns_process.stop()
     docs = {"games": GAME_COLUMNS, "turns": TURN_COLUMNS, "participants": PARTICIPANT_COLUMNS}

@@ -157,3 +157,16 @@ def test_the_export_names_what_produced_it(tmp_path):
         .values_list("agent_spec", flat=True)
     )
     assert {model["spec"] for model in block["models"]} == specs
+
+
+def test_the_command_shows_its_progress_on_stderr_unless_quiet(tmp_path, capsys):
+    study = make_study()
+    tables = study_tables(study, False).count()
+    call_command("export_study", study.slug, "--out", str(tmp_path / "a"), "--format", "csv")
+    shown = capsys.readouterr()
+    assert f"{tables}/{tables}" in shown.err and "table" in shown.err
+    assert "datapackage.json" in shown.out and f"{tables}/{tables}" not in shown.out
+    call_command(
+        "export_study", study.slug, "--out", str(tmp_path / "b"), "--format", "csv", "--quiet"
+    )
+    assert capsys.readouterr().err == ""
