@@ -90,3 +90,21 @@ def test_offline_seats_call_no_model_and_cost_nothing() -> None:
     agent = agent_for_seat(seat, game="twenty-questions", role="oracle", seed=0)
     assert not isinstance(agent, LLMAgent)
     assert turn_usage(agent) == {}
+
+
+def test_a_spec_naming_an_unknown_or_unset_server_is_refused_before_any_call(settings) -> None:
+    from studyapp.participants.design import spec_problem
+    from studyapp.pipelines.checks import missing_credentials
+
+    settings.OPENAI_BASE_URL = ""
+    settings.OPENAI_COMPATIBLE_BASE_URL = ""
+    settings.COMPATIBLE_SERVERS = {"vllm": "http://127.0.0.1:6/v1"}
+    settings.COMPATIBLE_SERVER_KEYS = {"vllm": ""}
+    assert "does not list" in spec_problem("openai-compatible@ollama:m", "undercover", "player")
+    assert "OPENAI_COMPATIBLE_BASE_URL" in spec_problem(
+        "openai-compatible:m", "undercover", "player"
+    )
+    assert spec_problem("openai-compatible@vllm:m", "undercover", "player") == ""
+    params = {"model": "openai-compatible@ollama:m"}
+    assert "does not list" in missing_credentials("policy", params)
+    assert missing_credentials("policy", {"model": "openai-compatible@vllm:m"}) is None
