@@ -321,6 +321,10 @@ if PROXY_SSL_HEADER:
 PARTICIPANT_RATE_BURST = env_int("PARTICIPANT_RATE_BURST", 10)
 PARTICIPANT_RATE_PER_MINUTE = env_int("PARTICIPANT_RATE_PER_MINUTE", 30)
 
+# Prolific's researcher API, for `manage.py prolific approve|pay SLUG` (docs/participants.md).
+PROLIFIC_API_TOKEN = env_str("PROLIFIC_API_TOKEN")
+PROLIFIC_API_URL = env_str("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
+
 # Logs: warnings and errors to stderr. Nothing at INFO carries a secret word, a completion code or
 # a session key (tests/studyapp/test_secrecy_attacks.py checks the captured log).
 # Log lines carry time (UTC), level and logger; LOG_FORMAT=json writes one JSON object a line.

@@ -68,3 +68,40 @@
     }
   });
 })();
+
+/* The live region: a screen reader hears the newest move only. The board is replaced whole on
+   every push, so it is not itself a live region (that would read the whole board out each time,
+   and heartbeats resend it unchanged); after each push whose seq is new, the one-line announcer
+   beside it gets the game's result if the game is over, else the newest line of the board's log
+   (the question and its answer, the clue). Errors announce themselves (role="alert"). */
+(function () {
+  var shown = null;
+
+  function seqOf(board) {
+    return board ? board.getAttribute('data-seq') : null;
+  }
+
+  function newest(board) {
+    var result = board.querySelector('#result');
+    if (result) {
+      var heading = result.querySelector('h2, h3, p');
+      return (heading || result).textContent;
+    }
+    var lines = board.querySelectorAll('.log li:not(.muted)');
+    return lines.length ? lines[lines.length - 1].textContent : '';
+  }
+
+  document.addEventListener('DOMContentLoaded', function () {
+    shown = seqOf(document.getElementById('board'));
+  });
+  document.addEventListener('htmx:wsAfterMessage', function () {
+    var board = document.getElementById('board');
+    var announcer = document.getElementById('announcer');
+    var seq = seqOf(board);
+    if (!board || !announcer || seq === shown) {
+      return;
+    }
+    shown = seq;
+    announcer.textContent = newest(board).replace(/\s+/g, ' ').trim();
+  });
+})();

@@ -44,9 +44,11 @@ from studyapp.dashboard.records import (
     AGENT_TABLES,
     CHUNK,
     PARTICIPANT_COLUMNS,
+    QUESTIONNAIRE_COLUMNS,
     games_and_keys,
     games_and_turns,
     participants_frame,
+    questionnaire_frame,
     started,
     study_tables,
     table_chunks,
@@ -66,12 +68,14 @@ def export_study(
     chunk: int = CHUNK,
     progress: bool = False,
 ) -> list[Path]:
+    people = started(study, include_pilots)
     return export_tables(
         study_tables(study, include_pilots),
         out,
         formats,
         experiment=study.slug,
-        people=participants_frame(started(study, include_pilots)),
+        people=participants_frame(people),
+        extra={"questionnaire": (questionnaire_frame(people), QUESTIONNAIRE_COLUMNS)},
         title=f"Study {study.slug}: {study.title}",
         name=f"study-{study.slug}",
         allow_mixed=allow_mixed,
@@ -92,6 +96,7 @@ def export_tables(
     allow_mixed: bool = False,
     processes: int = 1,
     chunk: int = CHUNK,
+    extra: dict[str, tuple[pd.DataFrame, dict[str, tuple[str, str]]]] | None = None,
     progress: bool = False,
 ) -> list[Path]:
     """Stream the games and turns of ``tables`` (and ``people``, when given) to ``out``, in
@@ -140,6 +145,11 @@ def export_tables(
         if turns_process is not None:
             turns_process.stop()
     docs = {"games": GAME_COLUMNS, "turns": TURN_COLUMNS, "participants": PARTICIPANT_COLUMNS}
+    for frame, (data, columns) in (extra or {}).items():  # small frames, written whole
+        writers[frame] = [FrameWriter(out, frame, fmt) for fmt in formats]
+        for writer in writers[frame]:
+            writer.write(data)
+        empty[frame], docs[frame] = data, columns
     resources, written = [], []
     for frame, group in writers.items():
         for writer in group:

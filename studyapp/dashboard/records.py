@@ -43,6 +43,7 @@ from analysis.frames import (
 )
 from analysis.frames import USAGE_KEYS as COUNTERS
 from games import get_engine
+from studyapp.participants import questionnaire
 from studyapp.participants.models import Participant, Round, Study
 from studyapp.participants.pseudonyms import public_record
 from studyapp.tables.models import Seat, Table, Turn
@@ -71,6 +72,16 @@ PARTICIPANT_COLUMNS: dict[str, tuple[str, str]] = {
     "pilot": ("boolean", "a pilot bot, not a recruited person"),
     "policy": ("string", "the participant's written advice to a newcomer, if asked"),
     "time_spent_s": ("float64", "seconds from consent to the end (or to the last page seen)"),
+    "attention_failed": (
+        "string",
+        "ids of the questionnaire's attention checks answered wrongly, joined by '; ' (empty: "
+        "none failed, or no questionnaire reached)",
+    ),
+}
+QUESTIONNAIRE_COLUMNS: dict[str, tuple[str, str]] = {
+    "player": ("string", "pseudonymous participant id"),
+    "item": ("string", "the questionnaire item's id ('policy': the policy question)"),
+    "answer": ("string", "the answer as given; several choices joined by '; '"),
 }
 
 
@@ -569,9 +580,30 @@ def participants_frame(participants: Iterable[Participant]) -> pd.DataFrame:
         row["rounds"] = participant.study.rounds
         consented = getattr(participant, "consented_at", None)
         row["consented_at"] = consented.isoformat() if consented else None
+        row["attention_failed"] = "; ".join(getattr(participant, "attention_failed", None) or [])
         rows.append(row)
     frame = pd.DataFrame(rows, columns=list(PARTICIPANT_COLUMNS))
     return typed(frame, PARTICIPANT_COLUMNS)
+
+
+def questionnaire_frame(participants: Iterable[Participant]) -> pd.DataFrame:
+    """One row per answered item of each participant, the policy question first (item
+    ``policy``), then the questionnaire in the order it was asked."""
+    rows = []
+    for participant in participants:
+        if participant.policy:
+            rows.append(
+                {"player": participant.public_id, "item": "policy", "answer": participant.policy}
+            )
+        order = [item["id"] for item in participant.study.questionnaire or []]
+        answers = participant.questionnaire_answers or {}
+        ordered = {k: answers[k] for k in order if k in answers}
+        for row in questionnaire.export_rows(participant.public_id, ordered):
+            rows.append(
+                {"player": row["participant"], "item": row["item"], "answer": str(row["answer"])}
+            )
+    frame = pd.DataFrame(rows, columns=list(QUESTIONNAIRE_COLUMNS))
+    return typed(frame, QUESTIONNAIRE_COLUMNS)
 
 
 def started(study: Study, include_pilots: bool = False) -> QuerySet[Participant]:

@@ -19,7 +19,7 @@ from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 
 from analysis import safe_csv
-from studyapp.participants import design, flow, pilots
+from studyapp.participants import design, flow, pilots, transcripts
 from studyapp.participants.models import Condition, Invite, Participant, Round, Study
 
 PAYMENT_COLUMNS = [
@@ -38,8 +38,12 @@ PAYMENT_COLUMNS = [
     "payment_status",
     "amount",
     "bonus",
+    "bonus_due",
     "currency",
     "paid_at",
+    "base_paid_at",
+    "bonus_paid_at",
+    "bonus_batch_id",
     "invite_label",
     "invite_token",
 ]
@@ -59,20 +63,22 @@ def csv_response(filename: str, header: list[str], rows: Iterable[list[object]])
 def bonus_sheet(participants: Iterable[Participant]) -> tuple[HttpResponse, int]:
     """The recruiter's bulk bonus format (Prolific's "bulk bonus payment" box): one line
     ``participant_id,amount`` per unpaid bonus above zero, no header, amounts with two decimals.
-    Returns the download and how many people with a bonus owed had no recruiter ID to pay it to.
+    What is paid as a bonus includes the pro-rated pay of those who stopped early
+    (``Participant.bonus_due``). Returns the download and how many people with a bonus owed had
+    no recruiter ID to pay it to.
     """
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="bonus-sheet.csv"'
     sheet = safe_csv.writer(response)
     missing = 0
     for p in participants:
-        if p.payment_status != "owed" or not p.bonus or p.bonus <= 0:
+        if p.bonus_settled:
             continue
         recruiter_id = p.prolific_pid or p.recruiter_pid
         if not recruiter_id:
             missing += 1
             continue
-        sheet.writerow([recruiter_id, f"{p.bonus:.2f}"])
+        sheet.writerow([recruiter_id, f"{p.bonus_due:.2f}"])
     return response, missing
 
 
@@ -94,8 +100,12 @@ def payment_row(p: Participant) -> list[object]:
         p.payment_status,
         p.payment_amount if p.payment_amount is not None else "",
         p.bonus if p.bonus is not None else "",
+        p.bonus_due if p.payment_status == "owed" else "",
         p.study.currency,
         p.paid_at.isoformat() if p.paid_at else "",
+        p.base_paid_at.isoformat() if p.base_paid_at else "",
+        p.bonus_paid_at.isoformat() if p.bonus_paid_at else "",
+        p.bonus_batch_id,
         p.invite.label if p.invite else "",
         p.invite.token if p.invite else "",
     ]
@@ -163,6 +173,9 @@ class StudyAdmin(admin.ModelAdmin):
             {
                 "fields": [
                     "policy_question",
+                    "questionnaire",
+                    "attention_failure",
+                    "debrief_text",
                     "completion_url",
                     "code_finished",
                     "code_dropped",
@@ -333,11 +346,27 @@ class InviteAdmin(admin.ModelAdmin):
 
 
 class RoundInline(admin.TabularInline):
+    """A participant's rounds, read-only; each links to its game in the transcript (never to
+    the table's own form, where an accidental save would change the record)."""
+
     model = Round
     extra = 0
     can_delete = False
-    fields = ["number", "table", "reward", "started_at", "finished_at"]
+    fields = ["number", "game", "seat", "reward", "started_at", "finished_at"]
     readonly_fields = fields
+
+    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    @admin.display(description="Game")
+    def game(self, round_: Round) -> str:
+        url = reverse("admin:participants_participant_transcript", args=[round_.participant_id])
+        return format_html(
+            '<a href="{}#round-{}">table {}</a>', url, round_.number, round_.table_id
+        )
 
 
 @admin.register(Participant)
@@ -357,12 +386,14 @@ class ParticipantAdmin(admin.ModelAdmin):
         "payment_amount",
         "bonus",
         "paid_at",
+        "transcript_link",
     ]
     list_filter = ["study", "status", "paid", "is_pilot", "condition"]
     search_fields = ["public_id", "prolific_pid", "recruiter_pid"]
     actions = ["mark_paid", "mark_dropped", "export_payment_sheet", "export_bonus_sheet"]
     inlines = [RoundInline]
     readonly_fields = [
+        "transcript_link",
         "public_id",
         "study",
         "condition",
@@ -380,16 +411,63 @@ class ParticipantAdmin(admin.ModelAdmin):
         "rounds_finished",
         "total_reward",
         "policy",
+        "questionnaire_answers",
+        "attention_failed",
         "visited_at",
         "started_at",
         "finished_at",
         "last_seen_at",
         "paid_at",
+        "base_paid_at",
+        "bonus_paid_at",
+        "bonus_batch_id",
+        "payment_error",
     ]
-    exclude = ["policy_done"]
+    exclude = ["policy_done", "questionnaire_done", "debrief_seen"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Participant]:
         return super().get_queryset(request).select_related("study")
+
+    # A participant's record is what the study recorded: staff read it (and act on it through
+    # the actions: mark paid, mark dropped out, delete), never edit it in a form.
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def get_urls(self) -> list[URLPattern]:
+        extra = [
+            path(
+                "<int:participant_id>/transcript/",
+                self.admin_site.admin_view(self.transcript_view),
+                name="participants_participant_transcript",
+            )
+        ]
+        return extra + super().get_urls()
+
+    def transcript_view(self, request: HttpRequest, participant_id: int) -> HttpResponse:
+        """Every round's game in order, with timings, rewards and the questionnaire; a replay
+        steps through each game one turn at a time. Read-only."""
+        participant = get_object_or_404(
+            Participant.objects.select_related("study"), pk=participant_id
+        )
+        if not self.has_view_permission(request, participant):
+            return HttpResponse("Not allowed", status=403)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "participant": participant,
+            "games": transcripts.transcript(participant),
+            "answers": transcripts.answers(participant),
+            "title": f"Transcript of {participant.public_id}",
+        }
+        return render(request, "participants/admin_transcript.html", context)
+
+    @admin.display(description="Transcript")
+    def transcript_link(self, p: Participant) -> str:
+        url = reverse("admin:participants_participant_transcript", args=[p.pk])
+        return format_html('<a href="{}">transcript</a>', url)
 
     @admin.display(description="Time spent")
     def time_spent_display(self, p: Participant) -> str:

@@ -24,6 +24,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare, salted_hmac
 
+from studyapp.participants import questionnaire
 from studyapp.participants.models import Invite, Participant, Round, Study
 
 SESSION_KEY = "participants"  # {study pk: participant pk}, this browser's own participants
@@ -296,8 +297,13 @@ def next_step(participant: Participant) -> str:
         return "instructions"
     if participant.rounds_finished < participant.study.rounds:
         return "play"
-    if participant.study.policy_question and not participant.policy_done:
+    study = participant.study
+    if study.policy_question and not participant.policy_done:
         return "policy"
+    if study.questionnaire and not participant.questionnaire_done:
+        return "questionnaire"
+    if study.debrief_text and not participant.debrief_seen:
+        return "debrief"
     return "done"
 
 
@@ -419,6 +425,37 @@ def save_policy(participant: Participant, text: str) -> None:
     participant.policy = text
     participant.policy_done = True
     participant.save(update_fields=["policy", "policy_done"])
+    if next_step(participant) == "done":
+        finish(participant)
+
+
+def answer_questionnaire(participant: Participant, posted: Mapping[str, list[str]]) -> dict:
+    """Keep the questionnaire's answers, or return the errors per item (and keep nothing). A
+    failed attention check is recorded; under the study's ``screen`` policy it ends the study
+    with the screened code, otherwise the person goes on, flagged in the export."""
+    require_step(participant, "questionnaire")
+    items = participant.study.questionnaire
+    answers, errors = questionnaire.read_answers(items, posted)
+    if errors:
+        return errors
+    participant.questionnaire_answers = answers
+    participant.questionnaire_done = True
+    participant.attention_failed = questionnaire.failed_checks(items, answers)
+    fields = ["questionnaire_answers", "questionnaire_done", "attention_failed"]
+    participant.save(update_fields=fields)
+    if participant.attention_failed and participant.study.attention_failure == "screen":
+        participant.status = Participant.Status.SCREENED
+        participant.finished_at = timezone.now()
+        participant.save(update_fields=["status", "finished_at"])
+    elif next_step(participant) == "done":
+        finish(participant)
+    return {}
+
+
+def debrief_read(participant: Participant) -> None:
+    require_step(participant, "debrief")
+    participant.debrief_seen = True
+    participant.save(update_fields=["debrief_seen"])
     if next_step(participant) == "done":
         finish(participant)
 

@@ -18,6 +18,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from studyapp.participants import questionnaire
+
 POLICY_MAX_LENGTH = 4000
 RECRUITER_ID_MAX_LENGTH = 64
 # The welcome page's time estimate when staff give none: a Twenty Questions round takes a few
@@ -162,6 +164,27 @@ class Study(models.Model):
         help_text="Asked after the last round, e.g. 'What strategy would you give a newcomer?' "
         "Leave empty to skip.",
     )
+    questionnaire = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Asked after the policy question: a list of items, each with id, question, "
+        "kind (choice, multi, likert, text, number), options, required, and for an attention "
+        "check expected. See docs/studies.md. Empty: none.",
+    )
+    attention_failure = models.CharField(
+        max_length=8,
+        choices=[
+            ("flag", "go on; flag the participant in the export"),
+            ("screen", "end with the screened code"),
+        ],
+        default="flag",
+        help_text="What a failed attention check of the questionnaire leads to.",
+    )
+    debrief_text = models.TextField(
+        blank=True,
+        help_text="Shown after the questionnaire, before the code: what the study was about "
+        "(and, where people were not told, which players were agents). Empty: no debrief page.",
+    )
     completion_url = models.CharField(
         max_length=200,
         blank=True,
@@ -210,6 +233,10 @@ class Study(models.Model):
         problem = check_list_problem(self.checks)
         if problem:
             errors.setdefault("checks", []).append(problem)
+        try:
+            self.questionnaire = questionnaire.validate(self.questionnaire)
+        except questionnaire.QuestionnaireError as err:
+            errors.setdefault("questionnaire", []).append(str(err))
         if self.active and not errors:
             problems = design.study_problems(self) if self.pk else []
             if not self.pk:
@@ -432,6 +459,14 @@ class Participant(models.Model):
     total_reward = models.FloatField(default=0.0)
     policy = models.TextField(blank=True, max_length=POLICY_MAX_LENGTH)
     policy_done = models.BooleanField(default=False)
+    questionnaire_answers = models.JSONField(
+        default=dict, blank=True, help_text="The questionnaire's answers by item id."
+    )
+    questionnaire_done = models.BooleanField(default=False)
+    attention_failed = models.JSONField(
+        default=list, blank=True, help_text="Ids of the attention checks answered wrongly."
+    )
+    debrief_seen = models.BooleanField(default=False)
 
     visited_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -440,8 +475,25 @@ class Participant(models.Model):
 
     payment_amount = models.DecimalField(max_digits=8, decimal_places=2, null=True, blank=True)
     bonus = models.DecimalField(max_digits=8, decimal_places=2, null=True, blank=True)
+    # Everything owed is paid (base and bonus); the two parts are recorded apart below, because
+    # on Prolific they are paid apart: the base by approving the submission, the rest as a bonus.
     paid = models.BooleanField(default=False)
     paid_at = models.DateTimeField(null=True, blank=True)
+    base_paid_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the submission was approved (the base pay)."
+    )
+    bonus_paid_at = models.DateTimeField(
+        null=True, blank=True, help_text="When what is paid as a bonus was paid."
+    )
+    bonus_batch_id = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="The recruiter's bulk bonus payment this bonus belongs to, once created; a "
+        "later run pays this one again rather than create a second.",
+    )
+    payment_error = models.TextField(
+        blank=True, help_text="What the recruiter's API answered the last time it refused."
+    )
 
     class Meta:
         indexes = [models.Index(fields=["study", "status"])]
@@ -516,10 +568,56 @@ class Participant(models.Model):
         bonus = study.bonus_per_reward * Decimal(str(round(self.total_reward, 4)))
         self.bonus = bonus.quantize(cents, ROUND_HALF_UP)
 
+    @property
+    def base_by_approval(self) -> bool:
+        """Whether the base pay is paid by approving the submission: only for those who finished.
+        Whoever stopped early (dropped, withdrew, lobby timed out) is paid the share they earned
+        as a bonus, because their submission is returned or timed out on the recruiter's side."""
+        return self.status == self.Status.FINISHED
+
+    @property
+    def bonus_due(self) -> Decimal:
+        """What is paid as a bonus: the bonus rule's amount, plus the pro-rated base pay of someone
+        who stopped early. Zero for pilots and for people who are owed nothing."""
+        if self.is_pilot or self.status not in self.PAYABLE:
+            return Decimal("0.00")
+        due = self.bonus or Decimal("0.00")
+        if not self.base_by_approval:
+            due += self.payment_amount or Decimal("0.00")
+        return due
+
+    @property
+    def base_settled(self) -> bool:
+        return self.paid or not self.base_by_approval or self.base_paid_at is not None
+
+    @property
+    def bonus_settled(self) -> bool:
+        return self.paid or self.bonus_due <= 0 or self.bonus_paid_at is not None
+
     def mark_paid(self) -> None:
+        now = timezone.now()
         self.paid = True
-        self.paid_at = timezone.now()
-        self.save(update_fields=["paid", "paid_at"])
+        self.paid_at = now
+        if self.base_by_approval and self.base_paid_at is None:
+            self.base_paid_at = now
+        if self.bonus_due > 0 and self.bonus_paid_at is None:
+            self.bonus_paid_at = now
+        self.save(update_fields=["paid", "paid_at", "base_paid_at", "bonus_paid_at"])
+
+    def record_payment(self, *, base: bool = False, bonus: bool = False) -> None:
+        """Record that the base pay (an approved submission) or the bonus was paid; the
+        participant counts as paid once both parts are settled."""
+        now = timezone.now()
+        if base:
+            self.base_paid_at = now
+        if bonus:
+            self.bonus_paid_at = now
+        self.payment_error = ""
+        if self.base_settled and self.bonus_settled and not self.paid:
+            self.paid, self.paid_at = True, now
+        self.save(
+            update_fields=["base_paid_at", "bonus_paid_at", "payment_error", "paid", "paid_at"]
+        )
 
 
 class Round(models.Model):

@@ -10,7 +10,8 @@ pilot tests exactly what participants will meet.
 Scripted behaviour: a Twenty Questions questioner guesses the candidate words with the Guess
 control in the order the board lists them (so the round ends when it finds the word or runs out
 of questions); an oracle answers "No"; an Undercover player gives a new plain sentence in each
-speaking round and votes for the first seat the ballot offers.
+speaking round and votes for the first seat the ballot offers. The questionnaire is answered from
+its page (:func:`questionnaire_answers`), the debrief read.
 
 No Django import here: the management command ``pilot`` gives the bots what they need (the
 study's check answers and the pilot token) and reads the results from the database.
@@ -24,6 +25,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from html.parser import HTMLParser
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
@@ -55,6 +57,49 @@ class BotResult:
     tables: list[int] = field(default_factory=list)
     moves: int = 0
     error: str = ""
+
+
+class _Form(HTMLParser):
+    """The questionnaire's fields as its page shows them: options per name, and each free
+    field's kind and lower bound."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.options: dict[str, list[str]] = {}
+        self.kinds: dict[str, str] = {}
+        self.minimum: dict[str, str] = {}
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = {k: v or "" for k, v in attrs}
+        name = found.get("name", "")
+        if not name.startswith("q_"):
+            return
+        kind = found.get("type", "text") if tag == "input" else tag
+        self.kinds.setdefault(name, kind)
+        if kind in ("radio", "checkbox"):
+            self.options.setdefault(name, []).append(found.get("value", ""))
+        elif "min" in found:
+            self.minimum[name] = found["min"]
+
+
+def questionnaire_answers(page: str, index: int) -> dict[str, Any]:
+    """A pilot's answers to the questionnaire on ``page``: an option chosen by the bot's index
+    (so pilots differ), every checkbox's first option, a number at the lower bound (or 1), a
+    short text."""
+    form = _Form()
+    form.feed(page)
+    answers: dict[str, Any] = {}
+    for name, kind in form.kinds.items():
+        options = form.options.get(name, [])
+        if kind == "radio" and options:
+            answers[name] = options[index % len(options)]
+        elif kind == "checkbox" and options:
+            answers[name] = options[0]
+        elif kind == "number":
+            answers[name] = form.minimum.get(name, "1")
+        else:
+            answers[name] = f"Pilot {index} answer."
+    return answers
 
 
 class PilotBot:
@@ -153,6 +198,12 @@ class PilotBot:
                 url, page = await self.get(f"/p/{self.result.public_id}/")
             elif step == "policy":
                 url, page = await self.post(url, page, {"policy": self.policy})
+            elif step == "questionnaire":
+                url, page = await self.post(
+                    url, page, questionnaire_answers(page, self.result.index)
+                )
+            elif step == "debrief":
+                url, page = await self.post(url, page, {})
             elif step == "done":
                 code = CODE_RE.search(page)
                 self.result.code = html.unescape(code.group(1)) if code else ""

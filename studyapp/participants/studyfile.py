@@ -43,6 +43,8 @@ SCALAR_FIELDS = [
     "shown_policy",
     "check_attempts",
     "policy_question",
+    "attention_failure",
+    "debrief_text",
     "turn_deadline_seconds",
     "dropout",
     "idle_limit_seconds",
@@ -57,7 +59,7 @@ SCALAR_FIELDS = [
 MONEY_FIELDS = ("payment_amount", "bonus_per_reward")
 # What makes collected data incomparable with what would come after a change.
 PROTECTED_FIELDS = ("game", "design", "seed", "rounds", "oracle_spec")
-KNOWN_KEYS = set(SCALAR_FIELDS) | {"design", "checks", "conditions"}
+KNOWN_KEYS = set(SCALAR_FIELDS) | {"design", "checks", "conditions", "questionnaire"}
 
 
 class StudyFileError(ValueError):
@@ -81,6 +83,7 @@ def study_dict(study: Study) -> dict[str, Any]:
         data[field] = value
     data["design"] = study.design or {}
     data["checks"] = study.checks or []
+    data["questionnaire"] = study.questionnaire or []
     data["conditions"] = [
         {"name": c.name, "quota": c.quota, "position": c.position, "overrides": c.overrides}
         for c in study.conditions.all()
@@ -180,6 +183,7 @@ def apply(data: dict[str, Any], *, new_version: bool = False) -> tuple[Study, st
             setattr(study, field, data[field])
     study.design = data.get("design", study.design if existing else {})
     study.checks = data.get("checks", study.checks if existing else [])
+    study.questionnaire = data.get("questionnaire", study.questionnaire if existing else [])
     if previous is not None:
         study.previous = previous
     conditions = data.get("conditions")

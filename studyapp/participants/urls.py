@@ -16,6 +16,8 @@ urlpatterns = [
     path("p/<str:public_id>/instructions/", views.instructions, name="instructions"),
     path("p/<str:public_id>/play/", views.play, name="play"),
     path("p/<str:public_id>/policy/", views.policy, name="policy"),
+    path("p/<str:public_id>/questionnaire/", views.questionnaire_page, name="questionnaire"),
+    path("p/<str:public_id>/debrief/", views.debrief, name="debrief"),
     path("p/<str:public_id>/done/", views.done, name="done"),
     path("p/<str:public_id>/withdraw/", views.withdraw, name="withdraw"),
 ]

@@ -16,7 +16,8 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_http_methods, require_safe
 
-from studyapp.participants import assignment, flow, pilots, ratelimit
+from studyapp import ratelimit
+from studyapp.participants import assignment, flow, pilots, questionnaire
 from studyapp.participants.forms import ChecksForm, ConsentForm, PolicyForm, WithdrawForm
 from studyapp.participants.models import POLICY_MAX_LENGTH, Invite, Participant, Study
 
@@ -238,6 +239,40 @@ def policy(request: HttpRequest, participant: Participant) -> HttpResponse:
         return redirect(step_url(participant))
     context = {"participant": participant, "form": form, "max_length": POLICY_MAX_LENGTH}
     return render(request, "participants/policy.html", context)
+
+
+@participant_page("questionnaire")
+def questionnaire_page(request: HttpRequest, participant: Participant) -> HttpResponse:
+    items = participant.study.questionnaire
+    errors: dict[str, str] = {}
+    given: dict[str, list[str]] = {}
+    if request.method == "POST":
+        given = {key: request.POST.getlist(key) for key in request.POST if key.startswith("q_")}
+        errors = flow.answer_questionnaire(participant, given)
+        if not errors:
+            return redirect(step_url(participant))
+    shown = [
+        {
+            **item,
+            "field": f"q_{item['id']}",
+            "choices": questionnaire.options_of(item),
+            "given": given.get(f"q_{item['id']}", []),
+            "error": errors.get(item["id"], ""),
+        }
+        for item in items
+    ]
+    context = {"participant": participant, "items": shown, "has_errors": bool(errors)}
+    return render(
+        request, "participants/questionnaire.html", context, status=400 if errors else 200
+    )
+
+
+@participant_page("debrief")
+def debrief(request: HttpRequest, participant: Participant) -> HttpResponse:
+    if request.method == "POST":
+        flow.debrief_read(participant)
+        return redirect(step_url(participant))
+    return render(request, "participants/debrief.html", {"participant": participant})
 
 
 @require_safe

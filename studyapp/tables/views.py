@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from games.base import IllegalMove
-from studyapp.participants import ratelimit
+from studyapp import ratelimit
 from studyapp.tables import lobby, services
 from studyapp.tables.models import Seat, Table
 from studyapp.tables.rendering import board_context

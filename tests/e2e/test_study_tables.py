@@ -13,6 +13,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 
+import pandas as pd
 import pytest
 
 from tests.e2e.site import ROOT, LiveSite
@@ -187,3 +188,11 @@ def test_twelve_pilots_fill_the_demo_undercover_study_in_balance(site: Site):
         assert person["pilot"] and person["status"] == "finished"
         assert person["consented_at"] and person["rounds_finished"] == 3
         assert person["code_shown"] == "DEMOUCFIN" and person["payment_amount"] == "6.00"
+    # Every pilot answered the exit questionnaire through the link; the export carries it.
+    out = site.log_path.parent / "export-uc"
+    site.manage(
+        "export_study", "demo-undercover", "--format", "csv", "--out", str(out), "--include-pilots"
+    )
+    answers = pd.read_csv(out / "questionnaire.csv", keep_default_na=False)
+    answered = answers[answers["item"] == "difficulty"]
+    assert sorted(answered["player"]) == sorted(p["public_id"] for p in report["people"])

@@ -48,7 +48,7 @@ def test_many_new_undercover_tables_from_one_address_are_refused(settings) -> No
 
 
 def test_open_games_and_study_links_are_counted_apart(settings) -> None:
-    from studyapp.participants import ratelimit
+    from studyapp import ratelimit
 
     settings.PARTICIPANT_RATE_BURST = 1
     here = address()

@@ -61,6 +61,42 @@ UNDERCOVER_STUDY = {
     "code_screened": "DEMOUCNO",
     "code_lobby_timeout": "DEMOUCWAIT",
     "payment_amount": "6.00",
+    # After the rounds: a short exit questionnaire with one attention check (a wrong answer is
+    # flagged in the export, the person goes on), then a debrief that says who the agents were.
+    "questionnaire": [
+        {
+            "id": "age",
+            "question": "How old are you?",
+            "kind": "number",
+            "min": 18,
+            "max": 120,
+            "required": False,
+        },
+        {
+            "id": "difficulty",
+            "question": "Finding the player with the different word was hard.",
+            "kind": "likert",
+        },
+        {
+            "id": "attention",
+            "question": "To show that you read each question, please choose 'Often' here.",
+            "kind": "choice",
+            "options": ["Never", "Sometimes", "Often"],
+            "expected": "Often",
+        },
+        {
+            "id": "strategy",
+            "question": "How did you decide whom to vote for?",
+            "kind": "text",
+            "required": False,
+        },
+    ],
+    "debrief_text": (
+        "Thank you for taking part. This demonstration study compares how people and computer "
+        "agents give clues and vote in Who is the Difference. In every game some of the other "
+        "players were computer agents (simple programs, not people); the seats marked 'agent' "
+        "were always agents. Your clues, votes and answers are kept under a pseudonym."
+    ),
     "checks": [
         *DEFAULT_CHECKS["undercover"],
         {

@@ -1,0 +1,57 @@
+"""``manage.py prolific approve SLUG`` and ``manage.py prolific pay SLUG``: pay a study's people
+through Prolific's API (studyapp.participants.prolific), with ``--dry-run`` to see what would be
+done first. Needs PROLIFIC_API_TOKEN (and PROLIFIC_API_URL for another server than Prolific's)."""
+
+from __future__ import annotations
+
+import argparse
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from studyapp.participants import prolific
+from studyapp.participants.models import Study
+
+
+class Command(BaseCommand):
+    help = (
+        "Approve finished submissions (approve) or pay bonuses and early stops' shares (pay) "
+        "through Prolific's API."
+    )
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("what", choices=["approve", "pay"])
+        parser.add_argument("slug")
+        parser.add_argument(
+            "--dry-run", action="store_true", help="print what would be done; call nothing"
+        )
+
+    def handle(self, *args: object, **options: object) -> None:
+        slug = str(options["slug"])
+        study = Study.objects.filter(slug=slug).first()
+        if study is None:
+            raise CommandError(f"no study {slug!r}")
+        dry_run = bool(options["dry_run"])
+        client = None
+        if not dry_run:
+            try:
+                client = prolific.ProlificClient(
+                    settings.PROLIFIC_API_TOKEN, settings.PROLIFIC_API_URL
+                )
+            except prolific.ProlificError as err:
+                raise CommandError(str(err)) from err
+        run = prolific.approve if options["what"] == "approve" else prolific.pay
+        try:
+            outcomes = run(study, client, dry_run=dry_run)
+        finally:
+            if client is not None:
+                client.close()
+        for outcome in outcomes:
+            amount = f" {outcome.amount:.2f} {study.currency}" if outcome.amount is not None else ""
+            line = f"{outcome.participant} {outcome.action}{amount}: {outcome.detail}"
+            (self.stdout if outcome.ok else self.stderr).write(line)
+        counts = prolific.summary(outcomes)
+        verb = "would be done" if dry_run else "done"
+        self.stdout.write(f"{counts['ok']} {verb}, {counts['failed']} failed")
+        if counts["failed"]:
+            raise CommandError(f"{counts['failed']} participant(s) failed; see the lines above")

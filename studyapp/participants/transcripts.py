@@ -1,0 +1,113 @@
+"""A participant as staff read them afterwards: every round's game in order, each turn as a line
+of text with who made it and when, the reward, and the questionnaire. Read-only: built from the
+log (``tables.Turn``) and the participant's record; nothing here writes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from games.twenty_questions.engine import question_text
+from studyapp.participants.models import Participant, Round
+from studyapp.tables.models import Seat, Turn
+
+
+@dataclass
+class Line:
+    seq: int
+    at: datetime
+    after_s: float | None  # seconds since the turn before (the time this move took)
+    who: str
+    text: str
+    error: str = ""
+
+
+@dataclass
+class GameTranscript:
+    round: Round
+    seats: list[str]
+    setup: dict[str, Any]
+    status: str
+    lines: list[Line] = field(default_factory=list)
+
+    @property
+    def duration_s(self) -> float | None:
+        if not self.lines:
+            return None
+        return (self.lines[-1].at - self.lines[0].at).total_seconds()
+
+
+def describe(event: dict[str, Any]) -> str:
+    """One event of either game as a line of a transcript."""
+    kind = event.get("type")
+    if kind == "question":
+        return f"asks: {question_text(event)}"
+    if kind == "answer":
+        return f"answers: {event.get('answer')}"
+    if kind == "clue":
+        text = event.get("text")
+        return f"clue: {text}" if text is not None else "passes (no clue)"
+    if kind == "vote":
+        target = event.get("target")
+        return f"votes for seat {target}" if target is not None else "abstains"
+    if kind == "void":
+        return f"the question is withdrawn ({event.get('reason', '')})"
+    if kind == "takeover":
+        return f"seat {event.get('seat')} changes hands ({event.get('reason', 'taken over')})"
+    if kind == "abort":
+        return f"the game is stopped ({event.get('reason', '')})"
+    return str(event)
+
+
+def seat_label(seat: Seat, participant: Participant, round_: Round) -> str:
+    if seat.index == round_.seat:
+        return f"seat {seat.index}: {participant.public_id} (this participant)"
+    if seat.kind == Seat.Kind.AGENT:
+        return f"seat {seat.index}: agent {seat.agent_spec}"
+    return f"seat {seat.index}: another person"
+
+
+def transcript(participant: Participant) -> list[GameTranscript]:
+    """Every round of ``participant``, in order, with its game's turns."""
+    rounds = list(Round.objects.filter(participant=participant).select_related("table"))
+    table_ids = [r.table_id for r in rounds]
+    seats: dict[int, list[Seat]] = {}
+    for seat in Seat.objects.filter(table_id__in=table_ids).order_by("table_id", "index"):
+        seats.setdefault(seat.table_id, []).append(seat)
+    turns: dict[int, list[Turn]] = {}
+    for turn in Turn.objects.filter(table_id__in=table_ids).order_by("table_id", "seq"):
+        turns.setdefault(turn.table_id, []).append(turn)
+    games = []
+    for round_ in rounds:
+        table = round_.table
+        labels = {s.index: seat_label(s, participant, round_) for s in seats.get(table.pk, [])}
+        game = GameTranscript(
+            round=round_,
+            seats=[labels[i] for i in sorted(labels)],
+            setup=table.config,
+            status=table.status,
+        )
+        previous: datetime | None = None
+        for turn in turns.get(table.pk, []):
+            who = labels.get(turn.seat, f"seat {turn.seat}") if turn.seat is not None else "table"
+            after = (turn.created_at - previous).total_seconds() if previous else None
+            error = (turn.usage or {}).get("error", "") if isinstance(turn.usage, dict) else ""
+            game.lines.append(
+                Line(turn.seq, turn.created_at, after, who, describe(turn.event), str(error or ""))
+            )
+            previous = turn.created_at
+        games.append(game)
+    return games
+
+
+def answers(participant: Participant) -> list[tuple[str, str, Any]]:
+    """The questionnaire as asked, with this participant's answers: (id, question, answer)."""
+    given = participant.questionnaire_answers or {}
+    rows = []
+    for item in participant.study.questionnaire or []:
+        answer = given.get(item["id"], "")
+        if isinstance(answer, list):
+            answer = "; ".join(answer)
+        rows.append((item["id"], item["question"], answer))
+    return rows

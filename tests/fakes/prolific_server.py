@@ -1,0 +1,165 @@
+"""A real HTTP server on 127.0.0.1 that speaks the part of Prolific's researcher API that paying
+people uses, for ``manage.py prolific`` tests.
+
+Endpoints (under ``/api/v1/``, ``Authorization: Token <token>`` required, JSON bodies):
+
+- ``POST submissions/bulk-approve/`` ``{"submission_ids": [...]}``: 400 naming unknown or
+  already-approved ids (and approves none), else approves all.
+- ``POST submissions/<id>/transition/`` ``{"action": "APPROVE"}``: one submission.
+- ``POST submissions/bonus-payments/`` ``{"study_id", "csv_bonuses": "pid,amount\\n..."}``: 400
+  when a participant took no part in that study or an amount is not a positive number, else 201
+  with the new bulk payment's ``id``. Nothing is paid yet.
+- ``POST bulk-bonus-payments/<id>/pay/``: pays every line of that bulk payment once; 400 if it was
+  paid already or does not exist.
+
+State to arrange and inspect: ``add_submission(submission_id, participant_id, study_id)``,
+``approved`` (set of submission ids), ``payments`` (list of ``(participant_id, Decimal)`` actually
+paid), ``requests`` (``(method, path, body)`` in arrival order), ``fail_next_pay`` (answer the next
+pay call 503 without paying, as a server that went away would).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from decimal import Decimal, InvalidOperation
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class FakeProlific:
+    def __init__(self, token: str = "prolific-test-token") -> None:
+        self.token = token
+        self.submissions: dict[str, dict[str, str]] = {}
+        self.approved: set[str] = set()
+        self.batches: dict[str, dict[str, Any]] = {}
+        self.payments: list[tuple[str, Decimal]] = []
+        self.requests: list[tuple[str, str, Any]] = []
+        self.fail_next_pay = False
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/api/v1/"
+
+    def __enter__(self) -> FakeProlific:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def add_submission(self, submission_id: str, participant_id: str, study_id: str) -> None:
+        self.submissions[submission_id] = {"participant": participant_id, "study": study_id}
+
+    # -- the API ------------------------------------------------------------------------------
+
+    def answer(self, method: str, path: str, body: Any) -> tuple[int, Any]:
+        with self._lock:
+            self.requests.append((method, path, body))
+            if method != "POST":
+                return 405, {"error": "method not allowed"}
+            parts = [p for p in path.split("/") if p][2:]  # after api/v1
+            if parts == ["submissions", "bulk-approve"]:
+                return self._bulk_approve(body)
+            if len(parts) == 3 and parts[0] == "submissions" and parts[2] == "transition":
+                return self._transition(parts[1], body)
+            if parts == ["submissions", "bonus-payments"]:
+                return self._create_bonuses(body)
+            if len(parts) == 3 and parts[0] == "bulk-bonus-payments" and parts[2] == "pay":
+                return self._pay(parts[1])
+            return 404, {"error": {"detail": "Not found."}}
+
+    def _bulk_approve(self, body: Any) -> tuple[int, Any]:
+        ids = body.get("submission_ids") if isinstance(body, dict) else None
+        if not isinstance(ids, list) or not ids:
+            return 400, {"error": {"detail": "submission_ids is required"}}
+        bad = [i for i in ids if i not in self.submissions or i in self.approved]
+        if bad:
+            return 400, {"error": {"detail": f"These submissions cannot be approved: {bad}"}}
+        self.approved.update(ids)
+        return 200, {}
+
+    def _transition(self, submission_id: str, body: Any) -> tuple[int, Any]:
+        if not isinstance(body, dict) or body.get("action") != "APPROVE":
+            return 400, {"error": {"detail": "unknown action"}}
+        if submission_id not in self.submissions:
+            return 404, {"error": {"detail": "Submission not found."}}
+        if submission_id in self.approved:
+            return 400, {"error": {"detail": "Submission is already approved."}}
+        self.approved.add(submission_id)
+        return 200, {"id": submission_id, "status": "APPROVED"}
+
+    def _create_bonuses(self, body: Any) -> tuple[int, Any]:
+        if not isinstance(body, dict):
+            return 400, {"error": {"detail": "JSON object expected"}}
+        study_id, csv = body.get("study_id"), body.get("csv_bonuses")
+        if not isinstance(study_id, str) or not isinstance(csv, str):
+            return 400, {"error": {"detail": "study_id and csv_bonuses are required"}}
+        takers = {s["participant"] for s in self.submissions.values() if s["study"] == study_id}
+        lines: list[tuple[str, Decimal]] = []
+        for row in csv.strip().splitlines():
+            pid, _, raw = row.partition(",")
+            try:
+                amount = Decimal(raw)
+            except InvalidOperation:
+                return 400, {"error": {"detail": f"bad amount in {row!r}"}}
+            if pid not in takers:
+                return 400, {"error": {"detail": f"{pid} did not take part in {study_id}"}}
+            if amount <= 0:
+                return 400, {"error": {"detail": f"bad amount in {row!r}"}}
+            lines.append((pid, amount))
+        bulk_id = uuid.uuid4().hex[:24]
+        self.batches[bulk_id] = {"study": study_id, "lines": lines, "paid": False}
+        return 201, {
+            "id": bulk_id,
+            "study": study_id,
+            "total_amount": str(sum(a for _, a in lines)),
+        }
+
+    def _pay(self, bulk_id: str) -> tuple[int, Any]:
+        batch = self.batches.get(bulk_id)
+        if batch is None:
+            return 404, {"error": {"detail": "Bulk bonus payment not found."}}
+        if self.fail_next_pay:
+            self.fail_next_pay = False
+            return 503, {"error": {"detail": "Service unavailable"}}
+        if batch["paid"]:
+            return 400, {"error": {"detail": "This bonus payment has already been paid."}}
+        batch["paid"] = True
+        self.payments.extend(batch["lines"])
+        return 202, {}
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                if self.headers.get("Authorization") != f"Token {fake.token}":
+                    self._send(401, {"error": {"detail": "Invalid token."}})
+                    return
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                try:
+                    body = json.loads(raw) if raw else None
+                except ValueError:
+                    self._send(400, {"error": {"detail": "invalid JSON"}})
+                    return
+                self._send(*fake.answer("POST", self.path, body))
+
+            def _send(self, status: int, data: Any) -> None:
+                payload = json.dumps(data).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+        return Handler

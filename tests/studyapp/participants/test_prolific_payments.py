@@ -1,0 +1,193 @@
+"""Paying people through Prolific's API (``manage.py prolific approve|pay SLUG``), against a real
+loopback server that speaks the API (tests/fakes/prolific_server.py): finished submissions are
+approved in bulk, bonuses and early stops' shares are paid once however often the command runs,
+a dry run calls nothing, and each participant's error is shown."""
+
+from __future__ import annotations
+
+import io
+from decimal import Decimal
+
+import pytest
+from django.core.management import CommandError, call_command
+from participant_helpers import get_ready, page, win_round
+
+from studyapp.participants import flow, pilots
+from studyapp.participants.models import Participant
+from tests.fakes.prolific_server import FakeProlific
+
+pytestmark = pytest.mark.django_db
+
+STUDY_ID = "5f0c1d2e3a4b5c6d7e8f9012"
+
+
+def pid(n: int) -> str:
+    return f"{n:024x}"
+
+
+@pytest.fixture
+def prolific(settings):
+    with FakeProlific() as server:
+        settings.PROLIFIC_API_TOKEN = server.token
+        settings.PROLIFIC_API_URL = server.url
+        yield server
+
+
+def arrive_from_prolific(client, study, server: FakeProlific, n: int, pilot: bool = False):
+    query = f"?PROLIFIC_PID={pid(n)}&STUDY_ID={STUDY_ID}&SESSION_ID=sub{n}"
+    if pilot:
+        query += f"&pilot={pilots.pilot_token(study.slug)}"
+    server.add_submission(f"sub{n}", pid(n), STUDY_ID)
+    return get_ready(client, study, query)
+
+
+def finish(client, participant: Participant) -> Participant:
+    win_round(client, participant)
+    win_round(client, participant)
+    client.post(page(participant, "policy"), {"policy": "Living or not, first."})
+    participant.refresh_from_db()
+    assert participant.status == "finished"
+    return participant
+
+
+def run(*args: str) -> tuple[str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        call_command("prolific", *args, stdout=out, stderr=err)
+    except CommandError as failure:
+        err.write(str(failure))
+    return out.getvalue(), err.getvalue()
+
+
+def test_pay_twice_pays_each_bonus_once(study, client_factory, prolific):
+    first = finish(client := client_factory(), arrive_from_prolific(client, study, prolific, 1))
+    second = finish(client := client_factory(), arrive_from_prolific(client, study, prolific, 2))
+    assert first.bonus == second.bonus == Decimal("2.00")
+
+    out, err = run("pay", study.slug)
+    assert err == "", err
+    assert sorted(prolific.payments) == [(pid(1), Decimal("2.00")), (pid(2), Decimal("2.00"))]
+    assert "2 done, 0 failed" in out
+
+    out, err = run("pay", study.slug)
+    assert len(prolific.payments) == 2  # nothing paid again
+    assert "0 done, 0 failed" in out
+    created = [r for r in prolific.requests if r[1].endswith("bonus-payments/")]
+    assert len(created) == 1
+    for p in (first, second):
+        p.refresh_from_db()
+        assert p.bonus_paid_at is not None and p.bonus_batch_id
+        assert p.base_paid_at is None and not p.paid  # the base is paid by approving
+
+
+def test_an_interrupted_payment_is_finished_through_the_same_bulk_payment(
+    study, client_factory, prolific
+):
+    person = finish(client := client_factory(), arrive_from_prolific(client, study, prolific, 3))
+    prolific.fail_next_pay = True
+    out, err = run("pay", study.slug)
+    assert "not paid" in err and "1 participant(s) failed" in err
+    assert prolific.payments == []
+    person.refresh_from_db()
+    assert person.bonus_batch_id and person.bonus_paid_at is None and person.payment_error
+
+    out, err = run("pay", study.slug)
+    assert err == ""
+    assert prolific.payments == [(pid(3), Decimal("2.00"))]
+    assert len([r for r in prolific.requests if r[1].endswith("bonus-payments/")]) == 1
+    person.refresh_from_db()
+    assert person.payment_error == "" and person.bonus_paid_at is not None
+
+
+def test_approve_then_pay_settles_a_finished_participant(study, alice, prolific):
+    person = finish(alice, arrive_from_prolific(alice, study, prolific, 4))
+    out, err = run("approve", study.slug)
+    assert err == "" and "1 done" in out
+    assert prolific.approved == {"sub4"}
+    person.refresh_from_db()
+    assert person.base_paid_at is not None and not person.paid
+    run("pay", study.slug)
+    person.refresh_from_db()
+    assert person.paid and person.payment_status == "paid"
+    out, _ = run("approve", study.slug)
+    assert "0 done" in out and len(prolific.approved) == 1
+
+
+def test_an_early_stop_is_paid_its_share_as_a_bonus_and_never_approved(study, alice, prolific):
+    person = arrive_from_prolific(alice, study, prolific, 5)
+    win_round(alice, person)
+    person.refresh_from_db()
+    flow.mark_dropped(person)
+    person.refresh_from_db()
+    # Half the rounds: half the base pay, plus the bonus of the round won.
+    assert person.payment_amount == Decimal("5.00") and person.bonus == Decimal("1.00")
+    assert person.bonus_due == Decimal("6.00")
+    run("approve", study.slug)
+    assert prolific.approved == set()
+    run("pay", study.slug)
+    assert prolific.payments == [(pid(5), Decimal("6.00"))]
+    person.refresh_from_db()
+    assert person.paid
+
+
+def test_a_dry_run_calls_nothing_and_says_what_would_be_paid(study, client_factory, prolific):
+    finish(client := client_factory(), arrive_from_prolific(client, study, prolific, 6))
+    out, err = run("pay", study.slug, "--dry-run")
+    assert "would pay" in out and "2.00" in out and "1 would be done" in out
+    out, err = run("approve", study.slug, "--dry-run")
+    assert "would approve sub6" in out
+    assert prolific.requests == []
+
+
+def test_pilots_are_never_paid_or_approved(study, client_factory, prolific):
+    finish(client := client_factory(), arrive_from_prolific(client, study, prolific, 7, pilot=True))
+    run("approve", study.slug)
+    run("pay", study.slug)
+    assert prolific.requests == []
+
+
+def test_each_participants_error_is_shown_and_the_others_are_paid(study, client_factory, prolific):
+    good = finish(client := client_factory(), arrive_from_prolific(client, study, prolific, 8))
+    client = client_factory()
+    stranger = finish(
+        client,
+        get_ready(client, study, f"?PROLIFIC_PID={pid(9)}&STUDY_ID={STUDY_ID}&SESSION_ID=sub9"),
+    )
+    # The second person's submission is unknown to Prolific: the bulk calls are refused, and
+    # the command finds who, so the first is still approved and paid.
+    out, err = run("approve", study.slug)
+    assert prolific.approved == {"sub8"}
+    assert stranger.public_id in err and "Submission not found" in err
+    out, err = run("pay", study.slug)
+    assert prolific.payments == [(pid(8), Decimal("2.00"))]
+    assert stranger.public_id in err and "did not take part" in err
+    stranger.refresh_from_db()
+    assert "did not take part" in stranger.payment_error and not stranger.bonus_batch_id
+    good.refresh_from_db()
+    assert good.bonus_paid_at is not None
+
+
+def test_a_wrong_token_is_an_error_per_participant_and_pays_nothing(
+    study, client_factory, prolific, settings
+):
+    finish(client := client_factory(), arrive_from_prolific(client, study, prolific, 10))
+    settings.PROLIFIC_API_TOKEN = "wrong"
+    out, err = run("pay", study.slug)
+    assert "Invalid token" in err and prolific.payments == []
+    settings.PROLIFIC_API_TOKEN = ""
+    out, err = run("pay", study.slug)
+    assert "PROLIFIC_API_TOKEN is not set" in err
+
+
+def test_the_bonus_sheet_carries_an_early_stops_share(study, alice, staff, prolific):
+    person = arrive_from_prolific(alice, study, prolific, 11)
+    win_round(alice, person)
+    person.refresh_from_db()
+    flow.mark_dropped(person)
+    from django.urls import reverse
+
+    response = staff.post(
+        reverse("admin:participants_participant_changelist"),
+        {"action": "export_bonus_sheet", "_selected_action": [person.pk]},
+    )
+    assert response.content.decode().strip() == f"{pid(11)},6.00"
