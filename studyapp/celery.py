@@ -1,9 +1,17 @@
 """Celery app. With no broker configured, tasks run eagerly in the calling process."""
 
+import logging
 import os
 
 from celery import Celery
-from celery.signals import task_postrun, task_prerun, worker_init, worker_process_init
+from celery.signals import (
+    after_setup_logger,
+    after_setup_task_logger,
+    task_postrun,
+    task_prerun,
+    worker_init,
+    worker_process_init,
+)
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "studyapp.settings")
 
@@ -34,3 +42,18 @@ def freeze_startup(**_: object) -> None:
     from studyapp.heap import freeze_startup as freeze
 
     freeze()
+
+
+@after_setup_logger.connect
+@after_setup_task_logger.connect
+def site_log_format(logger: logging.Logger | None = None, **_: object) -> None:
+    """With ``LOG_FORMAT=json`` a worker's and beat's lines are JSON too, like the web processes'
+    (Celery's own text lines already carry time and level, and the task's name and id)."""
+    from django.conf import settings
+
+    if logger is None or settings.LOG_FORMAT != "json":
+        return
+    from studyapp.logs import JSONFormatter
+
+    for handler in logger.handlers:
+        handler.setFormatter(JSONFormatter())

@@ -99,3 +99,18 @@ def test_the_site_logs_in_the_format_asked_and_still_masks_invite_tokens(fmt) ->
         assert entry["message"] == "Not Found: /i/…/"
     else:
         assert line.endswith(" WARNING django.request: Not Found: /i/…/")
+
+
+def test_a_celery_worker_logs_json_lines_when_asked(settings) -> None:
+    from studyapp.celery import site_log_format
+
+    logger = logging.Logger("celery.test")
+    handler = logging.StreamHandler()
+    logger.addHandler(handler)
+    settings.LOG_FORMAT = "text"
+    site_log_format(logger=logger)
+    assert not isinstance(handler.formatter, JSONFormatter)  # Celery's own format stays
+    settings.LOG_FORMAT = "json"
+    site_log_format(logger=logger)
+    record = logging.LogRecord("celery.worker", logging.ERROR, __file__, 1, "lost %s", ("x",), None)
+    assert json.loads(handler.format(record))["message"] == "lost x"
