@@ -160,7 +160,12 @@ def with_provenance(job: Job, result: Any) -> Any:
     as it is: there is no place for it)."""
     if not isinstance(result, dict):
         return result
-    return {**result, "provenance": job_provenance(job)}
+    try:
+        block = job_provenance(job)
+    except Exception as err:  # never let the record of a result stop the job from ending
+        logger.warning("job #%s: no provenance", job.pk, exc_info=True)
+        block = {"error": f"{type(err).__name__}: {err}"[:300]}
+    return {**result, "provenance": block}
 
 
 def final_message(job: Job) -> str:
