@@ -5,19 +5,31 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install install-ttra chromium run production test lint format worker bench
+.PHONY: install install-ttra lock lock-check chromium run production test lint format worker bench
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
+# Exactly the locked versions (requirements/, written by `make lock` from pyproject.toml), every
+# file checked against its hash, then the project itself without resolving anything again.
 install: $(BIN)/python
-	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q --require-hashes -r requirements/lock.txt
+	$(BIN)/pip install -q --no-deps -e .
 
-# torch 2.13.0 first, so the ttra extra takes the CPU build on disk instead of a CUDA download.
-install-ttra: install
-	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[test,ttra]'
+# The ttra extra too. Its torch is the CPU build 2.13.0+cpu, which pip finds in its find-links
+# folder (/opt/wheels on the lab's machines; elsewhere PIP_FIND_LINKS=https://download.pytorch.org/whl/cpu/torch/).
+install-ttra: $(BIN)/python
+	$(BIN)/pip install -q --require-hashes -r requirements/lock-ttra.txt
+	$(BIN)/pip install -q --no-deps -e .
+
+# Rewrite the lock files after a change to pyproject.toml's dependencies (requirements/compile).
+lock: install
+	requirements/compile
+
+# Fails when the lock files and pyproject.toml disagree (part of `make lint`, hence CI).
+lock-check: install
+	requirements/compile --check
 
 # The browser tests drive Debian's Chromium. Install it where we can (root with apt-get); elsewhere
 # the browser tests are skipped with a reason.
@@ -54,7 +66,7 @@ production: install
 test: install chromium
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
-lint: install
+lint: install lock-check
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports

@@ -157,8 +157,13 @@ def resource(writer: FrameWriter, docs: dict[str, tuple[str, str]] | None = None
 
 
 def write_datapackage(
-    out: str | Path, resources: list[dict[str, Any]], title: str, name: str = "export"
+    out: str | Path,
+    resources: list[dict[str, Any]],
+    title: str,
+    name: str = "export",
+    provenance: dict[str, Any] | None = None,
 ) -> Path:
+    """``datapackage.json``; ``provenance`` (games.provenance) goes in as a custom property."""
     path = Path(out) / "datapackage.json"
     package = {
         "profile": "tabular-data-package",
@@ -166,6 +171,8 @@ def write_datapackage(
         "title": title,
         "resources": resources,
     }
+    if provenance is not None:
+        package["provenance"] = provenance
     path.write_text(json.dumps(package, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
 

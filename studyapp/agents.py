@@ -9,6 +9,7 @@ and the settings are read in one place.
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,9 +26,12 @@ from games.llm.providers import (
     Provider,
     ProviderConfig,
     ProviderError,
+    compatible_config,
     get_provider,
     parse_spec,
+    server_url,
 )
+from games.provenance import prompt_hashes, provenance
 
 if TYPE_CHECKING:
     from studyapp.tables.models import Seat
@@ -61,6 +65,9 @@ def provider_config(spec: str, *, live: bool = False) -> ProviderConfig:
 
 
 def _provider_config(spec: str) -> ProviderConfig:
+    """How to reach the provider of an API spec, from settings. Compatible servers' addresses and
+    keys are for ``openai-compatible`` specs only, so a local server never answers for ``openai:``
+    models, and OpenAI's key never goes to a compatible server."""
     kind, _ = parse_spec(spec)
     if kind == "anthropic":
         return ProviderConfig(
@@ -68,12 +75,35 @@ def _provider_config(spec: str) -> ProviderConfig:
             base_url=settings.ANTHROPIC_BASE_URL or None,
         )
     if kind == "openai-compatible":
-        return ProviderConfig(
-            api_key=settings.OPENAI_API_KEY or "none", base_url=settings.OPENAI_BASE_URL or None
+        return compatible_config(
+            spec,
+            base_url=settings.OPENAI_COMPATIBLE_BASE_URL or settings.OPENAI_BASE_URL or None,
+            servers=settings.COMPATIBLE_SERVERS,
+            keys=settings.COMPATIBLE_SERVER_KEYS,
+            default_key=settings.OPENAI_COMPATIBLE_API_KEY,
         )
     if kind == "openai":
         return ProviderConfig(api_key=settings.OPENAI_API_KEY or None)
     return ProviderConfig()
+
+
+def model_server(spec: str) -> str | None:
+    """Where ``spec``'s calls go from this site: the server's address (credentials removed by
+    :mod:`games.provenance`), ``local:<path>`` for a local model, None for rule-based agents or a
+    spec this site cannot reach."""
+    if spec.startswith(LOCAL_PREFIX):
+        return spec
+    try:
+        return server_url(spec, provider_config(spec))
+    except ValueError:
+        return None
+
+
+def site_provenance(specs: Iterable[str], prompts: Mapping[str, Any] | None = None) -> dict:
+    """:func:`games.provenance.provenance` for these model specs as this site reaches them; the
+    shipped prompt set's hashes unless ``prompts`` is given."""
+    models = {spec: model_server(spec) for spec in set(specs) if spec}
+    return provenance(models, prompts=prompt_hashes() if prompts is None else prompts)
 
 
 def response_cache() -> ResponseCache:

@@ -1,9 +1,12 @@
 """Celery app. With no broker configured, tasks run eagerly in the calling process."""
 
+import logging
 import os
 
 from celery import Celery
 from celery.signals import (
+    after_setup_logger,
+    after_setup_task_logger,
     beat_init,
     task_postrun,
     task_prerun,
@@ -74,3 +77,18 @@ def size_pool_process(**_: object) -> None:
 def size_beat_pool(**_: object) -> None:
     """Beat only sends tasks; one connection is plenty if anything of it reads the database."""
     db.size_pool(1)
+
+
+@after_setup_logger.connect
+@after_setup_task_logger.connect
+def site_log_format(logger: logging.Logger | None = None, **_: object) -> None:
+    """With ``LOG_FORMAT=json`` a worker's and beat's lines are JSON too, like the web processes'
+    (Celery's own text lines already carry time and level, and the task's name and id)."""
+    from django.conf import settings
+
+    if logger is None or settings.LOG_FORMAT != "json":
+        return
+    from studyapp.logs import JSONFormatter
+
+    for handler in logger.handlers:
+        handler.setFormatter(JSONFormatter())

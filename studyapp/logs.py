@@ -2,11 +2,48 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import re
+from datetime import UTC, datetime
 
 # Paths that carry a secret: a personal invite's token works for whoever opens it first.
 SECRET_PATH = re.compile(r"/i/[^/?#\s]+")
+
+
+def utc_time(record: logging.LogRecord) -> str:
+    return datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds")
+
+
+class LineFormatter(logging.Formatter):
+    """``2026-11-25T23:40:00.123+00:00 ERROR django.request: message`` and any traceback."""
+
+    def __init__(self) -> None:
+        super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
+        return utc_time(record)
+
+
+class JSONFormatter(logging.Formatter):
+    """One JSON object a line (``LOG_FORMAT=json``), for log collectors: time (UTC), level,
+    logger, message, process, and the traceback as text when there is one."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry = {
+            "time": utc_time(record),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+            "process": record.process,
+        }
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        elif record.exc_text:
+            entry["exception"] = record.exc_text
+        if record.stack_info:
+            entry["stack"] = self.formatStack(record.stack_info)
+        return json.dumps(entry, ensure_ascii=False)
 
 
 class WithoutTraceback(logging.Filter):

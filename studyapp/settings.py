@@ -10,6 +10,8 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from games.llm.servers import parse_servers, server_key_name
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -281,8 +283,19 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 # Model providers. Offline agents need none of these.
-OPENAI_API_KEY = env_str("OPENAI_API_KEY")
+OPENAI_API_KEY = env_str("OPENAI_API_KEY")  # OpenAI's own API only, never a compatible server
 OPENAI_BASE_URL = env_str("OPENAI_BASE_URL")
+# openai-compatible:MODEL goes to OPENAI_COMPATIBLE_BASE_URL (OPENAI_BASE_URL, the older name, when
+# unset) with OPENAI_COMPATIBLE_API_KEY; openai-compatible@NAME:MODEL goes to the server NAME of
+# COMPATIBLE_SERVERS ("vllm=http://127.0.0.1:8000/v1,ollama=http://127.0.0.1:11434/v1") with the
+# key in OPENAI_COMPATIBLE_API_KEY_NAME (games.llm.servers).
+OPENAI_COMPATIBLE_BASE_URL = env_str("OPENAI_COMPATIBLE_BASE_URL")
+OPENAI_COMPATIBLE_API_KEY = env_str("OPENAI_COMPATIBLE_API_KEY")
+try:
+    COMPATIBLE_SERVERS = parse_servers(env_str("COMPATIBLE_SERVERS"))
+except ValueError as err:
+    raise ImproperlyConfigured(str(err)) from err
+COMPATIBLE_SERVER_KEYS = {name: env_str(server_key_name(name)) for name in COMPATIBLE_SERVERS}
 ANTHROPIC_API_KEY = env_str("ANTHROPIC_API_KEY")
 ANTHROPIC_BASE_URL = env_str("ANTHROPIC_BASE_URL")
 DEFAULT_AGENT_SPEC = env_str("DEFAULT_AGENT_SPEC", "offline:kb")
@@ -317,9 +330,14 @@ PAUSED_TABLE_LIMIT_SECONDS = env_float("PAUSED_TABLE_LIMIT_SECONDS", 300)
 STUCK_AGENT_TURN_SECONDS = env_float("STUCK_AGENT_TURN_SECONDS", 60)
 HEARTBEAT_SECONDS = env_int("HEARTBEAT_SECONDS", 15)
 
-# Background jobs: a running job whose worker has not written for this long is marked failed
-# (resumable). Workers write at every step, so this only needs to outlast one slow model call.
+# Background jobs: a thread of the process running a job beats its heart every
+# JOB_HEARTBEAT_SECONDS, however long the job itself stays silent (a model.generate loop, a slow
+# model call); a running job whose heart has not beaten for JOB_STALE_SECONDS lost its process and
+# is marked failed (resumable).
 JOB_STALE_SECONDS = env_int("JOB_STALE_SECONDS", 600)
+JOB_HEARTBEAT_SECONDS = env_float("JOB_HEARTBEAT_SECONDS", min(30.0, JOB_STALE_SECONDS / 4))
+if not 0 < JOB_HEARTBEAT_SECONDS < JOB_STALE_SECONDS:
+    raise ImproperlyConfigured("JOB_HEARTBEAT_SECONDS must be positive and below JOB_STALE_SECONDS")
 
 MEDIA_ROOT = VAR_DIR / "media"
 MEDIA_URL = "/media/"
@@ -369,9 +387,17 @@ PROLIFIC_API_URL = env_str("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/
 
 # Logs: warnings and errors to stderr. Nothing at INFO carries a secret word, a completion code or
 # a session key (tests/studyapp/test_secrecy_attacks.py checks the captured log).
+# Log lines carry time (UTC), level and logger; LOG_FORMAT=json writes one JSON object a line.
+LOG_FORMAT = env_str("LOG_FORMAT", "text")
+if LOG_FORMAT not in ("text", "json"):
+    raise ImproperlyConfigured(f"LOG_FORMAT must be text or json, not {LOG_FORMAT!r}")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "formatters": {
+        "text": {"()": "studyapp.logs.LineFormatter"},
+        "json": {"()": "studyapp.logs.JSONFormatter"},
+    },
     "filters": {
         "without_traceback": {"()": "studyapp.logs.WithoutTraceback"},
         "without_secret_paths": {"()": "studyapp.logs.WithoutSecretPaths"},
@@ -381,13 +407,28 @@ LOGGING = {
         "console": {
             "class": "logging.StreamHandler",
             "filters": ["without_secret_paths", "brief_database_errors"],
+            "formatter": LOG_FORMAT,
         },
         "brief": {
             "class": "logging.StreamHandler",
             "filters": ["without_traceback", "without_secret_paths"],
+            "formatter": LOG_FORMAT,
         },
     },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
     # Refused requests (bad Host, oversized bodies): one line each, not a stack.
     "loggers": {"django.security": {"handlers": ["brief"], "propagate": False}},
 }
+
+# Error reporting (studyapp/errors.py), on only with a DSN: requests, Celery tasks and error log
+# lines, scrubbed of participants' words and IDs; a participant's report names their pseudonym.
+SENTRY_DSN = env_str("SENTRY_DSN")
+if SENTRY_DSN:
+    from studyapp.errors import init_sentry
+
+    init_sentry(
+        SENTRY_DSN,
+        environment=env_str("SENTRY_ENVIRONMENT", "development" if DEBUG else "production"),
+        release=env_str("SENTRY_RELEASE") or None,
+    )
+    MIDDLEWARE.append("studyapp.errors.ParticipantUserMiddleware")

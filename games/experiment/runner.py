@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -57,11 +57,13 @@ from games.llm.providers import (
     get_provider,
     needs_reasoning_budget,
     parse_spec,
+    server_url,
 )
 from games.llm.usage import Usage
 from games.mathtest import GAME as MATH
 from games.mathtest import JUDGE as MATH_JUDGE
 from games.mathtest import MathTask, is_correct, load_tasks
+from games.provenance import prompt_hashes, provenance
 from games.runner import play_game
 
 ConfigFor = Callable[[str], ProviderConfig]
@@ -77,11 +79,40 @@ class Runner:
     provider: Provider | None = None  # overrides every non-offline spec (a local model)
     parallel: int = 64
     progress: bool = True
+    prompts: Mapping[str, Any] | None = None  # the prompt set's hashes; the shipped set's if None
     done: dict[tuple[Any, ...], dict[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._games = asyncio.Semaphore(self.parallel)
         self._bar: tqdm | None = None
+        self._provenance: dict[tuple[str, ...], dict[str, Any]] = {}
+
+    def server_of(self, spec: str) -> str | None:
+        """Where ``spec``'s calls go: its server's address, "local" for a provider object that
+        serves every model (a local model), None for rule-based agents."""
+        kind, _ = parse_spec(spec)
+        if kind == "offline":
+            return None
+        if self.provider is not None:
+            return getattr(self.provider, "server", None) or "local"
+        try:
+            return server_url(spec, self.config_for(spec))
+        except ValueError:  # no address configured: the calls themselves will say so
+            return None
+
+    def provenance_for(self, spec: ExperimentSpec) -> dict[str, Any]:
+        """What produced this spec's records (games.provenance): code, lock, packages, prompt
+        set, and the evaluated model and the oracle with their servers. Computed once per pair."""
+        models = {spec.model}
+        if spec.game == "twenty-questions":
+            models.add(spec.oracle_spec)
+        key = tuple(sorted(models))
+        if key not in self._provenance:
+            prompts = prompt_hashes() if self.prompts is None else self.prompts
+            self._provenance[key] = provenance(
+                {model: self.server_of(model) for model in key}, prompts=prompts
+            )
+        return self._provenance[key]
 
     def provider_for(self, spec: str, options: ModelOptions | None = None) -> Provider:
         """The provider of ``spec`` with its ``options`` (output budget, reasoning, thinking)."""
@@ -241,6 +272,7 @@ class Runner:
             "prompts": prompts.fingerprint(),
             "started_at": started,
             "finished_at": finished,
+            "provenance": self.provenance_for(spec),
         }
         self.write(record)
         return record
@@ -456,11 +488,14 @@ async def run_experiment(
     provider: Provider | None = None,
     parallel: int = 64,
     progress: bool = True,
+    prompts: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Run (or resume) every spec, appending finished games to ``out``; returns all records of
     these specs, old and new. ``config_for(spec)`` gives each model's provider config; a
     ``provider`` object, if given, serves every non-offline spec. SDK clients stay open for reuse:
-    await ``games.llm.providers.close_clients()`` before the event loop ends."""
+    await ``games.llm.providers.close_clients()`` before the event loop ends. Every record carries
+    its provenance (:mod:`games.provenance`), with ``prompts`` as the prompt set's hashes when
+    given."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     runner = Runner(
@@ -470,5 +505,6 @@ async def run_experiment(
         provider=provider,
         parallel=parallel,
         progress=progress,
+        prompts=prompts,
     )
     return await runner.run(specs)

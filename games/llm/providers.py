@@ -5,6 +5,15 @@ server, LM Studio at a configured base URL) go through the official async SDKs, 
 backoff (honouring ``Retry-After``) and timeouts. This module adds what an experiment needs on top:
 a concurrency limit per provider, the response cache, and a usage record for every call.
 
+Several compatible servers can serve one run: ``openai-compatible@vllm:<model>`` and
+``openai-compatible@ollama:<model>`` name servers listed in ``COMPATIBLE_SERVERS``
+(``vllm=http://127.0.0.1:8000/v1,ollama=http://127.0.0.1:11434/v1``), each with a key of its own
+(``OPENAI_COMPATIBLE_API_KEY_VLLM``); the plain ``openai-compatible:<model>`` is the server at
+``OPENAI_COMPATIBLE_BASE_URL`` (or ``OPENAI_BASE_URL``) with ``OPENAI_COMPATIBLE_API_KEY``. A
+compatible server never receives ``OPENAI_API_KEY``. The server is part of the cache key, so two
+servers serving the same model name never share cached answers, and every request to an
+OpenAI-style server carries a ``seed`` drawn from the request itself.
+
 Configuration is passed in as a :class:`ProviderConfig`; nothing here reads the environment.
 The CLI builds a config with :func:`config_from_env` and Django's settings module builds its own.
 """
@@ -28,6 +37,7 @@ from anthropic.types import Message as AnthropicMessage
 from openai.types.chat import ChatCompletion
 
 from games.llm.cache import ResponseCache, request_key
+from games.llm.servers import SERVER_NAME, parse_servers, server_key_name
 
 T = TypeVar("T")
 
@@ -284,35 +294,102 @@ class Provider(Protocol):
     ) -> Completion: ...
 
 
-def parse_spec(spec: str) -> tuple[str, str]:
-    """Split ``kind:model`` and check the kind; the model name may itself contain colons."""
-    kind, sep, model = spec.partition(":")
+def split_spec(spec: str) -> tuple[str, str | None, str]:
+    """``kind[@server]:model`` as ``(kind, server, model)``; only ``openai-compatible`` takes a
+    server name. The model name may itself contain colons.
+
+    >>> split_spec("openai-compatible@vllm:Qwen/Qwen3-8B")
+    ('openai-compatible', 'vllm', 'Qwen/Qwen3-8B')
+    """
+    head, sep, model = spec.partition(":")
     if not sep or not model:
         raise ValueError(
             f"model spec {spec!r} must look like 'provider:model', e.g. 'openai:gpt-4o'"
         )
+    kind, at, server = head.partition("@")
     if kind not in PROVIDER_KINDS:
         raise ValueError(f"unknown provider {kind!r} in {spec!r}; use one of {PROVIDER_KINDS}")
+    if not at:
+        return kind, None, model
+    if kind != "openai-compatible":
+        raise ValueError(f"only openai-compatible takes a server name (@name), not {spec!r}")
+    if not SERVER_NAME.match(server):
+        raise ValueError(
+            f"server name {server!r} in {spec!r} must be lowercase letters, digits, - or _"
+        )
+    return kind, server, model
+
+
+def parse_spec(spec: str) -> tuple[str, str]:
+    """Split ``kind:model`` (or ``openai-compatible@server:model``) and check the kind."""
+    kind, _, model = split_spec(spec)
     return kind, model
+
+
+def compatible_config(
+    spec: str,
+    *,
+    base_url: str | None,
+    servers: Mapping[str, str],
+    keys: Mapping[str, str],
+    default_key: str | None,
+) -> ProviderConfig:
+    """The config of an ``openai-compatible`` spec: a named server's address and its own key
+    (``keys[name]``), or the default server's address and ``default_key``. Local servers usually
+    ignore the key, but the SDK insists on one, so "none" stands in; never OpenAI's key."""
+    _, server, _ = split_spec(spec)
+    if server is None:
+        if not base_url:
+            raise ValueError(
+                f"{spec!r} needs OPENAI_COMPATIBLE_BASE_URL or OPENAI_BASE_URL "
+                "(e.g. http://127.0.0.1:8000/v1)"
+            )
+        return ProviderConfig(api_key=default_key or "none", base_url=base_url)
+    if server not in servers:
+        known = ", ".join(sorted(servers)) or "none"
+        raise ValueError(
+            f"{spec!r} names server {server!r}, which COMPATIBLE_SERVERS does not list "
+            f"(listed: {known})"
+        )
+    return ProviderConfig(api_key=keys.get(server) or "none", base_url=servers[server])
 
 
 def config_from_env(spec: str, environ: Mapping[str, str]) -> ProviderConfig:
     """The provider config for ``spec`` from environment-style settings (called by entry points
     with ``os.environ``; library code receives the config instead)."""
-    kind, _ = parse_spec(spec)
+    kind, _, _ = split_spec(spec)
     if kind == "anthropic":
         return ProviderConfig(
             api_key=environ.get("ANTHROPIC_API_KEY"), base_url=environ.get("ANTHROPIC_BASE_URL")
         )
     if kind == "openai-compatible":
-        base_url = environ.get("OPENAI_BASE_URL")
-        if not base_url:
-            raise ValueError(f"{spec!r} needs OPENAI_BASE_URL (e.g. http://127.0.0.1:8000/v1)")
-        # Local servers usually ignore the key, but the SDK insists on one.
-        return ProviderConfig(api_key=environ.get("OPENAI_API_KEY") or "none", base_url=base_url)
+        servers = parse_servers(environ.get("COMPATIBLE_SERVERS", ""))
+        return compatible_config(
+            spec,
+            base_url=environ.get("OPENAI_COMPATIBLE_BASE_URL") or environ.get("OPENAI_BASE_URL"),
+            servers=servers,
+            keys={name: environ.get(server_key_name(name), "") for name in servers},
+            default_key=environ.get("OPENAI_COMPATIBLE_API_KEY"),
+        )
     if kind == "openai":
         return ProviderConfig(api_key=environ.get("OPENAI_API_KEY"))
     return ProviderConfig()
+
+
+def server_url(spec: str, config: ProviderConfig) -> str | None:
+    """The address a spec's calls go to under ``config`` (None for offline agents)."""
+    kind, _ = parse_spec(spec)
+    if kind == "offline":
+        return None
+    if kind == "anthropic":
+        return config.base_url or ANTHROPIC_URL
+    return config.base_url or OPENAI_URL
+
+
+def request_seed(key: str) -> int:
+    """The ``seed`` sent with a request: drawn from its cache key (request, server and sample),
+    so the same request asks for the same draw and the K samples of one prompt differ."""
+    return int(key[:8], 16) & 0x7FFFFFFF
 
 
 # Each call sets a fresh counter; the HTTP client's request hook, which runs in the same task,
@@ -344,6 +421,7 @@ class SDKProvider:
         self.kind, self.model = parse_spec(spec)
         self.config = config
         self.cache = cache
+        self.server = server_url(spec, config)
         self._per_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[Any, Any]] = (
             weakref.WeakKeyDictionary()
         )
@@ -396,7 +474,11 @@ class SDKProvider:
         if options.reasoning_effort or options.thinking_budget:
             request["reasoning_effort"] = options.reasoning_effort
             request["thinking_budget"] = options.thinking_budget
-        key = request_key(request, sample) if self.cache is not None else ""
+        if self.server not in (OPENAI_URL, ANTHROPIC_URL):
+            # A compatible server (or a custom address): two servers serving the same model name
+            # must not share answers. The official APIs' keys stay as they were.
+            request["server"] = self.server
+        key = request_key(request, sample)
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
             return Completion(
                 text=hit["text"],
@@ -413,7 +495,12 @@ class SDKProvider:
             started = time.perf_counter()
             try:
                 text, input_tokens, output_tokens = await self._send(
-                    client, messages, system, temperature=temperature, max_tokens=max_tokens
+                    client,
+                    messages,
+                    system,
+                    temperature=temperature,
+                    max_tokens=max_tokens,
+                    seed=request_seed(key),
                 )
             except (openai.APIError, anthropic.APIError) as err:
                 raise ProviderError(
@@ -482,6 +569,10 @@ class OpenAIProvider(SDKProvider):
             body["temperature"] = params["temperature"]
         if self.config.options.reasoning_effort:
             body["reasoning_effort"] = self.config.options.reasoning_effort
+        if not reasoning:
+            # Chat completions take a seed (best-effort determinism on OpenAI's side; vLLM,
+            # Ollama and llama.cpp honour it); left out for reasoning models, which may refuse it.
+            body["seed"] = params["seed"]
         # The SDK's documented raw verb: same retries, backoff and timeouts as
         # ``chat.completions.create``, without its per-call walk over the typed parameters, which
         # was a third of the runner's CPU with 64 games in flight. Our body is plain JSON already.
@@ -591,6 +682,6 @@ def get_provider(
             _PROVIDERS[memo] = OfflineProvider(spec)
         else:
             if kind == "openai-compatible" and not config.base_url:
-                raise ValueError(f"{spec!r} needs a base_url (OPENAI_BASE_URL)")
+                raise ValueError(f"{spec!r} needs a base_url (the compatible server's address)")
             _PROVIDERS[memo] = OpenAIProvider(spec, config, cache)
     return _PROVIDERS[memo]

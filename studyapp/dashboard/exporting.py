@@ -17,6 +17,7 @@ the chunk's turns from the database itself and writes them. The files are the sa
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import queue
 import traceback
@@ -27,6 +28,7 @@ from typing import Any
 import pandas as pd
 from django.db import connection, connections
 from django.db.models import QuerySet
+from tqdm import tqdm
 
 from analysis.export import FORMATS, FrameWriter, readme, resource, write_datapackage
 from analysis.frames import (
@@ -38,6 +40,7 @@ from analysis.frames import (
     typed,
 )
 from analysis.report import write_report
+from studyapp.agents import site_provenance
 from studyapp.dashboard.records import (
     AGENT_TABLES,
     CHUNK,
@@ -55,7 +58,7 @@ from studyapp.dashboard.records import (
     turn_log,
 )
 from studyapp.participants.models import Study
-from studyapp.tables.models import Table
+from studyapp.tables.models import Seat, Table
 
 
 def export_study(
@@ -66,6 +69,7 @@ def export_study(
     allow_mixed: bool = False,
     processes: int = 1,
     chunk: int = CHUNK,
+    progress: bool = False,
 ) -> list[Path]:
     people = started(study, include_pilots)
     return export_tables(
@@ -86,6 +90,7 @@ def export_study(
         allow_mixed=allow_mixed,
         processes=processes,
         chunk=chunk,
+        progress=progress,
     )
 
 
@@ -101,10 +106,12 @@ def export_tables(
     processes: int = 1,
     chunk: int = CHUNK,
     extra: dict[str, tuple[pd.DataFrame, dict[str, tuple[str, str]]]] | None = None,
+    progress: bool = False,
 ) -> list[Path]:
     """Stream the games and turns of ``tables`` (and ``people``, when given) to ``out``, in
     chunks of ``chunk`` tables; ``processes=2`` writes the turns in a second process (see the
-    module; used only on PostgreSQL outside a transaction, where that process sees the rows)."""
+    module; used only on PostgreSQL outside a transaction, where that process sees the rows).
+    ``progress`` shows a bar of the tables written on stderr (the command's, not the page's)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     names = ("games", "turns") if people is None else ("games", "turns", "participants")
@@ -114,6 +121,9 @@ def export_tables(
     chunks = table_chunks(tables, chunk)
     forked = processes > 1 and len(chunks) > 1 and _can_fork()
     turns_process = _TurnsProcess(chunks, out, formats) if forked else None
+    bar = tqdm(
+        total=sum(len(part) for part in chunks), desc="export", unit="table", disable=not progress
+    )
     try:
         visitors: dict[tuple, int] = defaultdict(int)
         for part in chunks:
@@ -128,6 +138,7 @@ def export_tables(
             for writer in writers["games"]:
                 writer.write(games)
             games_parts.append(games)
+            bar.update(len(part))
         for writer in writers.get("participants", []):
             writer.write(people)
         parts = [p for p in games_parts if len(p)]
@@ -139,6 +150,7 @@ def export_tables(
         if turns_process is not None:
             writers["turns"] = turns_process.result()
     finally:
+        bar.close()
         if turns_process is not None:
             turns_process.stop()
     docs = {"games": GAME_COLUMNS, "turns": TURN_COLUMNS, "participants": PARTICIPANT_COLUMNS}
@@ -153,7 +165,15 @@ def export_tables(
             writer.close(empty[frame])
             resources.append(resource(writer, docs[frame]))
             written.append(writer.path)
-    written.append(write_datapackage(out, resources, title, name=name))
+    # What produced the export: code, lock, packages, prompt set, and the tables' models with the
+    # servers this site reaches them at; in datapackage.json and in a file of its own.
+    specs = Seat.objects.filter(table__in=tables).exclude(agent_spec="")
+    block = site_provenance(specs.values_list("agent_spec", flat=True).distinct())
+    written.append(write_datapackage(out, resources, title, name=name, provenance=block))
+    (out / "provenance.json").write_text(
+        json.dumps(block, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    written.append(out / "provenance.json")
     drawn = {p.stem for p in report if p.suffix == ".png"}
     figures = sorted(p.name for p in report if p.suffix == ".csv" and p.stem in drawn)
     (out / "README.md").write_text(readme(resources, title) + _analysis_note(figures), "utf-8")

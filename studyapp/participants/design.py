@@ -237,8 +237,6 @@ def spec_problem(spec: str, game: str, role: str) -> str:
         config = provider_config(spec)
     except ValueError as err:
         return str(err)
-    if kind == "openai-compatible" and not config.base_url:
-        return f"{spec}: no OPENAI_BASE_URL is set, so there is no server to ask"
     if kind in ("openai", "anthropic") and not config.api_key:
         key = "OPENAI_API_KEY" if kind == "openai" else "ANTHROPIC_API_KEY"
         return f"{spec}: {key} is not set, so the provider cannot be called"

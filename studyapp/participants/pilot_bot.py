@@ -24,6 +24,7 @@ import asyncio
 import html
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from typing import Any
@@ -113,6 +114,7 @@ class PilotBot:
         answers: list[str],
         policy: str = "Ask broad questions first, then narrow down.",
         prefix: str = "PILOT",
+        on_round: Callable[[], Any] | None = None,
     ) -> None:
         self.base = base.rstrip("/")
         self.slug = slug
@@ -122,6 +124,7 @@ class PilotBot:
         self.result = BotResult(index=index, pid=f"{prefix}{index:04d}")
         self.session: aiohttp.ClientSession | None = None
         self.said: set[str] = set()
+        self.on_round = on_round  # called after each round the bot finishes (a progress bar)
 
     # --- HTTP -----------------------------------------------------------------------------
 
@@ -191,6 +194,8 @@ class PilotBot:
                     continue  # sent back to the right step
                 if await self.play_table(int(table.group(1))):
                     self.result.rounds += 1
+                    if self.on_round is not None:
+                        self.on_round()
                 url, page = await self.get(f"/p/{self.result.public_id}/")
             elif step == "policy":
                 url, page = await self.post(url, page, {"policy": self.policy})
@@ -276,10 +281,17 @@ class PilotBot:
 
 
 async def run_bots(
-    base: str, slug: str, count: int, *, token: str, answers: list[str], prefix: str = "PILOT"
+    base: str,
+    slug: str,
+    count: int,
+    *,
+    token: str,
+    answers: list[str],
+    prefix: str = "PILOT",
+    on_round: Callable[[], Any] | None = None,
 ) -> list[BotResult]:
     bots = [
-        PilotBot(base, slug, index, token=token, answers=answers, prefix=prefix)
+        PilotBot(base, slug, index, token=token, answers=answers, prefix=prefix, on_round=on_round)
         for index in range(1, count + 1)
     ]
     return list(await asyncio.gather(*(bot.run() for bot in bots)))

@@ -11,7 +11,7 @@ from django.conf import settings
 
 from studyapp.pipelines.kinds import get_kind
 
-NO_KEY_NEEDED = "openai-compatible:… with OPENAI_BASE_URL"
+NO_KEY_NEEDED = "openai-compatible:… with OPENAI_COMPATIBLE_BASE_URL"
 
 
 def refusal(kind: str, parameters: dict[str, Any]) -> str | None:
@@ -35,12 +35,17 @@ def missing_credentials(kind: str, parameters: dict[str, Any]) -> str | None:
         spec = parameters.get(name)
         if not isinstance(spec, str):
             continue
-        provider = spec.partition(":")[0]  # a malformed spec is the runner's to report
+        provider = spec.partition(":")[0].partition("@")[0]  # a malformed spec: the runner's
         if provider in keys and not keys[provider][1]:
             return (
                 f"no {keys[provider][0]} is set for {spec}; set it where the job runs, or choose "
                 f"another model ({NO_KEY_NEEDED}, or offline:… for experiments)"
             )
-        if provider == "openai-compatible" and not settings.OPENAI_BASE_URL:
-            return f"no OPENAI_BASE_URL is set for {spec}; set it to the server's /v1 address"
+        if provider == "openai-compatible":
+            from studyapp.agents import provider_config
+
+            try:
+                provider_config(spec)
+            except ValueError as err:
+                return f"{err}; set it where the job runs"
     return None

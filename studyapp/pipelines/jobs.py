@@ -3,18 +3,23 @@ share, so each of those stays a few lines."""
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
+import threading
 import traceback
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 
+from studyapp.agents import site_provenance
 from studyapp.background import server_loop, start_thread
 from studyapp.pipelines.checks import missing_credentials, refusal
 from studyapp.pipelines.kinds import get_kind
-from studyapp.pipelines.models import Job, JobCancelled
+from studyapp.pipelines.models import Job, JobCancelled, beat
+
+logger = logging.getLogger(__name__)
 
 
 class JobRefused(ValueError):
@@ -56,12 +61,47 @@ def rerun(job: Job, *, user=None) -> Job:
     return start_job(job.kind, job.parameters, user=user, rerun_of=job)
 
 
-def resume(job: Job) -> None:
+def resume(job: Job) -> bool:
     """Queue a job whose worker died again, on the same row: its artifacts stay where a runner
-    that can pick up from them (the experiment runner) will find them."""
-    if job.status == Job.Status.FAILED and job.resumable:
-        job.requeue()
+    that can pick up from them (the experiment runner) will find them. Never a job whose process
+    still beats its heart (see :meth:`Job.requeue`); False when refused."""
+    if job.status == Job.Status.FAILED and job.resumable and job.requeue():
         enqueue(job)
+        return True
+    return False
+
+
+class Heartbeat:
+    """Beats a job's heart from a thread of its own every ``JOB_HEARTBEAT_SECONDS`` while this
+    process runs the job, whatever the job does meanwhile: a TTRA evaluation silent in
+    ``model.generate`` for an hour is alive, and only a job whose process is gone goes stale."""
+
+    def __init__(self, job: Job) -> None:
+        self.job_id = job.pk
+        self.started_at = job.started_at
+        self.interval = float(settings.JOB_HEARTBEAT_SECONDS)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, name=f"job-{job.pk}-heartbeat", daemon=True
+        )
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.wait(self.interval):
+                try:
+                    beat(self.job_id, self.started_at)
+                except Exception:  # a database hiccup: the next beat tries again
+                    logger.warning("job #%s: heartbeat failed", self.job_id, exc_info=True)
+        finally:
+            connection.close()  # this thread's own connection
+
+    def __enter__(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
 
 
 def worker_name() -> str:
@@ -80,22 +120,52 @@ def execute(job_id: int, worker: str | None = None) -> Job:
         reason = refusal(job.kind, job.parameters) or missing_credentials(job.kind, job.parameters)
         if reason:
             raise JobRefused(reason)
-        result = get_kind(job.kind).load()(job)
+        with Heartbeat(job):
+            result = get_kind(job.kind).load()(job)
     except JobCancelled:
         job.refresh_from_db(fields=["result", "cost", "artifacts", "log"])
+        job.save_result(with_provenance(job, job.result))
         job.write_log("cancelled")
         job.finish(Job.Status.CANCELLED, message=f"cancelled at {job.progress:.0%}")
     except Exception as err:  # any failure of the job's own work ends it as failed, with why
         job.refresh_from_db(fields=["result", "cost", "artifacts", "log"])
+        if job.result is not None:  # a partial result says what produced it too
+            job.save_result(with_provenance(job, job.result))
         summary = "".join(traceback.format_exception(err, limit=-4))
         reason = failure_reason(err)
         job.write_log(f"failed: {reason}")
         job.finish(Job.Status.FAILED, error=summary[-4000:], message=reason)
     else:
-        job.save_result(result)
+        job.save_result(with_provenance(job, result))
         job.write_log("succeeded")
         job.finish(Job.Status.SUCCEEDED, message=final_message(job))
     return job
+
+
+def job_provenance(job: Job) -> dict[str, Any]:
+    """What produced this job's numbers (games.provenance): code, lock, packages, prompts, and
+    each model of its parameters with the server this worker reaches it at. A kind whose model is
+    loaded locally (TTRA) names it with the server "local"."""
+    kind = get_kind(job.kind)
+    specs = [job.parameters.get(name) for name in kind.models]
+    block = site_provenance(spec for spec in specs if isinstance(spec, str))
+    local = job.parameters.get("model")
+    if not kind.models and isinstance(local, str):
+        block["models"] = [{"spec": local, "server": "local"}]
+    return block
+
+
+def with_provenance(job: Job, result: Any) -> Any:
+    """``result`` with its provenance under "provenance" (a result that is not a dict is left
+    as it is: there is no place for it)."""
+    if not isinstance(result, dict):
+        return result
+    try:
+        block = job_provenance(job)
+    except Exception as err:  # never let the record of a result stop the job from ending
+        logger.warning("job #%s: no provenance", job.pk, exc_info=True)
+        block = {"error": f"{type(err).__name__}: {err}"[:300]}
+    return {**result, "provenance": block}
 
 
 def final_message(job: Job) -> str:

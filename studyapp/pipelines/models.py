@@ -145,9 +145,11 @@ class Job(models.Model):
 
     def finish(
         self, status: str, *, error: str = "", resumable: bool = False, message: str = ""
-    ) -> None:
+    ) -> bool:
         """End the job; ``message`` replaces the last progress line, which would read as stale
-        ("501/785 games" on a finished job), and for a failure says why in one line."""
+        ("501/785 games" on a finished job), and for a failure says why in one line. Only the
+        run that holds the job's current claim (its ``started_at``) may end it: a run whose claim
+        was taken over (the job resumed elsewhere) leaves the status alone and gets False."""
         self.status = status
         self.error = error
         self.resumable = resumable
@@ -155,8 +157,11 @@ class Job(models.Model):
         self.finished_at = timezone.now()
         if status == self.Status.SUCCEEDED:
             self.progress = 1.0
-        self.save(
-            update_fields=["status", "error", "resumable", "message", "finished_at", "progress"]
+        fields = ["status", "error", "resumable", "message", "finished_at", "progress"]
+        return bool(
+            Job.objects.filter(pk=self.pk, started_at=self.started_at).update(
+                **{name: getattr(self, name) for name in fields}
+            )
         )
 
     def request_cancel(self) -> None:
@@ -168,13 +173,37 @@ class Job(models.Model):
             Job.objects.filter(pk=self.pk, status=self.Status.RUNNING).update(cancel_requested=True)
         self.refresh_from_db()
 
-    def requeue(self) -> None:
-        """Put a job whose worker died back in the queue, keeping its log and partial result."""
-        self.status = self.Status.QUEUED
-        self.resumable = False
-        self.cancel_requested = False
-        self.finished_at = None
-        self.save(update_fields=["status", "resumable", "cancel_requested", "finished_at"])
+    def requeue(self) -> bool:
+        """Put a job whose worker died back in the queue, keeping its log and partial result.
+        Only a failed, resumable job whose heart has stopped beating: a job that a living process
+        still runs (its heartbeat thread beats) is never queued a second time. False if refused."""
+        cutoff = timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS)
+        silent = models.Q(heartbeat_at__lt=cutoff) | models.Q(heartbeat_at__isnull=True)
+        queued = Job.objects.filter(
+            silent, pk=self.pk, status=self.Status.FAILED, resumable=True
+        ).update(
+            status=self.Status.QUEUED, resumable=False, cancel_requested=False, finished_at=None
+        )
+        self.refresh_from_db()
+        return bool(queued)
+
+
+def beat(job_id: int, started_at: Any) -> None:
+    """One heartbeat of the run that claimed job ``job_id`` at ``started_at`` (its process is
+    alive). A run that was failed as stale meanwhile (its database or machine paused longer than
+    the stale limit) is running after all: it is marked running again, unless it was resumed."""
+    now = timezone.now()
+    mine = Job.objects.filter(pk=job_id, started_at=started_at)
+    if mine.filter(status=Job.Status.RUNNING).update(heartbeat_at=now):
+        return
+    mine.filter(status=Job.Status.FAILED, resumable=True).update(
+        status=Job.Status.RUNNING,
+        resumable=False,
+        finished_at=None,
+        error="",
+        message="running (its heartbeat came back)",
+        heartbeat_at=now,
+    )
 
 
 def fail_stale_jobs(*, worker: str | None = None, now=None) -> list[int]:

@@ -213,6 +213,7 @@ def test_twelve_pilots_fill_the_demo_undercover_study_in_balance(site: Site):
     assert result.returncode == 0, result.stderr[-3000:] + result.stdout[-3000:]
     report = json.loads(result.stdout)
     assert report["ok"] and report["problems"] == []
+    assert "36/36" in result.stderr  # the progress bar: 12 bots, 3 rounds each, on stderr
     assert report["conditions"] == {"two-people": 6, "one-person": 6}
     # A group design: groups, not arrivals, were randomised, each to one condition.
     assert {p["randomisation_unit"] for p in report["people"]} == {"group"}

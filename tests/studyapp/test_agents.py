@@ -24,9 +24,25 @@ def test_api_keys_and_base_urls_come_from_settings(settings) -> None:
     settings.OPENAI_BASE_URL = "http://127.0.0.1:9/v1"
     settings.ANTHROPIC_API_KEY = "ak-site"
     settings.ANTHROPIC_BASE_URL = "http://127.0.0.1:8"
+    # OpenAI's key never goes to a compatible server: it gets its own key, or "none".
     assert provider_config("openai-compatible:llama") == ProviderConfig(
-        api_key="sk-site", base_url="http://127.0.0.1:9/v1"
+        api_key="none", base_url="http://127.0.0.1:9/v1"
     )
+    settings.OPENAI_COMPATIBLE_API_KEY = "ck-site"
+    settings.OPENAI_COMPATIBLE_BASE_URL = "http://127.0.0.1:7/v1"
+    assert provider_config("openai-compatible:llama") == ProviderConfig(
+        api_key="ck-site", base_url="http://127.0.0.1:7/v1"
+    )
+    settings.COMPATIBLE_SERVERS = {"vllm": "http://127.0.0.1:6/v1", "ollama": "http://[::1]:5/v1"}
+    settings.COMPATIBLE_SERVER_KEYS = {"vllm": "vk", "ollama": ""}
+    assert provider_config("openai-compatible@vllm:llama") == ProviderConfig(
+        api_key="vk", base_url="http://127.0.0.1:6/v1"
+    )
+    assert provider_config("openai-compatible@ollama:llama") == ProviderConfig(
+        api_key="none", base_url="http://[::1]:5/v1"
+    )
+    with pytest.raises(ValueError, match="does not list"):
+        provider_config("openai-compatible@lmstudio:llama")
     assert provider_config("anthropic:claude") == ProviderConfig(
         api_key="ak-site", base_url="http://127.0.0.1:8"
     )
@@ -74,3 +90,21 @@ def test_offline_seats_call_no_model_and_cost_nothing() -> None:
     agent = agent_for_seat(seat, game="twenty-questions", role="oracle", seed=0)
     assert not isinstance(agent, LLMAgent)
     assert turn_usage(agent) == {}
+
+
+def test_a_spec_naming_an_unknown_or_unset_server_is_refused_before_any_call(settings) -> None:
+    from studyapp.participants.design import spec_problem
+    from studyapp.pipelines.checks import missing_credentials
+
+    settings.OPENAI_BASE_URL = ""
+    settings.OPENAI_COMPATIBLE_BASE_URL = ""
+    settings.COMPATIBLE_SERVERS = {"vllm": "http://127.0.0.1:6/v1"}
+    settings.COMPATIBLE_SERVER_KEYS = {"vllm": ""}
+    assert "does not list" in spec_problem("openai-compatible@ollama:m", "undercover", "player")
+    assert "OPENAI_COMPATIBLE_BASE_URL" in spec_problem(
+        "openai-compatible:m", "undercover", "player"
+    )
+    assert spec_problem("openai-compatible@vllm:m", "undercover", "player") == ""
+    params = {"model": "openai-compatible@ollama:m"}
+    assert "does not list" in missing_credentials("policy", params)
+    assert missing_credentials("policy", {"model": "openai-compatible@vllm:m"}) is None

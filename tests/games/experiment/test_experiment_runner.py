@@ -1,6 +1,9 @@
 """The experiment runner: record shape, faults, resume, cache reruns and every setting's flow."""
 
+import hashlib
 import json
+from importlib import metadata
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +17,7 @@ from games.llm.providers import ProviderConfig
 from tests.fakes.game_responder import GameResponder
 
 RECORD_KEYS = {
+    "provenance",
     "experiment",
     "game",
     "model",
@@ -303,3 +307,33 @@ async def test_a_cached_rerun_is_identical_even_when_games_see_the_same_prompt(
     assert [r["events"] for r in runs[0]] == [r["events"] for r in runs[1]]
     openers = {r["events"][0]["text"] for r in runs[0]}
     assert len(openers) == 6  # every game and sample drew its own first question
+
+
+async def test_every_record_names_the_lock_the_prompt_set_and_each_models_server(
+    llm_server, tmp_path
+):
+    llm_server.responder = GameResponder()
+    out = tmp_path / "results.jsonl"
+    config = ProviderConfig(api_key="test", base_url=llm_server.openai_base_url)
+    spec = llm_spec(cases=1, samples=1, oracle="offline:kb")
+    prompts = {"set": "tq-v2", "sha256": "ab" * 32}
+    await run_experiment([spec], out, config_for=lambda s: config, progress=False, prompts=prompts)
+    block = lines(out)[0]["provenance"]
+    lock = Path(__file__).resolve().parents[3] / "requirements" / "lock.txt"
+    assert block["lock"]["requirements/lock.txt"] == hashlib.sha256(lock.read_bytes()).hexdigest()
+    assert block["prompts"] == prompts
+    assert block["packages"]["openai"] == metadata.version("openai")
+    assert block["models"] == [
+        {"spec": "offline:kb", "server": None},
+        {"spec": "openai-compatible:fake-model", "server": llm_server.openai_base_url},
+    ]
+
+    # Without prompts given, the shipped prompt set's hashes.
+    other = tmp_path / "offline.jsonl"
+    await run_experiment(
+        [ExperimentSpec(game="undercover", model="offline:kb", cases=1, samples=1)],
+        other,
+        progress=False,
+    )
+    shipped = lines(other)[0]["provenance"]["prompts"]
+    assert len(shipped["sha256"]) == 64 and "undercover_player.txt" in shipped["files"]

@@ -6,13 +6,17 @@ import time
 
 import pytest
 
+from games.llm.cache import ResponseCache
 from games.llm.providers import (
     OfflineProvider,
     ProviderConfig,
     ProviderError,
     config_from_env,
     get_provider,
+    parse_servers,
+    split_spec,
 )
+from tests.fakes.llm_server import FakeLLMServer
 
 USER = [{"role": "user", "content": "Is it alive?"}]
 
@@ -152,11 +156,50 @@ def test_config_from_env_reads_only_the_mapping_it_is_given():
         "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
         "ANTHROPIC_API_KEY": "ak",
     }
-    assert config_from_env("openai-compatible:llama", environ).base_url == "http://127.0.0.1:9/v1"
+    assert config_from_env("openai-compatible:llama", environ) == ProviderConfig(
+        api_key="none", base_url="http://127.0.0.1:9/v1"
+    )
     assert config_from_env("openai:gpt-4o", environ) == ProviderConfig(api_key="sk-1")
     assert config_from_env("anthropic:claude", environ).api_key == "ak"
     with pytest.raises(ValueError, match="OPENAI_BASE_URL"):
         config_from_env("openai-compatible:llama", {})
+    environ |= {
+        "OPENAI_COMPATIBLE_BASE_URL": "http://127.0.0.1:8/v1",
+        "OPENAI_COMPATIBLE_API_KEY": "ck",
+        "COMPATIBLE_SERVERS": "vllm=http://127.0.0.1:7/v1, ollama=http://127.0.0.1:6/v1",
+        "OPENAI_COMPATIBLE_API_KEY_VLLM": "vk",
+    }
+    assert config_from_env("openai-compatible:llama", environ) == ProviderConfig(
+        api_key="ck", base_url="http://127.0.0.1:8/v1"
+    )
+    assert config_from_env("openai-compatible@vllm:llama", environ) == ProviderConfig(
+        api_key="vk", base_url="http://127.0.0.1:7/v1"
+    )
+    assert config_from_env("openai-compatible@ollama:llama", environ) == ProviderConfig(
+        api_key="none", base_url="http://127.0.0.1:6/v1"
+    )
+    with pytest.raises(ValueError, match="does not list"):
+        config_from_env("openai-compatible@lmstudio:llama", environ)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "openai@vllm:gpt-4o",
+        "openai-compatible@:m",
+        "openai-compatible@VLLM:m",
+        "openai-compatible@a b:m",
+    ],
+)
+def test_a_server_name_only_fits_an_openai_compatible_spec_and_a_simple_name(spec):
+    with pytest.raises(ValueError):
+        split_spec(spec)
+
+
+@pytest.mark.parametrize("text", ["vllm", "vllm=ftp://x", "Bad=http://x", "=http://x"])
+def test_a_malformed_servers_list_is_refused(text):
+    with pytest.raises(ValueError, match="COMPATIBLE_SERVERS"):
+        parse_servers(text)
 
 
 async def test_an_offline_spec_gets_a_free_deterministic_provider():
@@ -164,3 +207,73 @@ async def test_an_offline_spec_gets_a_free_deterministic_provider():
     assert isinstance(provider, OfflineProvider)
     first = await provider.complete(USER)
     assert first == await provider.complete(USER) and "<answer>" in first.text
+
+
+def auth(request) -> str:
+    return {name.lower(): value for name, value in request.headers.items()}["authorization"]
+
+
+async def test_each_compatible_server_gets_its_own_key_never_openais_and_its_own_answers(
+    tmp_path, monkeypatch
+):
+    # OpenAI's key in the process environment too, where the SDK would look for one.
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-secret")
+    cache = ResponseCache(tmp_path / "cache.sqlite3")
+    with (
+        FakeLLMServer(lambda body: "<answer>from vllm</answer>") as vllm,
+        FakeLLMServer(lambda body: "<answer>from ollama</answer>") as ollama,
+    ):
+        environ = {
+            "OPENAI_API_KEY": "sk-openai-secret",
+            "COMPATIBLE_SERVERS": f"vllm={vllm.openai_base_url},ollama={ollama.openai_base_url}",
+            "OPENAI_COMPATIBLE_API_KEY_VLLM": "vllm-key",
+            "OPENAI_COMPATIBLE_API_KEY_OLLAMA": "ollama-key",
+        }
+        replies = {}
+        for name in ("vllm", "ollama"):
+            spec = f"openai-compatible@{name}:same-model"
+            provider = get_provider(spec, config_from_env(spec, environ), cache=cache)
+            replies[name] = [(await provider.complete(USER)).text for _ in range(2)]
+        # The same model name and prompt at two servers: each answered once, no shared answers.
+        assert replies == {
+            "vllm": ["<answer>from vllm</answer>"] * 2,
+            "ollama": ["<answer>from ollama</answer>"] * 2,
+        }
+        assert len(vllm.requests) == len(ollama.requests) == 1
+        assert auth(vllm.requests[0]) == "Bearer vllm-key"
+        assert auth(ollama.requests[0]) == "Bearer ollama-key"
+        assert vllm.requests[0].body["model"] == ollama.requests[0].body["model"] == "same-model"
+
+        # The plain spec at two addresses, one cache: the server is in the key here too.
+        plain = []
+        for server in (vllm, ollama):
+            environ = {
+                "OPENAI_API_KEY": "sk-openai-secret",
+                "OPENAI_BASE_URL": server.openai_base_url,
+            }
+            config = config_from_env("openai-compatible:same-model", environ)
+            provider = get_provider("openai-compatible:same-model", config, cache=cache)
+            plain.append((await provider.complete(USER)).text)
+        assert plain == ["<answer>from vllm</answer>", "<answer>from ollama</answer>"]
+        received = [*vllm.requests, *ollama.requests]
+        assert len(received) == 4
+        for request in received:
+            assert "sk-openai-secret" not in str(request.headers)
+            assert auth(request) in (
+                "Bearer vllm-key",
+                "Bearer ollama-key",
+                "Bearer none",
+            )
+    cache.close()
+
+
+async def test_openai_style_requests_carry_a_seed_drawn_from_the_request(llm_server):
+    provider = openai_provider(llm_server)
+    for sample in (0, 0, 1):
+        await provider.complete(USER, sample=sample)
+    await provider.complete([{"role": "user", "content": "Is it red?"}])
+    seeds = [request.body["seed"] for request in llm_server.requests]
+    assert all(isinstance(seed, int) and 0 <= seed < 2**31 for seed in seeds)
+    assert seeds[0] == seeds[1] and len({seeds[0], seeds[2], seeds[3]}) == 3
+    await anthropic_provider(llm_server).complete(USER)
+    assert "seed" not in llm_server.requests[-1].body  # Anthropic's Messages API takes none

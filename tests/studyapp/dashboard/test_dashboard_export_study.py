@@ -1,7 +1,9 @@
 """Study records and ``manage.py export_study``: the files read back equal the database, and no
 recruiter ID leaves it."""
 
+import hashlib
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -9,9 +11,9 @@ from analysis_db_helpers import PROLIFIC_PID, events_found_at, finished_table, m
 from django.core.management import CommandError, call_command
 
 from analysis.export import read_frames
-from studyapp.dashboard.records import agent_frames, study_frames
+from studyapp.dashboard.records import agent_frames, study_frames, study_tables
 from studyapp.participants.models import Participant
-from studyapp.tables.models import Turn
+from studyapp.tables.models import Seat, Turn
 
 pytestmark = pytest.mark.django_db
 
@@ -153,3 +155,32 @@ def test_the_export_carries_each_figure_with_its_data_and_what_is_owed(tmp_path)
     assert {"payment_status", "base_pay", "bonus", "bonus_due", "currency"} <= set(people.columns)
     turns = pd.read_csv(tmp_path / "turns.csv")
     assert pd.api.types.is_numeric_dtype(turns["seat"])
+
+
+def test_the_export_names_what_produced_it(tmp_path):
+    study = make_study()
+    call_command("export_study", study.slug, "--out", str(tmp_path))
+    block = json.loads((tmp_path / "provenance.json").read_text())
+    assert json.loads((tmp_path / "datapackage.json").read_text())["provenance"] == block
+    lock = Path(__file__).resolve().parents[3] / "requirements" / "lock.txt"
+    assert block["lock"]["requirements/lock.txt"] == hashlib.sha256(lock.read_bytes()).hexdigest()
+    assert len(block["prompts"]["sha256"]) == 64
+    specs = set(
+        Seat.objects.filter(table__in=study_tables(study, False))
+        .exclude(agent_spec="")
+        .values_list("agent_spec", flat=True)
+    )
+    assert {model["spec"] for model in block["models"]} == specs
+
+
+def test_the_command_shows_its_progress_on_stderr_unless_quiet(tmp_path, capsys):
+    study = make_study()
+    tables = study_tables(study, False).count()
+    call_command("export_study", study.slug, "--out", str(tmp_path / "a"), "--format", "csv")
+    shown = capsys.readouterr()
+    assert f"{tables}/{tables}" in shown.err and "table" in shown.err
+    assert "datapackage.json" in shown.out and f"{tables}/{tables}" not in shown.out
+    call_command(
+        "export_study", study.slug, "--out", str(tmp_path / "b"), "--format", "csv", "--quiet"
+    )
+    assert capsys.readouterr().err == ""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ValidationError
 from django.urls import reverse
-from participant_helpers import arrive, consent, get_ready, page, win_round
+from participant_helpers import arrive, consent, page, win_round
 
 from studyapp.participants.flow import current_round
 from studyapp.tables.rendering import render_board

@@ -199,6 +199,16 @@ def test_an_experiment_job_stores_its_games_as_tables_and_feeds_a_policy_job(con
     )
     # Two reflections, then the policy itself.
     assert len(configured.requests) == 3
+    # Each result says what produced it: the lock, the prompt set, each model and its server.
+    policy = Job.objects.get(kind="policy")
+    for job, models in (
+        (experiment, [{"spec": "offline:infogain", "server": None}]),
+        (policy, [{"spec": JUDGE, "server": configured.openai_base_url}]),
+    ):
+        block = job.result["provenance"]
+        assert block["models"] == models
+        assert len(block["lock"]["requirements/lock.txt"]) == 64
+        assert len(block["prompts"]["sha256"]) == 64
 
 
 @pytest.mark.django_db

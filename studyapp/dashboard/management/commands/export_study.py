@@ -35,6 +35,9 @@ class Command(BaseCommand):
             help="2 (default): the turns are written by a second process (PostgreSQL only)",
         )
         parser.add_argument(
+            "--quiet", action="store_true", help="no progress bar on stderr (for scripts)"
+        )
+        parser.add_argument(
             "--allow-mixed",
             action="store_true",
             help="draw people and models together even when their oracle or rules version differ",
@@ -56,6 +59,7 @@ class Command(BaseCommand):
                 include_pilots=options["include_pilots"],
                 allow_mixed=options["allow_mixed"],
                 processes=options["processes"],
+                progress=not options["quiet"],
             )
         finally:
             gc.enable()

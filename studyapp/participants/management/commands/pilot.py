@@ -21,6 +21,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
 
 from studyapp.participants import flow, pilots
 from studyapp.participants.models import Participant, Study
@@ -36,6 +37,9 @@ class Command(BaseCommand):
         parser.add_argument("--base", default="http://127.0.0.1:8000")
         parser.add_argument("--token", default="", help="a pilot token (default: made here)")
         parser.add_argument(
+            "--quiet", action="store_true", help="no progress bar on stderr (for scripts)"
+        )
+        parser.add_argument(
             "--prefix",
             default="",
             help="start of the bots' Prolific IDs (default: PILOT and a fresh run id, so a second "
@@ -50,16 +54,20 @@ class Command(BaseCommand):
             raise CommandError("--participants must be 1 or more")
         answers = [check["answer"] for check in flow.study_checks(study)]
         token = options["token"] or pilots.pilot_token(study.slug)
-        results = asyncio.run(
-            run_bots(
-                options["base"],
-                study.slug,
-                options["participants"],
-                token=token,
-                answers=answers,
-                prefix=options["prefix"] or f"PILOT{secrets.token_hex(3).upper()}-",
+        # Rounds the bots finished, on stderr: stdout stays the JSON report alone.
+        total = options["participants"] * study.rounds
+        with tqdm(total=total, desc="pilot", unit="round", disable=options["quiet"]) as bar:
+            results = asyncio.run(
+                run_bots(
+                    options["base"],
+                    study.slug,
+                    options["participants"],
+                    token=token,
+                    answers=answers,
+                    prefix=options["prefix"] or f"PILOT{secrets.token_hex(3).upper()}-",
+                    on_round=lambda: bar.update(1),
+                )
             )
-        )
         report = pilot_report(study, results)
         self.stdout.write(json.dumps(report, indent=2, default=str))
         if not report["ok"]:
