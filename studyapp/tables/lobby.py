@@ -9,7 +9,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from studyapp.tables import services
+from studyapp.tables import services, signals
 from studyapp.tables.models import Seat, Table
 
 UNDERCOVER_PLAYERS = 5
@@ -102,11 +102,12 @@ def start_if_full(table_id: int, full: bool) -> None:
 
 
 def form_group(table_id: int) -> str:
-    """A study's group lobby is never played: the participants app draws the group's condition
-    and seats its people at tables of that condition (studyapp.participants.groups)."""
-    from studyapp.participants import groups
-
-    return groups.form(table_id)
+    """A study's group lobby is never played: whoever runs the study (the participants app,
+    listening to :data:`signals.group_lobby_closing`) draws the group's condition and seats its
+    people at tables of that condition. Returns what the listener did."""
+    answers = signals.group_lobby_closing.send(sender=Table, table_id=table_id)
+    done = [answer for _, answer in answers if answer]
+    return done[0] if done else "nobody forms groups"
 
 
 def leave(seat: Seat) -> bool:
@@ -118,14 +119,8 @@ def leave(seat: Seat) -> bool:
         if table.status != Table.Status.LOBBY:
             return False
         Seat.objects.filter(pk=seat.pk).update(session_key="", user=None, connected=False)
-        if table.options.get("study"):
-            # The study round that waited here is gone with the place: the person starts the
-            # round again from their study page (and is never matched to whoever takes it).
-            from studyapp.participants.models import Round
-
-            Round.objects.filter(
-                table_id=table.pk, seat=seat.index, finished_at__isnull=True
-            ).delete()
+        # Whoever runs a study on this table forgets what waited at the place (a study's round).
+        signals.lobby_place_left.send(sender=Table, table_id=table.pk, seat=seat.index)
     services.broadcast(services.table_state(table.pk))
     return True
 

@@ -37,6 +37,8 @@ def site(settings, llm_server: FakeLLMServer) -> FakeLLMServer:
     """The site's settings point every API provider at the loopback server."""
     settings.OPENAI_BASE_URL = llm_server.openai_base_url
     settings.OPENAI_API_KEY = "site-openai-key"
+    # A compatible server gets its own key, never OpenAI's (docs/production.md).
+    settings.OPENAI_COMPATIBLE_API_KEY = "site-compatible-key"
     settings.ANTHROPIC_BASE_URL = llm_server.anthropic_base_url
     settings.ANTHROPIC_API_KEY = "site-anthropic-key"
     return llm_server
@@ -55,7 +57,7 @@ def turns(table: Table) -> list[Turn]:
 @pytest.mark.parametrize(
     ("spec", "key"),
     [
-        ("openai-compatible:fake-model", "site-openai-key"),
+        ("openai-compatible:fake-model", "site-compatible-key"),
         ("anthropic:fake-claude", "site-anthropic-key"),
     ],
 )
