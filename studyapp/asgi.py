@@ -7,15 +7,19 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "studyapp.settings")
 django_asgi_app = get_asgi_application()
 
-from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.auth import AuthMiddleware, get_user  # noqa: E402
+from channels.db import database_sync_to_async  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from channels.sessions import CookieMiddleware, SessionMiddleware  # noqa: E402
 from django.conf import settings  # noqa: E402
+from django.contrib.auth.models import AnonymousUser  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 from django.core.exceptions import SuspiciousOperation  # noqa: E402
 from django.core.handlers.exception import response_for_exception  # noqa: E402
 from django.http import HttpRequest, HttpResponse  # noqa: E402
 
+from studyapp.db import TRANSIENT, returning_connections  # noqa: E402
 from studyapp.heap import freeze_startup  # noqa: E402
 from studyapp.tables.routing import websocket_urlpatterns  # noqa: E402
 
@@ -33,6 +37,20 @@ class StaticFiles(ASGIStaticFilesHandler):
             return response_for_exception(request, err)
 
 
+class SocketUser(AuthMiddleware):
+    """Channels' AuthMiddleware, except that the database connection it loads the session's user
+    with goes back to the pool afterwards (studyapp.db.returning_connections): Channels' own
+    clean-up misses it under asgiref 3.13, and each daphne process kept one checked out."""
+
+    async def resolve_scope(self, scope: dict) -> None:
+        load = database_sync_to_async(returning_connections(get_user.func))
+        try:
+            scope["user"]._wrapped = await load(scope)
+        except TRANSIENT as err:  # the consumer refuses the socket; the page tries again
+            scope["user"]._wrapped = AnonymousUser()
+            scope["database_error"] = err
+
+
 # daphne serves /static/ too (htmx and its ws extension from django-htmx, found by the staticfiles
 # finders), DEBUG or not, so `make run` needs nothing else; SERVE_STATIC=0 when a proxy serves the
 # collected files instead.
@@ -42,7 +60,7 @@ application = ProtocolTypeRouter(
     {
         "http": http_app,
         "websocket": AllowedHostsOriginValidator(
-            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
+            CookieMiddleware(SessionMiddleware(SocketUser(URLRouter(websocket_urlpatterns))))
         ),
     }
 )

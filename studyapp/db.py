@@ -10,11 +10,13 @@ sharing its parent's sockets (:func:`forget_inherited_connections`).
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
-from django.db import InterfaceError, OperationalError
+from django.db import InterfaceError, OperationalError, connections
 
 # Errors that say the database could not be reached or the connection broke, not that a query
 # was wrong: a read may be tried again on a fresh connection.
@@ -57,8 +59,6 @@ def forget_inherited_connections() -> None:
     if pools:
         _inherited.append(dict(pools))
         pools.clear()
-    from django.db import connections
-
     for conn in connections.all(initialized_only=True):
         if conn.vendor == "postgresql" and conn.connection is not None:
             _inherited.append(conn.connection)
@@ -73,3 +73,22 @@ def is_pool_timeout(error: BaseException) -> bool:
     database may be fine): the caller has already waited, so it is not worth trying again."""
     cause = error.__cause__
     return type(cause).__name__ == "PoolTimeout"
+
+
+def returning_connections(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``func`` that gives this thread's database connections back (to the pool) when it is
+    done, as Django does at the end of a request. For functions run through ``sync_to_async``:
+    asgiref 3.13 runs them with the caller's context-local storage, so Channels'
+    ``database_sync_to_async``, which closes old connections outside that context, misses the
+    connection the function used and leaves it checked out of the pool for good."""
+
+    @functools.wraps(func)
+    def returning(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        finally:
+            for conn in connections.all(initialized_only=True):
+                if not conn.in_atomic_block:  # a caller's transaction (a test's) owns it
+                    conn.close_if_unusable_or_obsolete()
+
+    return returning

@@ -24,7 +24,7 @@ from django.conf import settings
 from django.db import connections
 
 from games.base import IllegalMove
-from studyapp.db import TRANSIENT, is_pool_timeout
+from studyapp.db import TRANSIENT, is_pool_timeout, returning_connections
 from studyapp.tables import driver, services
 from studyapp.tables.models import Table
 from studyapp.tables.rendering import render_board
@@ -66,7 +66,7 @@ def db_call(func: Any) -> Any:
     """``database_sync_to_async``: on PostgreSQL in a thread pool, so many sockets' moves overlap
     their database waits; on SQLite in the one sync thread (a file database takes one writer)."""
     parallel = connections["default"].vendor == "postgresql"
-    return database_sync_to_async(func, thread_sensitive=not parallel)
+    return database_sync_to_async(returning_connections(func), thread_sensitive=not parallel)
 
 
 def db_read(func: Any) -> Any:
@@ -134,6 +134,8 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
 
     async def connect(self) -> None:
         self.table_id = int(self.scope["url_route"]["kwargs"]["table_id"])
+        if "database_error" in self.scope:  # the session's user could not be loaded
+            raise self.scope["database_error"]
         if not await self.claim_place():
             await self.close(code=FORBIDDEN)
             return

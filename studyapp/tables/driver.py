@@ -44,6 +44,7 @@ from games.runner import REPLY_CHARS, Move, choose
 from studyapp.agents import agent_for_seat, turn_usage
 from studyapp.background import run_async, server_loop
 from studyapp.cache import claim, delete_if
+from studyapp.db import returning_connections
 from studyapp.tables.models import Seat, Table, new_exit_code
 from studyapp.tables.services import (
     TableState,
@@ -247,11 +248,13 @@ def take_agent_turn(table_id: int, seq: int, lease: Lease | None = None) -> str:
 async def take_agent_turn_async(table_id: int, seq: int, lease: Lease | None = None) -> str:
     """The embedded mode's agent turn: the database work in the server's sync thread, the agent's
     thinking on the event loop, so a slow model never holds up the sockets."""
-    turn = await database_sync_to_async(prepare_agent_turn)(table_id, seq)
+    turn = await database_sync_to_async(returning_connections(prepare_agent_turn))(table_id, seq)
     if turn is None:
         return "stale"
     event, usage = await (lease or Lease("")).hold(agent_move(turn))
-    return await database_sync_to_async(finish_agent_turn)(turn.snap, event, usage)
+    return await database_sync_to_async(returning_connections(finish_agent_turn))(
+        turn.snap, event, usage
+    )
 
 
 # The seat of a person who left a table whose dropout policy is "skip": every turn of theirs is
@@ -727,7 +730,7 @@ async def _run_job(name: str, args: tuple, key: str) -> None:
         if name == "take_agent_turn":
             await take_agent_turn_async(*args, lease=held)
         else:
-            await database_sync_to_async(JOBS[name])(*args)
+            await database_sync_to_async(returning_connections(JOBS[name]))(*args)
     except Exception:
         log.exception("table job %s%s failed", name, args)
     finally:
@@ -748,7 +751,7 @@ def ensure_sweeping(loop: asyncio.AbstractEventLoop) -> None:
         while True:
             await asyncio.sleep(settings.TABLE_SWEEP_SECONDS)
             try:
-                await database_sync_to_async(sweep)()
+                await database_sync_to_async(returning_connections(sweep))()
             except Exception:
                 log.exception("table sweep failed")
 

@@ -250,3 +250,82 @@ def test_a_page_that_cannot_get_a_connection_is_a_503_with_one_log_line(
         "couldn't get a connection after 0.30 sec",
     ], log
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_socket_gives_its_connections_back_and_keeps_open_while_the_database_is_away(
+    tmp_path: Path, site_database
+) -> None:
+    """In a process allowed one connection, a table socket connects and plays (each of its
+    database calls gives the connection back, or the next would wait for it in vain). Then the
+    connection is busy past the pool's timeout: the open socket is told and stays open, a
+    socket connecting meanwhile is refused (the page tries again), one log line each; once the
+    connection is free the first socket plays on."""
+    result = run(
+        tmp_path,
+        """
+        import asyncio, threading
+        from channels.testing import WebsocketCommunicator
+        from django.contrib.sessions.backends.db import SessionStore
+        from django.db import close_old_connections, connection
+        from studyapp.asgi import application
+        from studyapp.tables import services
+
+        session = SessionStore()
+        session.create()
+        seats = [{"kind": "human", "session_key": session.session_key},
+                 {"kind": "agent", "agent_spec": "offline:kb"}]
+        table = services.create_table("twenty-questions", {"answer": "Apple"}, seats)
+        close_old_connections()
+
+        def away(seconds):
+            def hold():
+                with connection.cursor() as cursor:
+                    cursor.execute("SELECT pg_sleep(%s)", [seconds])
+                close_old_connections()
+            holder = threading.Thread(target=hold)
+            holder.start()
+            return holder
+
+        def socket():
+            headers = [(b"origin", b"http://testserver"),
+                       (b"cookie", f"sessionid={session.session_key}".encode())]
+            return WebsocketCommunicator(application, f"/ws/tables/{table.pk}/", headers=headers)
+
+        async def main():
+            ws = socket()
+            assert (await ws.connect(timeout=30))[0]
+            await ws.receive_from(timeout=30)
+            await ws.send_json_to({"type": "question", "text": "Is it alive?"})
+            print("played", "Is it alive?" in await ws.receive_from(timeout=10))
+            while await ws.receive_nothing(timeout=1) is False:  # the agent's answer
+                await ws.receive_from()
+            holder = away(6)
+            await asyncio.sleep(0.5)
+            await ws.send_json_to({"type": "heartbeat"})
+            print("notice", "could not be reached for a moment" in await ws.receive_from(timeout=10))
+            late = socket()
+            print("refused", not (await late.connect(timeout=5))[0])
+            holder.join()
+            while await ws.receive_nothing(timeout=0.5) is False:
+                await ws.receive_from()
+            await ws.send_json_to({"type": "question", "text": "Is it bigger than a shoe?"})
+            print("again", "bigger than a shoe" in await ws.receive_from(timeout=10))
+            await ws.disconnect()
+
+        asyncio.run(main())
+        """,
+        DATABASE_URL=site_database,
+        DB_POOL_SIZE="1",
+        DB_POOL_TIMEOUT="1",
+        ALLOWED_HOSTS="testserver",
+        AGENT_DELAY_SECONDS="0",
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.split() == ["played", "True", "notice", "True", "refused", "True"] + [
+        "again",
+        "True",
+    ]
+    lines = [line for line in result.stderr.splitlines() if "database unavailable" in line]
+    assert len(lines) == 2 and all("socket" in line for line in lines), result.stderr[-3000:]
+    assert "Traceback" not in result.stderr
