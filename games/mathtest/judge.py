@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 import threading
 
+from games.tasks import boxed_contents
+
 try:
     from math_verify import parse as _mv_parse
     from math_verify import verify as _mv_verify
@@ -17,7 +19,6 @@ except ImportError:  # the math extra is not installed
     _mv_parse = _mv_verify = None
 
 JUDGE = "math-verify" if _mv_verify is not None else "exact"
-_BOXED = re.compile(r"\\boxed\s*\{(.*)\}", re.S)
 
 
 def normalise(answer: str) -> str:
@@ -28,9 +29,9 @@ def normalise(answer: str) -> str:
     '204'
     """
     text = answer.strip().strip("$").strip()
-    boxed = _BOXED.search(text)
+    boxed = boxed_contents(text)  # the last box, nested braces whole (games.tasks)
     if boxed:
-        text = boxed.group(1)
+        text = boxed[-1]
     text = re.sub(r"\s+", "", text).rstrip(".").lower()
     if re.fullmatch(r"[\d,]+", text):
         text = text.replace(",", "").lstrip("0") or "0"

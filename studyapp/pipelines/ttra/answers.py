@@ -11,38 +11,12 @@ import functools
 import re
 import threading
 
-BOXED = "\\boxed"
+from games.tasks import boxed_contents  # the one reading of a boxed answer
+
 _SPACES = re.compile(r"\s+")
 # Thousands separators only in groups of three, so "1,2" (a pair) is not read as twelve.
 _NUMBER = re.compile(r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
 _TEXT_WRAPPER = re.compile(r"^\\(?:text|textbf|mathrm|mbox)\{(.*)\}$", re.DOTALL)
-
-
-def boxed_contents(text: str) -> list[str]:
-    """Every ``\\boxed{...}`` body in order, with nested braces kept whole.
-
-    >>> boxed_contents(r"first \\boxed{1} then \\boxed{\\frac{1}{2}}")
-    ['1', '\\\\frac{1}{2}']
-    """
-    found: list[str] = []
-    start = text.find(BOXED)
-    while start != -1:
-        i = start + len(BOXED)
-        while i < len(text) and text[i] == " ":
-            i += 1
-        if i < len(text) and text[i] == "{":
-            depth, j = 0, i
-            while j < len(text):
-                if text[j] == "{":
-                    depth += 1
-                elif text[j] == "}":
-                    depth -= 1
-                    if depth == 0:
-                        found.append(text[i + 1 : j].strip())
-                        break
-                j += 1
-        start = text.find(BOXED, i)
-    return found
 
 
 _LAST_NUMBER = re.compile(r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+)?%?")

@@ -8,38 +8,25 @@ rotated so that a one-shot example does not teach "the answer is always B".
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
+from games import tasks
+from games.tasks import LETTERS, TaskFileError, json_lines
 from games.twenty_questions.engine import question_text
-from studyapp.pipelines.ttra.answers import boxed_contents
 from studyapp.pipelines.ttra.prompt_files import load_prompts
-
-KINDS = ("math", "choice", "word")
-LETTERS = "ABCDEFGHIJ"
 
 # The built-in prompts (appendices A.1 and B); ``--prompts DIR`` overrides them by file name.
 BUILT_IN = load_prompts()
 MATH_PROMPT, CHOICE_PROMPT, WORD_PROMPT = BUILT_IN["math"], BUILT_IN["choice"], BUILT_IN["word"]
 
 
-class TaskFileError(ValueError):
-    """A task file or record that cannot be read; the message names the line or record."""
-
-
 @dataclass(frozen=True)
-class Task:
-    """One question with its label; ``options`` only for multiple choice (label = a letter)."""
-
-    id: str
-    question: str
-    answer: str
-    kind: str = "math"
-    options: tuple[str, ...] = ()
+class Task(tasks.Task):
+    """A task of a task file (``games/tasks.py``, the one reader of the format) as TTRA prompts
+    it."""
 
     def prompt(self, templates: Mapping[str, str] | None = None) -> str:
         """The user message the model sees (the paper's prompts, appendices A.1 and B), from
@@ -82,88 +69,14 @@ def rotations(task: Task) -> list[Task]:
     return out
 
 
-def _math_label(raw: str) -> str:
-    """The label inside a math answer field: a boxed body, a GSM8K ``#### n`` tail, or the text."""
-    boxed = boxed_contents(raw)
-    if boxed:
-        return boxed[-1]
-    if "####" in raw:
-        return raw.rsplit("####", 1)[1].strip()
-    return raw.strip()
-
-
-def _choice_label(answer: str, options: tuple[str, ...], where: str) -> str:
-    """A choice label as a letter; the option text itself is accepted too."""
-    letter = answer.strip().strip("()").upper()
-    if len(letter) == 1 and letter in LETTERS[: len(options)]:
-        return letter
-    for i, option in enumerate(options):
-        if option.strip().lower() == answer.strip().lower():
-            return LETTERS[i]
-    raise TaskFileError(f"{where}: answer {answer!r} is neither an option letter nor an option")
-
-
 def task_from_record(record: object, where: str, default_id: str) -> Task:
     """One task from a JSON object ``{question, answer[, id, options, kind]}``."""
-    if not isinstance(record, dict):
-        raise TaskFileError(f"{where}: expected a JSON object, got {type(record).__name__}")
-    missing = [k for k in ("question", "answer") if k not in record]
-    if missing:
-        raise TaskFileError(f"{where}: missing field(s) {', '.join(missing)}")
-    question, answer = record["question"], record["answer"]
-    if not isinstance(question, str) or not question.strip():
-        raise TaskFileError(f"{where}: 'question' must be a non-empty string")
-    if not isinstance(answer, str | int | float) or isinstance(answer, bool):
-        raise TaskFileError(f"{where}: 'answer' must be a string or a number")
-    raw_options = record.get("options") or []
-    if not isinstance(raw_options, list) or not all(isinstance(o, str) for o in raw_options):
-        raise TaskFileError(f"{where}: 'options' must be a list of strings")
-    options = tuple(raw_options)
-    if len(options) > len(LETTERS):
-        raise TaskFileError(f"{where}: at most {len(LETTERS)} options")
-    kind = record.get("kind") or ("choice" if options else "math")
-    if kind not in KINDS:
-        raise TaskFileError(f"{where}: 'kind' must be one of {', '.join(KINDS)}")
-    if kind == "choice" and len(options) < 2:
-        raise TaskFileError(f"{where}: a multiple-choice task needs at least two options")
-    if kind == "choice":
-        label = _choice_label(str(answer), options, where)
-    elif kind == "math":
-        label = _math_label(str(answer))
-    else:
-        label = str(answer).strip()
-    if not label:
-        raise TaskFileError(f"{where}: the answer is empty")
-    return Task(str(record.get("id", default_id)), question.strip(), label, kind, options)
-
-
-def _json_lines(path: str | Path) -> Iterator[tuple[int, str, Any]]:
-    """``(line number, "file:line", parsed JSON)`` for each non-blank line; a line that is not
-    JSON raises `TaskFileError` naming where it is."""
-    with open(path, encoding="utf-8") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{number}"
-            try:
-                yield number, where, json.loads(line)
-            except json.JSONDecodeError as err:
-                raise TaskFileError(f"{where}: not valid JSON ({err.msg})") from err
+    return Task(**asdict(tasks.task_from_record(record, where, default_id)))
 
 
 def load_tasks(path: str | Path) -> list[Task]:
     """Read a JSONL task file; a bad line raises `TaskFileError` naming ``file:line``."""
-    tasks: list[Task] = []
-    seen: set[str] = set()
-    for number, where, record in _json_lines(path):
-        task = task_from_record(record, where, default_id=f"line-{number}")
-        if task.id in seen:
-            raise TaskFileError(f"{where}: duplicate id {task.id!r}")
-        seen.add(task.id)
-        tasks.append(task)
-    if not tasks:
-        raise TaskFileError(f"{path}: no tasks")
-    return tasks
+    return [Task(**asdict(task)) for task in tasks.load_tasks(path)]
 
 
 def _names_word(text: str, word: str) -> bool:
@@ -250,7 +163,7 @@ def load_games(
 
         candidates = tuple(CANDIDATES)
     tasks = []
-    for number, where, record in _json_lines(path):
+    for number, where, record in json_lines(path):
         if not isinstance(record, dict):
             raise TaskFileError(f"{where}: expected a JSON object")
         record.setdefault("id", f"line-{number}")

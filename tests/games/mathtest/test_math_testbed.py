@@ -24,9 +24,9 @@ def test_the_shipped_sample_loads_in_ttras_format():
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        ('{"answer": "3"}', "missing question"),
+        ('{"answer": "3"}', r"missing field\(s\) question"),
         ('{"question": "q", "answer": true}', "'answer' must be"),
-        ('{"question": "q", "answer": "E", "options": ["1", "2"]}', "no option letter"),
+        ('{"question": "q", "answer": "E", "options": ["1", "2"]}', "neither an option letter"),
         ('{"question": "q", "answer": "1", "kind": "essay"}', "'kind' must be one of"),
         ("not json", "not valid JSON"),
     ],
