@@ -457,7 +457,8 @@ def withdraw(participant: Participant, *, delete_data: bool) -> str:
     """Stop now. Returns the dropped-out code, which pays for the time already given.
 
     Without ``delete_data`` the person has dropped out and their games stay in the study. With it
-    their games (tables, turns, rounds), rewards and written policy are deleted and they are
+    their games (tables, turns, rounds), rewards, written policy and questionnaire answers are
+    deleted and they are
     marked withdrawn; only what paying them needs is kept (recruiter IDs, consent, rounds and time
     counted, the amount owed), so the payment sheet still lists them. A table other people also
     played at is their game too: it stays (see :func:`delete_tables`), and an open one is left by
@@ -473,6 +474,8 @@ def withdraw(participant: Participant, *, delete_data: bool) -> str:
             participant.status = Participant.Status.WITHDRAWN
             participant.total_reward = 0.0
             participant.policy = ""
+            participant.questionnaire_answers = {}
+            participant.attention_failed = []
         participant.save()
     if not delete_data:
         leave_open_rounds(participant)

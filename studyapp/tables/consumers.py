@@ -22,6 +22,7 @@ from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from django.db import connections
+from django.utils.translation import gettext_lazy
 
 from games.base import IllegalMove
 from studyapp.db import TRANSIENT, is_pool_timeout, returning_connections
@@ -53,13 +54,14 @@ UNAVAILABLE_MESSAGE = (
 )
 # A frame that is not JSON (or is nested too deeply to read) gets this reason, not a closed socket.
 UNREADABLE: dict[str, Any] = {}
-UNREADABLE_MESSAGE = "That move could not be read; please use the form on this page."
+# Shown in the board, rendered in the table's language (gettext_lazy, translated at render time).
+UNREADABLE_MESSAGE = gettext_lazy("That move could not be read; please use the form on this page.")
 # Per socket: heartbeats closer together than this are ignored (the page sends one every
 # HEARTBEAT_SECONDS), and moves beyond a small burst are refused until the bucket refills.
 HEARTBEAT_MIN_SECONDS = 5.0
 MOVE_BURST = settings.SOCKET_MOVE_BURST
 MOVES_PER_SECOND = settings.SOCKET_MOVES_PER_SECOND
-TOO_FAST = "Too many moves at once: wait a moment, then try again."
+TOO_FAST = gettext_lazy("Too many moves at once: wait a moment, then try again.")
 
 
 def db_call(func: Any) -> Any:

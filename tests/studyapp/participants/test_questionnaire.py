@@ -230,3 +230,12 @@ def test_a_pilot_answers_every_item_from_the_page(surveyed, alice):
     assert response.status_code == 302
     participant.refresh_from_db()
     assert participant.questionnaire_done and participant.questionnaire_answers["age"] == 18
+
+
+def test_withdrawing_with_deletion_deletes_the_questionnaire_answers(surveyed, alice):
+    participant = through_rounds(alice, surveyed)
+    alice.post(page(participant, "questionnaire"), {**GOOD, "q_attention": ["Red"]})
+    alice.post(page(participant, "withdraw"), {"delete_data": "on"})
+    participant.refresh_from_db()
+    assert participant.status == "withdrawn"
+    assert participant.questionnaire_answers == {} and participant.attention_failed == []
