@@ -84,3 +84,11 @@ class BriefDatabaseErrors(logging.Filter):
             record.exc_info = None
             record.exc_text = None
         return True
+
+
+class WithoutAnswered503(logging.Filter):
+    """Django's request logger repeats every 5xx response; a 503 is the database-away page, whose
+    cause the middleware has already logged in one line (``database unavailable, ...``)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return getattr(record, "status_code", None) != 503

@@ -402,6 +402,7 @@ LOGGING = {
         "without_traceback": {"()": "studyapp.logs.WithoutTraceback"},
         "without_secret_paths": {"()": "studyapp.logs.WithoutSecretPaths"},
         "brief_database_errors": {"()": "studyapp.logs.BriefDatabaseErrors"},
+        "without_answered_503": {"()": "studyapp.logs.WithoutAnswered503"},
     },
     "handlers": {
         "console": {
@@ -417,7 +418,10 @@ LOGGING = {
     },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
     # Refused requests (bad Host, oversized bodies): one line each, not a stack.
-    "loggers": {"django.security": {"handlers": ["brief"], "propagate": False}},
+    "loggers": {
+        "django.security": {"handlers": ["brief"], "propagate": False},
+        "django.request": {"filters": ["without_answered_503"]},
+    },
 }
 
 # Error reporting (studyapp/errors.py), on only with a DSN: requests, Celery tasks and error log

@@ -15,6 +15,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: item.nodeid.startswith("tests/e2e/"))
 
 
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: None) -> None:
+    """The test process itself runs without the connection pool: its own threads (the
+    sync_to_async calls of async tests, the in-process Celery worker's threads) each keep a
+    connection for their life, as Django's connections always did, and over a whole run they
+    would hold every pooled connection until a later test waits in vain. The pool is tested where
+    it lives: in processes of their own (tests/studyapp/test_db.py) and the production topology
+    (tests/production), which read DB_POOL_* from the environment as the site does."""
+    from django.conf import settings
+
+    settings.DATABASES["default"].get("OPTIONS", {}).pop("pool", None)
+
+
 @pytest.fixture
 def llm_server() -> Iterator[FakeLLMServer]:
     """A started fake LLM server on 127.0.0.1 (OpenAI and Anthropic wire formats); set its knobs
