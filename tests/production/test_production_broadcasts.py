@@ -19,7 +19,7 @@ import redis
 from websockets.asyncio.client import ClientConnection, connect
 
 from tests.production.conftest import NEEDS
-from tests.production.topology import Topology
+from tests.production.topology import Topology, own_redis_url
 
 pytestmark = pytest.mark.production
 
@@ -87,10 +87,10 @@ class Browser:
         await self.ws.close()
 
 
-def kill_site_connections(kind: str) -> int:
+def kill_site_connections(kind: str, url: str | None = None) -> int:
     """``CLIENT KILL`` every connection of type ``kind`` (pubsub, normal) on the site's Redis
     database, none of another site's (other databases on a shared server). Returns how many."""
-    url = os.environ["REDIS_URL"]
+    url = url or os.environ["REDIS_URL"]
     db = int(redis.connection.parse_url(url).get("db") or 0)
     client = redis.Redis.from_url(url)
     try:
@@ -131,7 +131,7 @@ async def cut_mid_game(topology: Topology, kinds: list[str], people: int) -> dic
         results["cut_at"].append(time.time())
         results["killed"][kind] = 0
         for _ in range(CUTS):
-            results["killed"][kind] += kill_site_connections(kind)
+            results["killed"][kind] += kill_site_connections(kind, topology.env["REDIS_URL"])
             await asyncio.sleep(CUT_EVERY)
         target = 2 * (round_ + 1)  # each question and its answer is a turn
         # An answer whose task was lost with the broker's connection is sent again when its
@@ -190,6 +190,7 @@ def site_without_retries(tmp_path_factory: pytest.TempPathFactory) -> Iterator[T
     site = Topology(
         tmp_path_factory.mktemp("production-no-retries"),
         AGENT_DELAY_SECONDS="0.1",
+        REDIS_URL=own_redis_url(2),  # its own Celery queue beside the session's site
         REDIS_RETRIES="0",
         REDIS_HEALTH_CHECK_SECONDS="0",
     )

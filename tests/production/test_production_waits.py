@@ -18,7 +18,7 @@ import pytest
 from tests.fakes.llm_server import FakeLLMServer
 from tests.production.conftest import NEEDS
 from tests.production.test_production_broadcasts import Browser
-from tests.production.topology import Topology
+from tests.production.topology import Topology, own_redis_url
 
 pytestmark = pytest.mark.production
 
@@ -45,6 +45,7 @@ def site(tmp_path_factory: pytest.TempPathFactory, model: FakeLLMServer) -> Iter
     topology = Topology(
         Path(tmp_path_factory.mktemp("production-waits")),
         AGENT_DELAY_SECONDS="0.1",
+        REDIS_URL=own_redis_url(1),  # its own Celery queue beside the session's site
         OPENAI_BASE_URL=model.openai_base_url,
         OPENAI_API_KEY="site-key",
         LIVE_MODEL_TIMEOUT_SECONDS="60",  # the batch timeout: only the turn's budget cuts it

@@ -40,13 +40,18 @@ class Topology(LiveSite):
         connection_limit: int | None = None,
         **env: str,
     ) -> None:
+        # A site's Redis (channel layer and Celery broker) is REDIS_URL unless ``env`` names its
+        # own: two topologies alive at once (the session's and a module's) on one Redis database
+        # would share one Celery queue, and one site's workers would take the other's agent turns.
+        redis_url = env.pop("REDIS_URL", os.environ["REDIS_URL"])
         super().__init__(
             var_dir,
             DEBUG="false",
             SECRET_KEY="production-test-only",
             ALLOWED_HOSTS="127.0.0.1,localhost",
             CELERY_TASK_ALWAYS_EAGER="false",
-            CELERY_BROKER_URL=os.environ["REDIS_URL"],
+            REDIS_URL=redis_url,
+            CELERY_BROKER_URL=redis_url,
             WORKER_CONCURRENCY="2",
             **env,
         )
@@ -201,3 +206,12 @@ def _is_free(port: int) -> bool:
         except OSError:
             return False
         return True
+
+
+def own_redis_url(offset: int) -> str:
+    """REDIS_URL with another database number (``offset`` past the environment's, modulo 16),
+    for a topology that runs beside the session's."""
+    base = os.environ["REDIS_URL"]
+    parts = urlsplit(base)
+    db = int((parts.path or "/0").strip("/") or 0)
+    return urlunsplit(parts._replace(path=f"/{(db + offset) % 16}"))
