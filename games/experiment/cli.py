@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 import tomllib
 from dataclasses import replace
@@ -34,15 +33,14 @@ from games.experiment.spec import (
     DEFAULT_SAMPLES,
     EVALUATED_ROLES,
     ExperimentSpec,
+    provider_configs,
 )
 from games.experiment.summary import format_summary, summarize
 from games.llm import prompts
 from games.llm.cache import ResponseCache
 from games.llm.providers import (
     REASONING_EFFORTS,
-    ProviderConfig,
     close_clients,
-    config_from_env,
 )
 from games.mathtest import GAME as MATH
 
@@ -208,17 +206,7 @@ def run(args: argparse.Namespace) -> int:
         specs, out = specs_from_args(args)
     except ValueError as err:  # a bad setting, role, budget or task file: nothing has run
         raise SystemExit(f"error: {err}") from None
-    configs: dict[str, ProviderConfig] = {}
-
-    def config_for(spec: str) -> ProviderConfig:
-        if spec not in configs:
-            configs[spec] = replace(
-                config_from_env(spec, os.environ),
-                timeout=args.timeout,
-                max_retries=args.max_retries,
-                concurrency=args.concurrency,
-            )
-        return configs[spec]
+    config_for = provider_configs(args)
 
     for spec in specs:  # fail on a missing OPENAI_BASE_URL before any game starts
         config_for(spec.model)

@@ -24,9 +24,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +37,9 @@ from games.experiment.spec import (
     DEFAULT_ROUNDS,
     DEFAULT_SAMPLES,
     ExperimentSpec,
+    provider_configs,
 )
-from games.llm.providers import ProviderConfig, close_clients, config_from_env
+from games.llm.providers import close_clients
 from games.mathtest import GAME as MATH
 
 TQ, UC = "twenty-questions", "undercover"
@@ -296,17 +296,7 @@ def run(args: argparse.Namespace) -> int:
         rows = [estimate(spec, _prices(args.price)) for spec in specs]
         print(format_plan(args.target, rows, done))
         return 0
-    configs: dict[str, ProviderConfig] = {}
-
-    def config_for(spec: str) -> ProviderConfig:
-        if spec not in configs:
-            configs[spec] = replace(
-                config_from_env(spec, os.environ),
-                timeout=args.timeout,
-                max_retries=args.max_retries,
-                concurrency=args.concurrency,
-            )
-        return configs[spec]
+    config_for = provider_configs(args)
 
     try:
         for spec in specs:  # a missing OPENAI_BASE_URL fails before any game starts

@@ -4,8 +4,11 @@ the scored seat :func:`evaluated_seat`'s)."""
 
 from __future__ import annotations
 
+import os
 import random
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
 
 from games import get_engine
 from games.base import Config
@@ -15,6 +18,8 @@ from games.experience.context import (
 )
 from games.llm.providers import (
     ModelOptions,
+    ProviderConfig,
+    config_from_env,
     model_options,
     parse_spec,
 )
@@ -141,3 +146,21 @@ def evaluated_seat(game: str, seed: int, config: Config, role: str | None = None
     if role == "normal":
         seats.remove(config["difference_seat"])
     return random.Random(derive_seed(seed, "evaluated-seat")).choice(seats)
+
+
+def provider_configs(args: Any) -> Callable[[str], ProviderConfig]:
+    """How a run reaches each model: the environment's provider settings (``config_from_env``)
+    with the command line's timeout, retries and concurrency, made once per spec."""
+    configs: dict[str, ProviderConfig] = {}
+
+    def config_for(spec: str) -> ProviderConfig:
+        if spec not in configs:
+            configs[spec] = replace(
+                config_from_env(spec, os.environ),
+                timeout=args.timeout,
+                max_retries=args.max_retries,
+                concurrency=args.concurrency,
+            )
+        return configs[spec]
+
+    return config_for
