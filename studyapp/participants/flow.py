@@ -568,7 +568,7 @@ def leave_open_rounds(participant: Participant) -> None:
     from studyapp.tables import driver
 
     for round_ in participant.round_set.filter(finished_at__isnull=True):
-        driver.person_left(round_.table_id, participant.pk)
+        driver.drop_out(round_.table_id, round_.seat)
 
 
 # --- rounds (tables are created and read through studyapp.tables.services) -------------------

@@ -1,6 +1,7 @@
 """The participants app listening to what the tables app announces (studyapp.tables.signals):
-a study's group lobby forms its group, and a lobby place given back takes its study round with
-it. Connected in ParticipantsConfig.ready."""
+a study's group lobby forms its group, a lobby place given back takes its study round with it, a
+study table's ended game books its rounds, a person idle at a table is marked dropped, and the
+sweep's tick drops people idle between rounds. Connected in ParticipantsConfig.ready."""
 
 from __future__ import annotations
 
@@ -8,7 +9,13 @@ from typing import Any
 
 from django.dispatch import receiver
 
-from studyapp.tables.signals import group_lobby_closing, lobby_place_left
+from studyapp.tables.signals import (
+    game_over,
+    group_lobby_closing,
+    lobby_place_left,
+    seat_idle,
+    swept,
+)
 
 
 @receiver(group_lobby_closing, dispatch_uid="participants.form_group")
@@ -25,3 +32,34 @@ def forget_lobby_round(sender: Any, table_id: int, seat: int, **_: Any) -> None:
     from studyapp.participants.models import Round
 
     Round.objects.filter(table_id=table_id, seat=seat, finished_at__isnull=True).delete()
+
+
+@receiver(game_over, dispatch_uid="participants.book_table")
+def book_table(sender: Any, table: Any, **_: Any) -> None:
+    if table.options.get("study"):
+        from studyapp.participants import flow
+
+        flow.book_table(table.pk)
+
+
+@receiver(seat_idle, dispatch_uid="participants.drop_idle_person")
+def drop_idle_person(sender: Any, table_id: int, seat: int, **_: Any) -> bool:
+    """The study participant at the seat is marked dropped (paid for their time; the table's
+    dropout policy is applied to the seat). False when no participant plays it."""
+    from studyapp.participants import flow
+    from studyapp.participants.models import Round
+
+    round_ = Round.objects.filter(table_id=table_id, seat=seat).select_related("participant")
+    found = round_.first()
+    if found is None:
+        return False
+    flow.mark_dropped(found.participant)
+    return True
+
+
+@receiver(swept, dispatch_uid="participants.drop_idle_between_rounds")
+def drop_idle_between_rounds(sender: Any, now: Any, **_: Any) -> dict[str, int]:
+    from studyapp.participants import flow
+
+    dropped = flow.drop_idle_between_rounds(now)
+    return {"idle person dropped between rounds": dropped} if dropped else {}

@@ -45,6 +45,7 @@ from studyapp.agents import agent_for_seat, turn_usage
 from studyapp.background import run_async, server_loop
 from studyapp.cache import claim, delete_if
 from studyapp.db import returning_connections
+from studyapp.tables import signals
 from studyapp.tables.models import Seat, Table, new_exit_code
 from studyapp.tables.services import (
     TableState,
@@ -455,10 +456,9 @@ def sweep() -> dict[str, int]:
             settle(snap, now)
     for table_id in paused_too_long(now):
         done[f"paused table {end_paused(table_id)}"] += 1
-    from studyapp.participants import flow
-
-    if dropped := flow.drop_idle_between_rounds(now):
-        done["idle person dropped between rounds"] += dropped
+    for _, counts in signals.swept.send(sender=Table, now=now):
+        for name, count in (counts or {}).items():
+            done[name] += count
     return dict(done)
 
 
@@ -485,10 +485,10 @@ def paused_too_long(now: Any) -> list[int]:
 
 def end_paused(table_id: int) -> str:
     """End a table paused past its limit with an ``abort`` turn, so nobody waits without end for
-    staff: the game is over (no winner) and a study books the round as it books any ended round
-    and lets the person go on (``flow.sync_round``, called here for the people at the table, so
-    the round is booked even if they never return). The table row is locked, so a staff resume
-    at the same moment either comes first (the table plays on) or finds it ended."""
+    staff: the game is over (no winner), and the commit announces it (``signals.game_over``), so
+    a study books the round as it books any ended round and lets the person go on, even if they
+    never return. The table row is locked, so a staff resume at the same moment either comes
+    first (the table plays on) or finds it ended."""
     with transaction.atomic():
         locked = Table.objects.select_for_update().filter(pk=table_id).first()
         if locked is None or locked.status != Table.Status.PAUSED:
@@ -496,15 +496,10 @@ def end_paused(table_id: int) -> str:
         snap = table_state(table_id)
         event = {"type": "abort", "reason": PAUSED_ENDED, "paused": True}
         try:
-            after = commit(snap, event, snap.engine.apply(snap.state, event))
+            commit(snap, event, snap.engine.apply(snap.state, event))
         except IntegrityError:
             return "stale"
     log.error("table %s ended: paused longer than its limit", table_id)
-    from studyapp.participants import flow
-
-    for index, seat in enumerate(after.seats):
-        if seat.kind == Seat.Kind.HUMAN and (person := seat_participant(after, index)):
-            flow.sync_round(person)
     return "ended"
 
 
@@ -542,44 +537,22 @@ SETTLED_SECONDS = 3600
 
 
 def drop_idle(snap: TableState, now: Any) -> list[str]:
-    """Drop the study participants this table has waited on longer than the study's idle limit
-    (through the participants app, which applies the table's dropout policy to their seat)."""
+    """Drop the people this table has waited on longer than its idle limit: announced
+    (``signals.seat_idle``), so a study marks its participant dropped (which applies the table's
+    dropout policy to the seat); a table with no study behind it applies the policy alone."""
     limit = idle_limit(snap.table)
     waited = (now - (snap.last_at or now)).total_seconds()
     if limit is None or waited < limit:
         return []
-    from studyapp.participants import flow
-
     dropped = []
     for index in snap.waiting_for():
         if snap.seat(index).kind != Seat.Kind.HUMAN:
             continue
-        participant = seat_participant(snap, index)
-        if participant is None:
-            drop_out(snap.table.pk, index)  # a table with no study behind it: the policy alone
-        else:
-            flow.mark_dropped(participant)
+        answers = signals.seat_idle.send(sender=Table, table_id=snap.table.pk, seat=index)
+        if not any(taken for _, taken in answers):
+            drop_out(snap.table.pk, index)
         dropped.append("idle person dropped")
     return dropped
-
-
-def seat_participant(snap: TableState, index: int) -> Any:
-    """The study participant at a person's seat (their ``Round`` names table and seat)."""
-    from studyapp.participants.models import Round
-
-    round_ = Round.objects.filter(table_id=snap.table.pk, seat=index).first()
-    return None if round_ is None else round_.participant
-
-
-def person_left(table_id: int, participant_id: int) -> str:
-    """The participants app's call when a person stops taking part (withdrew, or was marked as
-    dropped out): the table's dropout policy is applied to their seat at once."""
-    from studyapp.participants.models import Round
-
-    round_ = Round.objects.filter(table_id=table_id, participant_id=participant_id).first()
-    if round_ is None:
-        return "not at this table"
-    return drop_out(table_id, round_.seat)
 
 
 JOBS: dict[str, Callable[..., str]] = {

@@ -37,6 +37,7 @@ from django.utils import timezone
 from games import get_engine
 from games.base import Config, Engine, Event, IllegalMove
 from studyapp.background import call_async
+from studyapp.tables import signals
 from studyapp.tables.models import Seat, Table, Turn
 from studyapp.tables.moves import clean_action, storable
 
@@ -335,12 +336,10 @@ def commit(
     seats = snap.seats
     if seat_changes:
         seats = list(Seat.objects.filter(table_id=table.pk).order_by("index"))
-    if game_over and table.options.get("study"):
-        # A study's rounds are booked before the boards go out, so a person's end screen shows
-        # their running total with this game in it.
-        from studyapp.participants import flow
-
-        flow.book_table(table.pk)
+    if game_over:
+        # Announced before the boards go out: a study books its rounds here, so a person's end
+        # screen shows their running total with this game in it.
+        signals.game_over.send(sender=Table, table=table)
     after = TableState(
         table=table,
         engine=snap.engine,

@@ -13,3 +13,19 @@ group_lobby_closing = Signal()
 # A person gave a lobby place back before the game started. Sent with ``table_id`` and ``seat``
 # (the index), inside the transaction that frees the place.
 lobby_place_left = Signal()
+
+# A table's game has just ended (its last turn committed, before the boards go out). Sent with
+# ``table``; whoever runs a study on it books the rounds played there, so the end screen shows
+# the running total with this game in it.
+game_over = Signal()
+
+# A person has kept a table waiting longer than its idle limit. Sent with ``table_id`` and
+# ``seat``; a receiver that takes the person out (a study marks them dropped, which applies the
+# table's dropout policy to the seat) returns True. With no such receiver the table applies its
+# dropout policy to the seat itself.
+seat_idle = Signal()
+
+# The periodic sweep has gone over the tables. Sent with ``now``; receivers run their own
+# periodic checks (a study drops people idle between rounds) and return ``{what: how many}`` for
+# the sweep's report.
+swept = Signal()
