@@ -146,7 +146,7 @@ class ParticipantUserMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request: Any, exception: Exception) -> None:
-        from studyapp.participants.flow import SESSION_KEY
+        from studyapp.participants.identity import SESSION_KEY
         from studyapp.participants.models import Participant
 
         session = getattr(request, "session", None)

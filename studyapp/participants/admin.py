@@ -20,7 +20,7 @@ from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html, format_html_join
 
 from analysis import safe_csv
-from studyapp.participants import design, flow, pilots, transcripts
+from studyapp.participants import design, pilots, rounds, transcripts
 from studyapp.participants.models import (
     Condition,
     Invite,
@@ -569,12 +569,12 @@ class ParticipantAdmin(admin.ModelAdmin):
         return p.payment_status
 
     def delete_model(self, request: HttpRequest, obj: Participant) -> None:
-        flow.delete_participant(obj)
+        rounds.delete_participant(obj)
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Participant]) -> None:
         """Deleting people here also deletes the tables and turns they played."""
         for participant in queryset:
-            flow.delete_participant(participant)
+            rounds.delete_participant(participant)
 
     @admin.action(description="Mark selected participants as paid")
     def mark_paid(self, request: HttpRequest, queryset: QuerySet[Participant]) -> None:
@@ -594,7 +594,7 @@ class ParticipantAdmin(admin.ModelAdmin):
     def mark_dropped(self, request: HttpRequest, queryset: QuerySet[Participant]) -> None:
         active = [p for p in queryset if p.status in Participant.ACTIVE]
         for p in active:
-            flow.mark_dropped(p)
+            rounds.mark_dropped(p)
         self.message_user(request, f"Marked {len(active)} participant(s) as dropped out.")
 
     @admin.action(description="Export the payment sheet of the selected participants (CSV)")

@@ -118,7 +118,7 @@ def _turned_away(participant: Participant) -> None:
 
 def _seat_group(study: Study, group: StudyGroup, rounds: list[Round], seated: dict) -> list[int]:
     """Tables of the group's condition for its members (their rounds now point there)."""
-    from studyapp.participants import flow
+    from studyapp.participants.rounds import lobby_timed_out
     from studyapp.participants.study_tables import agent_seat, round_config, table_options
     from studyapp.tables import services
 
@@ -130,7 +130,7 @@ def _seat_group(study: Study, group: StudyGroup, rounds: list[Round], seated: di
         chunk = rounds[start : start + len(places)]
         if len(chunk) < len(places) and design["lobby_timeout"] == "exit":
             for round_ in chunk:  # their table would wait for people who are not coming
-                flow.lobby_timed_out(round_.participant)
+                lobby_timed_out(round_.participant)
             continue
         holders = dict(zip(places, chunk, strict=False))
         seats: list[dict[str, Any]] = []

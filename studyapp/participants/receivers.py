@@ -37,29 +37,29 @@ def forget_lobby_round(sender: Any, table_id: int, seat: int, **_: Any) -> None:
 @receiver(game_over, dispatch_uid="participants.book_table")
 def book_table(sender: Any, table: Any, **_: Any) -> None:
     if table.options.get("study"):
-        from studyapp.participants import flow
+        from studyapp.participants import rounds
 
-        flow.book_table(table.pk)
+        rounds.book_table(table.pk)
 
 
 @receiver(seat_idle, dispatch_uid="participants.drop_idle_person")
 def drop_idle_person(sender: Any, table_id: int, seat: int, **_: Any) -> bool:
     """The study participant at the seat is marked dropped (paid for their time; the table's
     dropout policy is applied to the seat). False when no participant plays it."""
-    from studyapp.participants import flow
+    from studyapp.participants import rounds
     from studyapp.participants.models import Round
 
     round_ = Round.objects.filter(table_id=table_id, seat=seat).select_related("participant")
     found = round_.first()
     if found is None:
         return False
-    flow.mark_dropped(found.participant)
+    rounds.mark_dropped(found.participant)
     return True
 
 
 @receiver(swept, dispatch_uid="participants.drop_idle_between_rounds")
 def drop_idle_between_rounds(sender: Any, now: Any, **_: Any) -> dict[str, int]:
-    from studyapp.participants import flow
+    from studyapp.participants import rounds
 
-    dropped = flow.drop_idle_between_rounds(now)
+    dropped = rounds.drop_idle_between_rounds(now)
     return {"idle person dropped between rounds": dropped} if dropped else {}

@@ -1,5 +1,7 @@
 """Participant pages. Each view finds the participant this browser is, checks that the page is the
-one their record allows, and calls one function of :mod:`studyapp.participants.flow`.
+one their record allows, and calls one function of the participant's path: who the browser is
+(:mod:`studyapp.participants.identity`), the steps (:mod:`studyapp.participants.steps`) or the
+rounds (:mod:`studyapp.participants.rounds`).
 
 GET never changes who anyone is: link previewers and crawlers that fetch a study or invite link
 claim nothing; the Start button (a POST) does.
@@ -20,7 +22,7 @@ from django.views.decorators.http import require_http_methods, require_safe
 
 from games import rules_for_people
 from studyapp import ratelimit
-from studyapp.participants import assignment, flow, pilots, questionnaire
+from studyapp.participants import assignment, identity, pilots, questionnaire, rounds, steps
 from studyapp.participants.forms import ChecksForm, ConsentForm, PolicyForm, WithdrawForm
 from studyapp.participants.models import POLICY_MAX_LENGTH, Invite, Participant, Study
 
@@ -61,7 +63,7 @@ def posted(request: HttpRequest) -> QueryDict | None:
 
 def step_url(participant: Participant, step: str | None = None) -> str:
     return reverse(
-        f"participants:{step or flow.next_step(participant)}", args=[participant.public_id]
+        f"participants:{step or steps.next_step(participant)}", args=[participant.public_id]
     )
 
 
@@ -73,17 +75,17 @@ def participant_page(step: str | None) -> Callable[[ParticipantView], Callable[.
     def decorate(view: ParticipantView) -> Callable[..., HttpResponse]:
         @wraps(view)
         def wrapper(request: HttpRequest, public_id: str) -> HttpResponse:
-            participant = flow.owned_participant(request.session, public_id)
+            participant = identity.owned_participant(request.session, public_id)
             if participant is None:
                 return not_found(request, _("This page does not belong to this browser."))
-            flow.touch(participant)
+            steps.touch(participant)
             with override(participant.study.language):
                 return _step(request, participant)
 
         def _step(request: HttpRequest, participant: Participant) -> HttpResponse:
-            if step is not None and flow.next_step(participant) != step:
+            if step is not None and steps.next_step(participant) != step:
                 if request.method == "POST":
-                    if flow.next_step(participant) == "consent":
+                    if steps.next_step(participant) == "consent":
                         return refused(request, _("Please read and accept the consent form first."))
                     return refused(request, _("That step is not open to you now."))
                 return redirect(step_url(participant))
@@ -113,19 +115,19 @@ def study_link(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _study_link(request: HttpRequest, study: Study) -> HttpResponse:
-    existing = flow.session_participant(request.session, study)
+    existing = identity.session_participant(request.session, study)
     if existing is not None:
         return redirect(step_url(existing))
     pilot = pilots.is_pilot_token(study.slug, request.GET.get("pilot", ""))
     try:
-        ids = flow.recruiter_ids(request.GET, pilot=pilot)
-    except flow.BadRecruiterId as err:
+        ids = identity.recruiter_ids(request.GET, pilot=pilot)
+    except identity.BadRecruiterId as err:
         return render(
             request, "participants/welcome.html", {"study": study, "error": str(err)}, status=400
         )
     resume = request.GET.get("resume", "")
-    returning = flow.returning_participant(study, ids) or (
-        flow.resumed_participant(study, resume) if resume else None
+    returning = identity.returning_participant(study, ids) or (
+        identity.resumed_participant(study, resume) if resume else None
     )
     if returning is None and not study.active:
         return not_found(
@@ -137,10 +139,10 @@ def _study_link(request: HttpRequest, study: Study) -> HttpResponse:
         if returning is None and not pilot and ratelimit.over_limit(request):
             return too_many_starts(request)
         try:
-            participant = flow.start(request.session, study, ids, pilot=pilot, resume=resume)
-        except flow.AlreadyTakingPart:
+            participant = identity.start(request.session, study, ids, pilot=pilot, resume=resume)
+        except identity.AlreadyTakingPart:
             return taking_part_elsewhere(request, study)
-        except flow.StoppedEarlier as stopped:
+        except identity.StoppedEarlier as stopped:
             return stopped_earlier(request, stopped.participant)
         return redirect(step_url(participant))
     return render(request, "participants/welcome.html", {"study": study})
@@ -156,13 +158,13 @@ def continue_study(request: HttpRequest, slug: str) -> HttpResponse:
     """The Continue link of a study table, which people of several participants may share: it
     takes this browser to its own participant's next page."""
     study = Study.objects.filter(slug=slug).first()
-    participant = flow.session_participant(request.session, study) if study else None
+    participant = identity.session_participant(request.session, study) if study else None
     if participant is None:
         return not_found(request, _("This page does not belong to this browser."))
-    seated = flow.seated_round(participant)
+    seated = rounds.seated_round(participant)
     if seated is not None:  # a group just formed: straight to the table it sits at
-        flow.take_seat(request.session, seated)
-        return redirect(flow.table_url(seated))
+        rounds.take_seat(request.session, seated)
+        return redirect(rounds.table_url(seated))
     return redirect(step_url(participant))
 
 
@@ -174,10 +176,10 @@ def invite_link(request: HttpRequest, token: str) -> HttpResponse:
         return not_found(request, _("This invitation link is not valid. Please check the link."))
     try:
         if request.method == "POST":
-            participant = flow.claim_invite(request.session, invite)
+            participant = identity.claim_invite(request.session, invite)
         else:
-            participant = flow.invite_owner(request.session, invite)
-    except flow.InviteTaken:
+            participant = identity.invite_owner(request.session, invite)
+    except identity.InviteTaken:
         with override(invite.study.language):
             return refused(
                 request, _("This personal link has already been used in another browser.")
@@ -198,19 +200,19 @@ def resume(request: HttpRequest, participant: Participant) -> HttpResponse:
 def consent(request: HttpRequest, participant: Participant) -> HttpResponse:
     study = participant.study
     if request.method == "POST" and "decline" in request.POST:
-        flow.decline_consent(request.session, participant)
+        steps.decline_consent(request.session, participant)
         return redirect(step_url(participant))
     form = ConsentForm(posted(request), initial={"version": study.consent_version})
     if request.method == "POST" and form.is_valid():
         try:
-            participant = flow.give_consent(
+            participant = steps.give_consent(
                 request.session, participant, form.cleaned_data["version"]
             )
-        except flow.StepRefused:
+        except steps.StepRefused:
             form.add_error(None, ConsentForm.CHANGED)
-        except flow.AlreadyTakingPart:
+        except identity.AlreadyTakingPart:
             return taking_part_elsewhere(request, study)
-        except flow.StoppedEarlier as stopped:
+        except identity.StoppedEarlier as stopped:
             return stopped_earlier(request, stopped.participant)
         else:
             return redirect(step_url(participant))
@@ -221,14 +223,14 @@ def consent(request: HttpRequest, participant: Participant) -> HttpResponse:
 def instructions(request: HttpRequest, participant: Participant) -> HttpResponse:
     """The rules and the comprehension checks; failing them too often ends the study politely."""
     study = participant.study
-    form = ChecksForm(flow.study_checks(study), posted(request))
+    form = ChecksForm(steps.study_checks(study), posted(request))
     wrong = False
     if request.method == "POST" and form.is_valid():
-        result = flow.answer_checks(participant, form.answers())
+        result = steps.answer_checks(participant, form.answers())
         if result != "wrong":
             return redirect(step_url(participant))
         wrong = True
-        form = ChecksForm(flow.study_checks(study))
+        form = ChecksForm(steps.study_checks(study))
     context = {
         "participant": participant,
         "study": study,
@@ -244,15 +246,15 @@ def instructions(request: HttpRequest, participant: Participant) -> HttpResponse
 def play(request: HttpRequest, participant: Participant) -> HttpResponse:
     """Between rounds: the running reward and a button for the next table."""
     if request.method == "POST":
-        round_ = flow.begin_round(request.session, participant)
-        return redirect(flow.table_url(round_))
-    state = flow.play_state(participant)
-    if flow.next_step(participant) != "play":
+        round_ = rounds.begin_round(request.session, participant)
+        return redirect(rounds.table_url(round_))
+    state = rounds.play_state(participant)
+    if steps.next_step(participant) != "play":
         return redirect(step_url(participant))
     context = {"participant": participant, "study": participant.study, **state}
-    context["shown_policy"] = flow.shown_policy(participant)
+    context["shown_policy"] = rounds.shown_policy(participant)
     link = reverse("participants:study_link", args=[participant.study.slug])
-    token = urlencode({"resume": flow.resume_token(participant)})
+    token = urlencode({"resume": identity.resume_token(participant)})
     context["resume_link"] = request.build_absolute_uri(f"{link}?{token}")
     return render(request, "participants/play.html", context)
 
@@ -261,7 +263,7 @@ def play(request: HttpRequest, participant: Participant) -> HttpResponse:
 def policy(request: HttpRequest, participant: Participant) -> HttpResponse:
     form = PolicyForm(posted(request))
     if request.method == "POST" and form.is_valid():
-        flow.save_policy(participant, form.cleaned_data["policy"])
+        steps.save_policy(participant, form.cleaned_data["policy"])
         return redirect(step_url(participant))
     context = {"participant": participant, "form": form, "max_length": POLICY_MAX_LENGTH}
     return render(request, "participants/policy.html", context)
@@ -274,7 +276,7 @@ def questionnaire_page(request: HttpRequest, participant: Participant) -> HttpRe
     given: dict[str, list[str]] = {}
     if request.method == "POST":
         given = {key: request.POST.getlist(key) for key in request.POST if key.startswith("q_")}
-        errors = flow.answer_questionnaire(participant, given)
+        errors = steps.answer_questionnaire(participant, given)
         if not errors:
             return redirect(step_url(participant))
     shown = [
@@ -296,9 +298,9 @@ def questionnaire_page(request: HttpRequest, participant: Participant) -> HttpRe
 @participant_page("debrief")
 def debrief(request: HttpRequest, participant: Participant) -> HttpResponse:
     if request.method == "POST":
-        flow.debrief_read(participant)
+        steps.debrief_read(participant)
         return redirect(step_url(participant))
-    context = {"participant": participant, "debrief_agents": flow.debrief_agents(participant)}
+    context = {"participant": participant, "debrief_agents": steps.debrief_agents(participant)}
     return render(request, "participants/debrief.html", context)
 
 
@@ -324,7 +326,7 @@ def done(request: HttpRequest, participant: Participant) -> HttpResponse:
         "link": participant.study.completion_link(code) if code else "",
         # Turned away before playing: they return the study on the recruiter instead of a code.
         "return_statuses": ("declined", "failed_checks", "full"),
-        "debrief_agents": flow.debrief_agents(participant),
+        "debrief_agents": steps.debrief_agents(participant),
     }
     return render(request, "participants/done.html", context)
 
@@ -336,8 +338,8 @@ def withdraw(request: HttpRequest, participant: Participant) -> HttpResponse:
     form = WithdrawForm(posted(request))
     if request.method == "POST" and form.is_valid():
         study = participant.study
-        debrief = flow.debrief_agents(participant)  # asked before their games may be deleted
-        code = flow.withdraw(participant, delete_data=form.cleaned_data["delete_data"])
+        debrief = steps.debrief_agents(participant)  # asked before their games may be deleted
+        code = rounds.withdraw(participant, delete_data=form.cleaned_data["delete_data"])
         context = {
             "debrief_agents": debrief,
             "study": study,

@@ -20,9 +20,9 @@ def new_session() -> str:
 
 def study_round(slug: str) -> dict[str, Any]:
     """A study participant who has consented and passed the checks begins round 1, as the
-    rounds page's button does (``flow.begin_round``)."""
-    from studyapp.participants import flow
+    rounds page's button does (``rounds.begin_round``)."""
     from studyapp.participants.models import Participant, Study
+    from studyapp.participants.rounds import begin_round
 
     study = Study.objects.get(slug=slug)
     session = SessionStore()
@@ -36,7 +36,7 @@ def study_round(slug: str) -> dict[str, Any]:
         consented_at=now,
         started_at=now,
     )
-    round_ = flow.begin_round(session, participant)
+    round_ = begin_round(session, participant)
     return {
         "participant": participant.pk,
         "table": round_.table_id,
@@ -47,11 +47,11 @@ def study_round(slug: str) -> dict[str, Any]:
 
 def round_result(participant_id: int) -> dict[str, Any]:
     """The participant's first round as the study books it."""
-    from studyapp.participants import flow
     from studyapp.participants.models import Participant
+    from studyapp.participants.rounds import sync_round
 
     participant = Participant.objects.get(pk=participant_id)
-    flow.sync_round(participant)
+    sync_round(participant)
     round_ = participant.round_set.get(number=1)
     snap = services.table_state(round_.table_id)
     return {
@@ -168,15 +168,15 @@ def study_with_oracle(slug: str, oracle_spec: str) -> dict[str, Any]:
 
 def participant_state(participant_id: int) -> dict[str, Any]:
     """Where a participant stands, as the site has booked it (nothing is synced here)."""
-    from studyapp.participants import flow
     from studyapp.participants.models import Participant
+    from studyapp.participants.steps import next_step
 
     person = Participant.objects.get(pk=participant_id)
     round_ = person.round_set.get(number=1)
     return {
         "status": person.status,
         "rounds_finished": person.rounds_finished,
-        "next_step": flow.next_step(person),
+        "next_step": next_step(person),
         "round_booked": round_.finished_at is not None,
         "round_reward": round_.reward,
         "code": person.study.code_finished if person.status == "finished" else "",

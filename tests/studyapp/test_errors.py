@@ -15,7 +15,7 @@ import sentry_sdk
 from django.test import Client
 
 from studyapp.errors import FILTERED, scrub_event
-from studyapp.participants.flow import SESSION_KEY
+from studyapp.participants.identity import SESSION_KEY
 from studyapp.participants.models import Participant, Study
 from tests.fakes.sentry_server import FakeSentry
 

@@ -385,7 +385,7 @@ def test_an_attacker_on_the_served_site_gets_no_seat_word_or_code(served):
         shell(
             served,
             "import json; from studyapp.participants.models import "
-            "Study; from studyapp.participants.flow import study_checks; "
+            "Study; from studyapp.participants.steps import study_checks; "
             "print(json.dumps([c['answer'] for c in "
             "study_checks(Study.objects.get(slug='demo'))]))",
         )

@@ -10,7 +10,7 @@ from typing import Any
 
 from django import template
 
-from studyapp.participants import flow
+from studyapp.participants import identity
 from studyapp.participants.models import Study
 
 register = template.Library()
@@ -23,7 +23,7 @@ def study_bar(context: dict[str, Any], table: Any) -> dict[str, Any]:
     study = Study.objects.filter(slug=slug).first() if slug else None
     participant = None
     if study is not None and request is not None:
-        participant = flow.session_participant(request.session, study)
+        participant = identity.session_participant(request.session, study)
     return {
         "study": study,
         "participant": participant,

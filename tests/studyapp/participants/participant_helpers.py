@@ -39,7 +39,7 @@ def get_ready(client: Client, study: Study, query: str = "") -> Participant:
 def win_round(client: Client, participant: Participant) -> None:
     """Start the next round and name the answer word at once (reward 1.0; the engine settles a
     right guess itself, so no agent turn is needed)."""
-    from studyapp.participants.flow import current_round
+    from studyapp.participants.rounds import current_round
     from studyapp.tables import services
 
     client.post(page(participant, "play"))

@@ -7,8 +7,8 @@ import pytest
 from django.urls import reverse
 from participant_helpers import arrive, get_ready, page
 
-from studyapp.participants.flow import current_round
 from studyapp.participants.models import Invite, Participant, Round
+from studyapp.participants.rounds import current_round
 
 pytestmark = pytest.mark.django_db
 
@@ -95,7 +95,7 @@ def test_opening_a_claimed_invite_again_in_the_same_browser_resumes(study, alice
 
 
 def test_an_invite_stays_used_after_staff_delete_its_participant(study, alice, bob):
-    from studyapp.participants.flow import delete_participant
+    from studyapp.participants.rounds import delete_participant
 
     invite = Invite.objects.create(study=study)
     url = reverse("participants:invite_link", args=[invite.token])

@@ -7,8 +7,8 @@ import pytest
 from django.urls import reverse
 from participant_helpers import arrive, get_ready, page, win_round
 
-from studyapp.participants.flow import current_round
 from studyapp.participants.models import POLICY_MAX_LENGTH, Participant
+from studyapp.participants.rounds import current_round
 from studyapp.tables.models import Turn
 
 pytestmark = pytest.mark.django_db

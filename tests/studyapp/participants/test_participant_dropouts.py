@@ -12,8 +12,8 @@ from django.test import Client
 from django.utils import timezone
 
 from games.base import IllegalMove
-from studyapp.participants import flow
 from studyapp.participants.models import Participant, Round, Study
+from studyapp.participants.rounds import current_round, drop_idle_between_rounds, withdraw
 from studyapp.tables import driver, services
 from studyapp.tables.models import Seat, Table, Turn
 from tests.studyapp.participants.participant_helpers import get_ready, page
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def start_round(client: Client, participant: Participant) -> Round:
     client.post(page(participant, "play"))
-    return flow.current_round(participant)
+    return current_round(participant)
 
 
 def test_five_next_round_posts_at_once_make_one_table(alice: Client, study: Study) -> None:
@@ -55,7 +55,7 @@ def test_five_next_round_posts_at_once_make_one_table(alice: Client, study: Stud
 def test_who_withdraws_keeping_their_data_can_no_longer_move(alice: Client, study: Study) -> None:
     participant = get_ready(alice, study)
     round_ = start_round(alice, participant)
-    flow.withdraw(participant, delete_data=False)
+    withdraw(participant, delete_data=False)
     # The agent that took the seat may already have played the round out (no server: inline).
     with pytest.raises(IllegalMove, match="no longer yours|The game is over"):
         services.submit(round_.table_id, round_.seat, {"type": "question", "text": "Is it red?"})
@@ -120,15 +120,15 @@ def test_a_person_at_a_table_or_just_back_from_a_long_game_is_not_dropped(
     participant = get_ready(alice, Study.objects.get(pk=study.pk))
     round_ = start_round(alice, participant)
     idle_for(participant, 600)  # a socket at a table does not touch the participant
-    assert flow.drop_idle_between_rounds() == 0  # at a table: the table's own limit applies
+    assert drop_idle_between_rounds() == 0  # at a table: the table's own limit applies
     # The game ends (here: the person found the word) after a long round.
     services.submit(round_.table_id, round_.seat, {"type": "question", "guess": study_word(round_)})
     assert Table.objects.get(pk=round_.table_id).status == Table.Status.FINISHED
-    assert flow.drop_idle_between_rounds() == 0  # idle counts from the end of their game
+    assert drop_idle_between_rounds() == 0  # idle counts from the end of their game
     Table.objects.filter(pk=round_.table_id).update(
         finished_at=timezone.now() - timedelta(seconds=61)
     )
-    assert flow.drop_idle_between_rounds() == 1  # round 2 of 2 never started
+    assert drop_idle_between_rounds() == 1  # round 2 of 2 never started
     participant.refresh_from_db()
     round_.refresh_from_db()
     assert round_.finished_at is not None and round_.reward > 0  # their game was booked first

@@ -10,8 +10,8 @@ import pytest
 from django.urls import reverse
 from participant_helpers import get_ready, page, win_round
 
-from studyapp.participants import flow
 from studyapp.participants.models import Participant
+from studyapp.participants.rounds import current_round
 from studyapp.tables import services
 from studyapp.tables.rendering import render_board
 
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.django_db
 def test_the_running_total_includes_a_game_as_soon_as_it_ends(study, alice):
     participant = get_ready(alice, study)
     alice.post(page(participant, "play"))
-    round_ = flow.current_round(participant)
+    round_ = current_round(participant)
     table_page = reverse("tables:table", args=[round_.table_id])
     assert '<span id="study-total">0.00</span>' in alice.get(table_page).content.decode()
 
@@ -48,7 +48,7 @@ def test_the_running_total_includes_a_game_as_soon_as_it_ends(study, alice):
 def test_a_board_before_the_end_or_outside_a_study_carries_no_total(study, alice):
     participant = get_ready(alice, study)
     alice.post(page(participant, "play"))
-    round_ = flow.current_round(participant)
+    round_ = current_round(participant)
     services.submit(round_.table_id, round_.seat, {"type": "question", "text": "Is it red?"})
     assert "study-total" not in render_board(services.table_state(round_.table_id), round_.seat)
 

@@ -10,8 +10,8 @@ import pytest
 from django.urls import reverse
 from participant_helpers import arrive, consent, get_ready, page, win_round
 
-from studyapp.participants.flow import current_round
 from studyapp.participants.models import Participant, Round
+from studyapp.participants.rounds import current_round
 from studyapp.tables.models import Table, Turn
 
 pytestmark = pytest.mark.django_db

@@ -15,8 +15,8 @@ from django.urls import reverse
 from participant_helpers import arrive, consent, get_ready, page, win_round
 
 from studyapp.participants import pilots
-from studyapp.participants.flow import current_round
 from studyapp.participants.models import Participant
+from studyapp.participants.rounds import current_round
 from studyapp.tables.models import Seat
 
 pytestmark = pytest.mark.django_db

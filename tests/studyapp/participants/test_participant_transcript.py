@@ -9,7 +9,7 @@ from django.test import Client
 from django.urls import reverse
 from participant_helpers import get_ready, page, win_round
 
-from studyapp.participants.flow import current_round
+from studyapp.participants.rounds import current_round
 from studyapp.tables import services
 
 pytestmark = pytest.mark.django_db

@@ -8,8 +8,9 @@ import pytest
 from django.test import Client
 from participant_helpers import arrive, consent, page
 
-from studyapp.participants import flow
 from studyapp.participants.models import Participant, Round, Study
+from studyapp.participants.rounds import current_round, delete_participant, delete_tables
+from studyapp.participants.steps import study_checks
 from studyapp.tables.models import Seat, Table
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -39,15 +40,15 @@ def seated_pair(study: Study) -> tuple[Client, Participant, Client, Participant,
         client = Client()
         participant = arrive(client, study)
         consent(client, participant)
-        checks = flow.study_checks(study)
+        checks = study_checks(study)
         answers = {f"check_{i}": check["answer"] for i, check in enumerate(checks)}
         client.post(page(participant, "instructions"), answers)
         participant.refresh_from_db()
         client.post(page(participant, "play"))
         people.append((client, participant))
     (alice, first), (bob, second) = people
-    table = flow.current_round(first).table
-    assert flow.current_round(second).table_id == table.pk
+    table = current_round(first).table
+    assert current_round(second).table_id == table.pk
     table.refresh_from_db()
     assert table.status == Table.Status.PLAYING
     return alice, first, bob, second, table
@@ -70,7 +71,7 @@ def test_withdrawing_with_deletion_at_a_shared_table_keeps_the_other_persons_gam
 def test_staff_deleting_a_person_at_a_shared_table_keeps_the_other_persons_game() -> None:
     study = two_person_study()
     _, first, _, second, table = seated_pair(study)
-    flow.delete_participant(first)
+    delete_participant(first)
     assert not Participant.objects.filter(pk=first.pk).exists()
     assert Table.objects.filter(pk=table.pk).exists()
     assert Round.objects.filter(participant=second, table=table).exists()
@@ -82,7 +83,7 @@ def test_a_table_only_the_withdrawing_person_played_at_is_deleted() -> None:
     _, first, _, _, shared = seated_pair(study)
     own = Table.objects.create(game="undercover", config={}, seed=0)
     Round.objects.create(participant=first, number=2, table=own, seat=0)
-    assert flow.delete_tables([shared.pk, own.pk]) == {shared.pk, own.pk}  # both still in use
+    assert delete_tables([shared.pk, own.pk]) == {shared.pk, own.pk}  # both still in use
     Round.objects.filter(participant=first).delete()
-    assert flow.delete_tables([shared.pk, own.pk]) == {shared.pk}
+    assert delete_tables([shared.pk, own.pk]) == {shared.pk}
     assert not Table.objects.filter(pk=own.pk).exists()

@@ -12,8 +12,9 @@ import pytest
 from django.core.management import CommandError, call_command
 from participant_helpers import get_ready, page, win_round
 
-from studyapp.participants import flow, pilots
+from studyapp.participants import pilots
 from studyapp.participants.models import Participant
+from studyapp.participants.rounds import mark_dropped
 from tests.fakes.prolific_server import FakeProlific
 
 pytestmark = pytest.mark.django_db
@@ -117,7 +118,7 @@ def test_an_early_stop_is_paid_its_share_as_a_bonus_and_never_approved(study, al
     person = arrive_from_prolific(alice, study, prolific, 5)
     win_round(alice, person)
     person.refresh_from_db()
-    flow.mark_dropped(person)
+    mark_dropped(person)
     person.refresh_from_db()
     # Half the rounds: half the base pay, plus the bonus of the round won.
     assert person.payment_amount == Decimal("5.00") and person.bonus == Decimal("1.00")
@@ -183,7 +184,7 @@ def test_the_bonus_sheet_carries_an_early_stops_share(study, alice, staff, proli
     person = arrive_from_prolific(alice, study, prolific, 11)
     win_round(alice, person)
     person.refresh_from_db()
-    flow.mark_dropped(person)
+    mark_dropped(person)
     from django.urls import reverse
 
     response = staff.post(

@@ -10,8 +10,8 @@ from django.db import IntegrityError
 from django.urls import reverse
 from participant_helpers import arrive, consent, get_ready, page, win_round
 
-from studyapp.participants.flow import current_round
 from studyapp.participants.models import Participant
+from studyapp.participants.rounds import current_round
 
 pytestmark = pytest.mark.django_db
 

@@ -16,8 +16,10 @@ from django.utils import timezone
 from participant_helpers import arrive, consent, page, win_round
 
 from games.cases import case_config
-from studyapp.participants import flow, pilots
+from studyapp.participants import pilots
 from studyapp.participants.models import Condition, Participant, Round, Study
+from studyapp.participants.rounds import current_round
+from studyapp.participants.steps import study_checks
 from studyapp.tables import driver, services
 from studyapp.tables.models import Seat, Table
 
@@ -49,7 +51,7 @@ def make_study(slug: str = "uc", **fields) -> Study:
 def ready(client, study: Study, query: str = "") -> Participant:
     participant = arrive(client, study, query)
     consent(client, participant)
-    answers = {f"check_{i}": check["answer"] for i, check in enumerate(flow.study_checks(study))}
+    answers = {f"check_{i}": check["answer"] for i, check in enumerate(study_checks(study))}
     client.post(page(participant, "instructions"), answers)
     participant.refresh_from_db()
     return participant
@@ -118,12 +120,12 @@ def test_a_person_can_be_the_oracle_for_a_model_questioner(alice):
     )
     participant = ready(alice, study)
     alice.post(page(participant, "play"))
-    round_ = flow.current_round(participant)
+    round_ = current_round(participant)
     seats = list(round_.table.seats.order_by("index"))
     assert (seats[0].kind, seats[0].agent_spec) == ("agent", "offline:infogain")
     assert seats[1].kind == "human" and seats[1].session_key == alice.session.session_key
     assert round_.seat == 1
-    assert "oracle" in flow.study_checks(study)[0]["question"]
+    assert "oracle" in study_checks(study)[0]["question"]
 
 
 # --- Undercover: people matched at one table ------------------------------------------------
@@ -133,12 +135,12 @@ def test_two_people_share_one_undercover_table_with_three_agents(alice, bob):
     study = make_study(seed=3, rounds=1)
     first, second = ready(alice, study), ready(bob, study)
     alice.post(page(first, "play"))
-    table = flow.current_round(first).table
+    table = current_round(first).table
     assert table.status == Table.Status.LOBBY  # waiting for the second person
     lobby_page = alice.get(reverse("tables:table", args=[table.pk]))
     assert b"Time left to wait" in lobby_page.content and b"Game 1 of 1" in lobby_page.content
     bob.post(page(second, "play"))
-    assert flow.current_round(second).table_id == table.pk
+    assert current_round(second).table_id == table.pk
     table.refresh_from_db()
     assert table.status == Table.Status.PLAYING
     kinds = [seat.kind for seat in table.seats.order_by("index")]
@@ -169,7 +171,7 @@ def test_an_empty_person_seat_goes_to_the_replacement_agent_at_the_wait_limit(al
     )
     participant = ready(alice, study)
     alice.post(page(participant, "play"))
-    table = flow.current_round(participant).table
+    table = current_round(participant).table
     Table.objects.filter(pk=table.pk).update(created_at=timezone.now() - timedelta(seconds=10))
     assert driver.check_lobby(table.pk) == "filled"
     seats = list(table.seats.order_by("index"))
@@ -182,7 +184,7 @@ def test_a_lobby_that_times_out_sends_the_studys_lobby_timeout_code(alice):
     study = make_study(design={"seats": [PERSON, PERSON, AGENT, AGENT], "lobby_timeout": "exit"})
     participant = ready(alice, study)
     alice.post(page(participant, "play"))
-    table = flow.current_round(participant).table
+    table = current_round(participant).table
     Table.objects.filter(pk=table.pk).update(created_at=timezone.now() - timedelta(seconds=120))
     assert driver.check_lobby(table.pk) == "released"
     response = alice.get(page(participant, "play"), follow=True)
@@ -252,7 +254,7 @@ def test_the_condition_changes_the_table(client_factory):
         (c, p) for c, p in zip(clients, people, strict=True) if p.condition == "one"
     )
     client.post(page(solo, "play"))
-    table = flow.current_round(solo).table
+    table = current_round(solo).table
     assert table.status == Table.Status.PLAYING  # one person and four agents: no wait
     seats = list(table.seats.order_by("index"))
     assert [s.kind for s in seats] == ["human"] + ["agent"] * 4
@@ -286,7 +288,7 @@ def test_round_pages_show_the_round_the_total_a_way_out_and_the_study_name(alice
     assert "Game 1 of 2" in play and 'id="withdraw"' in play
     assert 'id="study-name">Study uc<' in play and 'href="/" class="home"' not in play
     alice.post(page(participant, "play"))
-    table = alice.get(reverse("tables:table", args=[flow.current_round(participant).table_id]))
+    table = alice.get(reverse("tables:table", args=[current_round(participant).table_id]))
     text = table.content.decode()
     assert "Game 1 of 2" in text and "Total so far" in text
     assert 'id="withdraw"' in text and 'href="/" class="home"' not in text

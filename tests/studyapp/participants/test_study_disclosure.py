@@ -13,8 +13,8 @@ from participant_helpers import page
 from test_study_designs import make_study, ready
 
 from studyapp.dashboard.records import participants_frame
-from studyapp.participants import flow
 from studyapp.participants.models import Participant, Study
+from studyapp.participants.rounds import current_round
 from studyapp.participants.studyfile import dumps, loads
 from studyapp.tables import driver, services
 from studyapp.tables.models import Seat, Table
@@ -62,9 +62,9 @@ def two_at_a_table(client_factory, study: Study) -> tuple[dict, list[Participant
     alice, bob = client_factory(), client_factory()
     first, second = ready(alice, study), ready(bob, study)
     alice.post(page(first, "play"))
-    lobby_page = alice.get(reverse("tables:table", args=[flow.current_round(first).table_id]))
+    lobby_page = alice.get(reverse("tables:table", args=[current_round(first).table_id]))
     bob.post(page(second, "play"))
-    table = flow.current_round(first).table
+    table = current_round(first).table
     return {"lobby": lobby_page.content.decode()}, [first, second], table, (alice, bob)
 
 
@@ -74,7 +74,7 @@ def test_a_blinded_study_never_shows_which_seat_is_an_agent(client_factory, disc
     views, people, table, clients = two_at_a_table(client_factory, study)
     assert table.status == Table.Status.PLAYING
     assert table.options["agents_disclosed"] is disclosed
-    seats = {r.seat: c for r, c in zip(map(flow.current_round, people), clients, strict=True)}
+    seats = {r.seat: c for r, c in zip(map(current_round, people), clients, strict=True)}
     frames = [views["lobby"], *play_and_watch(table.pk, seats)]
     revealing = [reveals_an_agent(frame) for frame in frames]
     if disclosed:  # the same pages name the agents' seats when the study discloses them

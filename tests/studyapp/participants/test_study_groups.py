@@ -11,8 +11,9 @@ from participant_helpers import page
 from test_study_designs import AGENT, PERSON, make_study, play_out, ready
 
 from studyapp.dashboard.records import participants_frame
-from studyapp.participants import design, flow
+from studyapp.participants import design
 from studyapp.participants.models import Condition, Participant, Study, StudyGroup
+from studyapp.participants.rounds import current_round
 from studyapp.tables import driver
 from studyapp.tables.models import Table
 
@@ -47,7 +48,7 @@ def test_two_people_who_arrive_together_sit_at_one_table_in_one_condition(client
     first, second = ready(alice, study), ready(bob, study)
     assert (first.condition, second.condition) == ("", "")  # nothing drawn per person
     alice.post(page(first, "play"))
-    lobby = flow.current_round(first).table
+    lobby = current_round(first).table
     assert lobby.status == Table.Status.LOBBY and lobby.options["group_lobby"]
     bob.post(page(second, "play"))  # the same lobby (one per study and round): now full
     lobby.refresh_from_db()
@@ -55,8 +56,8 @@ def test_two_people_who_arrive_together_sit_at_one_table_in_one_condition(client
     first, second = fresh(first), fresh(second)
     assert first.condition == second.condition != ""
     assert first.group_id == second.group_id is not None
-    table = flow.current_round(first).table
-    assert flow.current_round(second).table_id == table.pk != lobby.pk
+    table = current_round(first).table
+    assert current_round(second).table_id == table.pk != lobby.pk
     assert table.status == Table.Status.PLAYING
     assert table.options["condition"] == first.condition and table.options["group"] == 1
     holders = {s.index: s.session_key for s in table.seats.order_by("index")}
@@ -115,7 +116,7 @@ def test_a_pair_drawn_into_a_one_person_arm_plays_at_two_tables_of_that_arm(clie
         people = [fresh(person) for _, person in pair]
         condition = people[0].condition
         assert people[1].condition == condition and people[0].group_id == people[1].group_id
-        tables = [flow.current_round(person).table for person in people]
+        tables = [current_round(person).table for person in people]
         assert all(t.status == Table.Status.PLAYING for t in tables)
         kinds = [[s.kind for s in t.seats.order_by("index")] for t in tables]
         if condition == "two-people":
@@ -133,12 +134,12 @@ def test_a_group_forms_at_the_wait_limit_with_whoever_came(client_factory):
     client = client_factory()
     person = ready(client, study)
     client.post(page(person, "play"))
-    lobby = flow.current_round(person).table
+    lobby = current_round(person).table
     assert driver.check_lobby(lobby.pk) == "early"
     Table.objects.filter(pk=lobby.pk).update(created_at=timezone.now() - timedelta(seconds=61))
     assert driver.check_lobby(lobby.pk) == "group formed"
     person = fresh(person)
-    table = flow.current_round(person).table
+    table = current_round(person).table
     seats = list(table.seats.order_by("index"))
     assert seats[0].kind == "human" and seats[1].kind == "agent"  # the replacement agent
     assert table.options["person_seats"] == [0, 1]
@@ -147,7 +148,7 @@ def test_a_group_forms_at_the_wait_limit_with_whoever_came(client_factory):
     late_client = client_factory()
     late = ready(late_client, study)
     late_client.post(page(late, "play"))
-    assert flow.current_round(late).table_id not in (lobby.pk, table.pk)
+    assert current_round(late).table_id not in (lobby.pk, table.pk)
 
 
 def test_quotas_count_people_and_groups(client_factory):
@@ -191,16 +192,16 @@ def test_someone_who_leaves_the_lobby_starts_the_round_again(client_factory):
     alice, bob = client_factory(), client_factory()
     first, second = ready(alice, study), ready(bob, study)
     alice.post(page(first, "play"))
-    lobby = flow.current_round(first).table
+    lobby = current_round(first).table
     response = alice.post(reverse("tables:leave", args=[lobby.pk]))
     assert response.url == reverse("participants:continue", args=[study.slug])
-    assert flow.current_round(first) is None  # the round went with the place
+    assert current_round(first) is None  # the round went with the place
     bob.post(page(second, "play"))  # takes the place alice left
     assert fresh(second).group_id is None
     alice.post(page(first, "play"))  # comes back: the lobby is full, the group forms
     first, second = fresh(first), fresh(second)
     assert first.group_id == second.group_id is not None
-    assert flow.current_round(first).table_id == flow.current_round(second).table_id
+    assert current_round(first).table_id == current_round(second).table_id
     assert StudyGroup.objects.get(study=study).size == 2
 
 
@@ -212,7 +213,7 @@ def test_a_group_too_small_for_its_arm_leaves_with_the_lobby_code_under_exit(cli
     client = client_factory()
     person = ready(client, study)
     client.post(page(person, "play"))
-    lobby = flow.current_round(person).table
+    lobby = current_round(person).table
     Table.objects.filter(pk=lobby.pk).update(created_at=timezone.now() - timedelta(seconds=61))
     assert driver.check_lobby(lobby.pk) == "group formed"
     person = fresh(person)

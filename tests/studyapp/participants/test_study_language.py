@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 from participant_helpers import arrive, consent, page, win_round
 
-from studyapp.participants.flow import current_round
+from studyapp.participants.rounds import current_round
 from studyapp.tables.rendering import render_board
 from studyapp.tables.services import table_state
 

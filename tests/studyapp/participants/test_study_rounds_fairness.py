@@ -14,8 +14,8 @@ from analysis import frames, metrics
 from analysis.summary import summarize
 from studyapp.dashboard.cache import page_payload
 from studyapp.dashboard.records import table_records
-from studyapp.participants import flow
 from studyapp.participants.models import Participant, Study
+from studyapp.participants.rounds import current_round
 from studyapp.tables import driver, services
 from studyapp.tables.models import Table
 from studyapp.tables.rendering import render_board
@@ -26,7 +26,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def start_round(client: Client, participant: Participant):
     client.post(page(participant, "play"))
-    return flow.current_round(participant)
+    return current_round(participant)
 
 
 def test_a_person_alone_with_agents_has_no_turn_deadline(alice: Client, study: Study) -> None:

@@ -10,7 +10,7 @@ from participant_helpers import arrive, consent, page
 
 from games import rules_for_people
 from games.twenty_questions import rules as tq_rules
-from studyapp.participants import flow
+from studyapp.participants.steps import study_checks
 
 pytestmark = pytest.mark.django_db
 
@@ -26,7 +26,7 @@ def test_the_instructions_page_shows_the_game_packages_rules_and_check(study, al
     assert rules_for_people("twenty-questions").replace('"', "&quot;") in html
     (check,) = tq_rules.DEFAULT_CHECKS["questioner"]
     assert check["question"] in html and tq_rules.ANSWERS_TEXT in html
-    assert flow.study_checks(study) == tq_rules.DEFAULT_CHECKS["questioner"]
+    assert study_checks(study) == tq_rules.DEFAULT_CHECKS["questioner"]
 
 
 def test_custom_instructions_without_checks_are_refused_with_the_reason(study):

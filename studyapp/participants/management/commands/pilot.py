@@ -23,7 +23,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from studyapp.participants import flow, pilots
+from studyapp.participants import pilots, steps
 from studyapp.participants.models import Participant, Study
 from studyapp.participants.pilot_bot import BotResult, run_bots
 
@@ -52,7 +52,7 @@ class Command(BaseCommand):
             raise CommandError(f"no study {options['slug']!r}")
         if options["participants"] < 1:
             raise CommandError("--participants must be 1 or more")
-        answers = [check["answer"] for check in flow.study_checks(study)]
+        answers = [check["answer"] for check in steps.study_checks(study)]
         token = options["token"] or pilots.pilot_token(study.slug)
         # Rounds the bots finished, on stderr: stdout stays the JSON report alone.
         total = options["participants"] * study.rounds

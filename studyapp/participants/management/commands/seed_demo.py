@@ -12,8 +12,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.urls import reverse
 
-from studyapp.participants.flow import DEFAULT_CHECKS
 from studyapp.participants.models import Condition, Study
+from studyapp.participants.steps import DEFAULT_CHECKS
 
 STAFF_USERNAME = "researcher"
 DEMO_SLUG = "demo"

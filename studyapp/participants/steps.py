@@ -1,0 +1,225 @@
+"""The participant's path through a study, step by step, as plain functions the views call.
+
+landing → consent → instructions (practice question) → rounds 1..N → policy question →
+questionnaire → debrief → completion. Every step is derived from the participant record
+(:func:`next_step`), so someone who leaves and comes back lands where they stopped, and a crafted
+request for a later step is sent back. Who the browser is lives in
+:mod:`studyapp.participants.identity`; the rounds, and stopping early, in
+:mod:`studyapp.participants.rounds`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django.contrib.sessions.backends.base import SessionBase
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from games import default_checks
+from games.twenty_questions import rules as twenty_questions_rules
+from games.undercover import rules as undercover_rules
+from studyapp.participants import identity, questionnaire
+from studyapp.participants.models import Participant, Study
+
+# The comprehension check a study gets when staff wrote none: the one rule people most often miss,
+# from the game package (games/<game>/rules.py), where the rules text people read comes from too.
+DEFAULT_CHECKS = {
+    **twenty_questions_rules.DEFAULT_CHECKS,
+    "undercover": undercover_rules.DEFAULT_CHECKS,
+}
+
+
+class StepRefused(Exception):
+    """The participant asked for a step their record does not allow yet (or any more)."""
+
+
+def next_step(participant: Participant) -> str:
+    """The name of the page this participant should be on now; the single source of the order."""
+    status = participant.status
+    if status == Participant.Status.VISITED:
+        return "consent"
+    if status in (Participant.Status.FINISHED, Participant.Status.DECLINED):
+        return "done"
+    if status in (Participant.Status.DROPPED, Participant.Status.WITHDRAWN):
+        return "done"
+    if status in (
+        Participant.Status.SCREENED,
+        Participant.Status.FAILED_CHECKS,
+        Participant.Status.LOBBY_TIMEOUT,
+        Participant.Status.FULL,
+    ):
+        return "done"
+    if not participant.practice_passed:
+        return "instructions"
+    if participant.rounds_finished < participant.study.rounds:
+        return "play"
+    study = participant.study
+    if study.policy_question and not participant.policy_done:
+        return "policy"
+    if study.questionnaire and not participant.questionnaire_done:
+        return "questionnaire"
+    if study.debrief_text and not participant.debrief_seen:
+        return "debrief"
+    return "done"
+
+
+def require_step(participant: Participant, step: str) -> None:
+    """Refuse a request for any page other than the one the participant is on."""
+    if next_step(participant) != step:
+        raise StepRefused(step)
+
+
+def touch(participant: Participant) -> None:
+    """Note activity, so the time spent of someone who drops out can be paid."""
+    if participant.status in Participant.ACTIVE:
+        participant.last_seen_at = timezone.now()
+        participant.save(update_fields=["last_seen_at"])
+
+
+def give_consent(session: SessionBase, participant: Participant, version: str) -> Participant:
+    """Record consent to the version the person was shown; only now are recruiter IDs stored.
+
+    Returns the participant to go on as: when another browser consented with the same Prolific ID
+    first (the database holds one participant per ID and study), this visit's record is dropped
+    and the person rejoins that participant.
+    """
+    require_step(participant, "consent")
+    if version != participant.study.consent_version:
+        raise StepRefused("consent changed")
+    ids = identity.waiting_ids(session, participant)
+    for field, value in ids.items():
+        setattr(participant, field, value)
+    now = timezone.now()
+    participant.consent_version = version
+    participant.consented_at = now
+    participant.started_at = now
+    participant.last_seen_at = now
+    participant.status = Participant.Status.CONSENTED
+    try:
+        with transaction.atomic():
+            participant.save()
+    except IntegrityError:
+        returning = identity.returning_participant(participant.study, ids)
+        return identity.rejoin_instead(session, participant, returning)
+    identity.drop_waiting_ids(session, participant)
+    return participant
+
+
+def decline_consent(session: SessionBase, participant: Participant) -> None:
+    """A polite end: no recruiter IDs are kept, only that the visit ended in a decline."""
+    require_step(participant, "consent")
+    identity.drop_waiting_ids(session, participant)
+    participant.status = Participant.Status.DECLINED
+    participant.save(update_fields=["status"])
+
+
+def study_checks(study: Study) -> list[dict[str, Any]]:
+    """The study's comprehension checks, or the default one for its game and the person's seat."""
+    if study.checks:
+        return list(study.checks)
+    if study.game == "undercover":
+        return default_checks("undercover", "player", study.language)
+    from studyapp.participants import design
+
+    try:
+        person = design.normalise(study.game, study.design, study.oracle_spec)["person"]
+    except design.DesignError:
+        person = "questioner"
+    return default_checks(study.game, person, study.language)
+
+
+def answer_checks(participant: Participant, answers: list[str]) -> str:
+    """Mark the checks: "passed" (the condition is drawn now, at arrival in the study proper;
+    in a group design it is drawn for the group that forms in the first lobby),
+    "wrong" (attempts left), "failed" (the failed-checks path: no rounds, no payment) or "full"
+    (every condition met its quota meanwhile)."""
+    from studyapp.participants import assignment
+
+    require_step(participant, "instructions")
+    study = participant.study
+    checks = study_checks(study)
+    right = len(answers) == len(checks) and all(
+        given == check["answer"] for given, check in zip(answers, checks, strict=True)
+    )
+    if not right:
+        participant.check_attempts += 1
+        if participant.check_attempts >= max(study.check_attempts, 1):
+            participant.status = Participant.Status.FAILED_CHECKS
+            participant.finished_at = timezone.now()
+            participant.save(update_fields=["check_attempts", "status", "finished_at"])
+            return "failed"
+        participant.save(update_fields=["check_attempts"])
+        return "wrong"
+    from studyapp.participants import groups
+
+    try:
+        if not groups.uses_group_lobby(participant):
+            assignment.assign(participant)
+        elif assignment.is_full(study, pilot=participant.is_pilot):
+            raise assignment.StudyFull  # the group is drawn its condition in the lobby
+    except assignment.StudyFull:
+        participant.status = Participant.Status.FULL
+        participant.finished_at = timezone.now()
+        participant.save(update_fields=["status", "finished_at"])
+        return "full"
+    participant.practice_passed = True
+    participant.checks_passed = True
+    participant.status = Participant.Status.PLAYING
+    participant.save(update_fields=["practice_passed", "checks_passed", "status"])
+    return "passed"
+
+
+def save_policy(participant: Participant, text: str) -> None:
+    require_step(participant, "policy")
+    participant.policy = text
+    participant.policy_done = True
+    participant.save(update_fields=["policy", "policy_done"])
+    if next_step(participant) == "done":
+        finish(participant)
+
+
+def debrief_agents(participant: Participant) -> bool:
+    """Whether the last page must disclose that some players were agents: the study kept it
+    from people during play, and this person sat at a table."""
+    return not participant.study.agents_disclosed and participant.round_set.exists()
+
+
+def answer_questionnaire(participant: Participant, posted: Mapping[str, list[str]]) -> dict:
+    """Keep the questionnaire's answers, or return the errors per item (and keep nothing). A
+    failed attention check is recorded; under the study's ``screen`` policy it ends the study
+    with the screened code, otherwise the person goes on, flagged in the export."""
+    require_step(participant, "questionnaire")
+    items = participant.study.questionnaire
+    answers, errors = questionnaire.read_answers(items, posted)
+    if errors:
+        return errors
+    participant.questionnaire_answers = answers
+    participant.questionnaire_done = True
+    participant.attention_failed = questionnaire.failed_checks(items, answers)
+    fields = ["questionnaire_answers", "questionnaire_done", "attention_failed"]
+    participant.save(update_fields=fields)
+    if participant.attention_failed and participant.study.attention_failure == "screen":
+        participant.status = Participant.Status.SCREENED
+        participant.finished_at = timezone.now()
+        participant.save(update_fields=["status", "finished_at"])
+    elif next_step(participant) == "done":
+        finish(participant)
+    return {}
+
+
+def debrief_read(participant: Participant) -> None:
+    require_step(participant, "debrief")
+    participant.debrief_seen = True
+    participant.save(update_fields=["debrief_seen"])
+    if next_step(participant) == "done":
+        finish(participant)
+
+
+def finish(participant: Participant) -> None:
+    """All rounds played (and the policy question answered): fix the pay and show the code."""
+    participant.status = Participant.Status.FINISHED
+    participant.finished_at = timezone.now()
+    participant.settle_payment()
+    participant.save()
