@@ -1,7 +1,8 @@
 """The questionnaire after the rounds: items defined in the study file (``[[questionnaire]]``) or
 the admin, answers read from a posted form, attention checks judged. Plain functions (Django only
-for translating what participants read): the view turns a posted form into a mapping and calls
-:func:`read_answers`; the flow stores what it returns.
+for translating what participants read): the view turns a posted form into a mapping, and the
+questionnaire step (:func:`studyapp.participants.steps.answer_questionnaire`) reads it with
+:func:`read_answers` and stores what it returns.
 
 An item is a mapping with
 
