@@ -21,6 +21,7 @@ from games.base import Agent
 from games.experience.context import human_policy
 from games.llm.agents import LLMAgent, make_llm_agent
 from games.llm.cache import ResponseCache
+from games.llm.local import LOCAL_PREFIX, LocalProvider
 from games.llm.providers import (
     Completion,
     Provider,
@@ -36,7 +37,6 @@ from games.provenance import prompt_hashes, provenance
 if TYPE_CHECKING:
     from studyapp.tables.models import Seat
 
-LOCAL_PREFIX = "local:"
 # The experience setting a policy was made for, used when a seat names a policy but no setting.
 POLICY_SETTINGS = {
     "rule": "rule-policy",
@@ -128,8 +128,6 @@ def local_provider(spec: str) -> Provider:
             )
         if not (Path(path) / "config.json").is_file():
             raise ValueError(f"{spec!r}: {path} holds no saved model (no config.json)")
-        from studyapp.pipelines.ttra.local import LocalProvider
-
         _local[path] = LocalProvider(path)
     return _local[path]
 

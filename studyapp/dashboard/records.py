@@ -46,7 +46,7 @@ from games import get_engine
 from studyapp.participants import questionnaire
 from studyapp.participants.models import Participant, Round, Study
 from studyapp.participants.pseudonyms import public_record
-from studyapp.tables.models import Seat, Table, Turn
+from studyapp.tables.models import PolicyRecord, Seat, Table, Turn
 from studyapp.tables.moves import storable
 
 AGENT_TABLES = "tables"  # the experiment name of tables played outside any study
@@ -309,8 +309,6 @@ def _rows(found: QuerySet, fields: tuple[str, ...]) -> list[Any]:
 
 def _policies(seats: list[Row]) -> QuerySet:
     """The policies of the seats that have one (few: a join for every seat costs more)."""
-    from studyapp.pipelines.models import PolicyRecord  # here, as in model_jobs
-
     chosen = list({seat.policy_id for seat in seats if seat.policy_id is not None})
     return PolicyRecord.objects.filter(pk__in=among(chosen))
 

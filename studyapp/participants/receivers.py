@@ -1,15 +1,18 @@
 """The participants app listening to what the tables app announces (studyapp.tables.signals):
 a study's group lobby forms its group, a lobby place given back takes its study round with it, a
-study table's ended game books its rounds, a person idle at a table is marked dropped, and the
-sweep's tick drops people idle between rounds. Connected in ParticipantsConfig.ready."""
+study table's ended game books its rounds, the final board of a study table carries the player's
+running total, a person idle at a table is marked dropped, and the sweep's tick drops people idle
+between rounds. Connected in ParticipantsConfig.ready."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.dispatch import receiver
+from django.template.loader import render_to_string
 
 from studyapp.tables.signals import (
+    final_board,
     game_over,
     group_lobby_closing,
     lobby_place_left,
@@ -40,6 +43,23 @@ def book_table(sender: Any, table: Any, **_: Any) -> None:
         from studyapp.participants import rounds
 
         rounds.book_table(table.pk)
+
+
+@receiver(final_board, dispatch_uid="participants.study_total")
+def study_total(sender: Any, table: Any, seat: int, **_: Any) -> str:
+    """The running total of the study participant at the seat, for the study bar, pushed with the
+    board once the game is over (its round is booked when the game ends); nothing when no
+    participant plays the seat."""
+    if not table.options.get("study"):
+        return ""
+    from studyapp.participants.models import Round
+
+    round_ = Round.objects.filter(table_id=table.pk, seat=seat).select_related("participant")
+    found = round_.first()
+    if found is None:
+        return ""
+    context = {"study_total": found.participant.total_reward}
+    return render_to_string("participants/_study_total.html", context)
 
 
 @receiver(seat_idle, dispatch_uid="participants.drop_idle_person")

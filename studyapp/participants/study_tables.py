@@ -74,7 +74,7 @@ def table_options(
 
 
 def agent_seat(seat: dict[str, Any]) -> dict[str, Any]:
-    from studyapp.pipelines.models import PolicyRecord
+    from studyapp.tables.models import PolicyRecord
 
     policy = None
     if seat.get("policy") is not None:

@@ -1,4 +1,4 @@
-"""Background jobs and the policies they produce.
+"""Background jobs.
 
 A job row is the whole truth about a run: what was asked (kind, parameters), how far it got
 (progress, log, heartbeat), what it made (result, artifact files, cost) and how it ended. Workers
@@ -15,7 +15,11 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models, transaction
+from django.db.models.signals import pre_delete
+from django.dispatch import receiver
 from django.utils import timezone
+
+from studyapp.tables.models import PolicyRecord
 
 LOG_LIMIT = 2000  # lines kept per job; older ones are dropped first
 
@@ -231,55 +235,8 @@ def fail_stale_jobs(*, worker: str | None = None, now=None) -> list[int]:
     return ids
 
 
-class PolicyRecord(models.Model):
-    """A policy text an agent can play with: written by hand, or extracted by a ``policy`` job.
-
-    Records are versioned per ``name``: a new extraction under the same name gets the next
-    version, and older versions stay, so every game can say which text it was played with.
-    """
-
-    class Kind(models.TextChoices):
-        RULE = "rule", "rule policy"
-        EXPERIENCE = "experience", "experience policy"
-        CUMULATIVE = "cumulative", "cumulative memory"
-        HUMAN = "human", "human policy"
-
-    name = models.CharField(max_length=100)
-    version = models.PositiveIntegerField()
-    game = models.CharField(max_length=32)
-    kind = models.CharField(max_length=16, choices=Kind.choices)
-    source = models.TextField(blank=True, help_text="Where it came from: model, games, job.")
-    text = models.TextField()
-    job = models.ForeignKey(Job, null=True, blank=True, on_delete=models.SET_NULL)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
-    )
-    created_at = models.DateTimeField(default=timezone.now)
-
-    class Meta:
-        ordering = ["name", "-version"]
-        constraints = [
-            models.UniqueConstraint(fields=["name", "version"], name="unique_policy_version")
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.name} v{self.version} ({self.kind}, {self.game})"
-
-    @classmethod
-    def add(cls, *, name: str, game: str, kind: str, text: str, **fields: Any) -> PolicyRecord:
-        """Store ``text`` as the next version of ``name``."""
-        with transaction.atomic():
-            latest = (
-                cls.objects.select_for_update()
-                .filter(name=name)
-                .aggregate(models.Max("version"))["version__max"]
-            )
-            return cls.objects.create(
-                name=name, game=game, kind=kind, text=text, version=(latest or 0) + 1, **fields
-            )
-
-    @classmethod
-    def latest(cls, name: str) -> PolicyRecord | None:
-        """The newest version of ``name``: what a seat or an experience setting that names a
-        policy plays with."""
-        return cls.objects.filter(name=name).order_by("-version").first()
+@receiver(pre_delete, sender=Job, dispatch_uid="pipelines.forget_deleted_job")
+def forget_deleted_job(sender: Any, instance: Job, **_: Any) -> None:
+    """The policies a deleted job made stay, naming no job. (A policy record keeps its job's id
+    as a plain number: it lives in the tables app, which may not point at the pipelines app.)"""
+    PolicyRecord.objects.filter(job_id=instance.pk).update(job_id=None)

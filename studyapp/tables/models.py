@@ -1,4 +1,4 @@
-"""Tables, the seats at them and the turn log.
+"""Tables, the seats at them, the turn log, and the policy texts agent seats play with.
 
 A table's game state is never stored: it is the engine's fold over the table's ``Turn`` rows
 (DESIGN core idea 1). The unique ``(table, seq)`` key is what makes concurrent writers safe: two
@@ -11,7 +11,7 @@ import secrets
 from typing import Any
 
 from django.conf import settings
-from django.db import models
+from django.db import models, transaction
 from django.utils import timezone
 
 DROPOUT_POLICIES = ("replace", "skip", "end")
@@ -100,6 +100,65 @@ def new_exit_code() -> str:
     return secrets.token_hex(4).upper()
 
 
+class PolicyRecord(models.Model):
+    """A policy text an agent can play with: written by hand, or extracted by a ``policy`` job
+    (studyapp.pipelines, which writes records here and names its job by id).
+
+    Records are versioned per ``name``: a new extraction under the same name gets the next
+    version, and older versions stay, so every game can say which text it was played with. The
+    table keeps the name it had when the model belonged to the pipelines app.
+    """
+
+    class Kind(models.TextChoices):
+        RULE = "rule", "rule policy"
+        EXPERIENCE = "experience", "experience policy"
+        CUMULATIVE = "cumulative", "cumulative memory"
+        HUMAN = "human", "human policy"
+
+    name = models.CharField(max_length=100)
+    version = models.PositiveIntegerField()
+    game = models.CharField(max_length=32)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    source = models.TextField(blank=True, help_text="Where it came from: model, games, job.")
+    text = models.TextField()
+    job_id = models.BigIntegerField(
+        null=True, blank=True, db_index=True, help_text="The pipelines job that made it, if any."
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "pipelines_policyrecord"
+        ordering = ["name", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["name", "version"], name="unique_policy_version")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} v{self.version} ({self.kind}, {self.game})"
+
+    @classmethod
+    def add(cls, *, name: str, game: str, kind: str, text: str, **fields: Any) -> PolicyRecord:
+        """Store ``text`` as the next version of ``name``."""
+        with transaction.atomic():
+            latest = (
+                cls.objects.select_for_update()
+                .filter(name=name)
+                .aggregate(models.Max("version"))["version__max"]
+            )
+            return cls.objects.create(
+                name=name, game=game, kind=kind, text=text, version=(latest or 0) + 1, **fields
+            )
+
+    @classmethod
+    def latest(cls, name: str) -> PolicyRecord | None:
+        """The newest version of ``name``: what a seat or an experience setting that names a
+        policy plays with."""
+        return cls.objects.filter(name=name).order_by("-version").first()
+
+
 class Seat(models.Model):
     """One place at a table. A human seat is held by a Django session (anonymous participants) or a
     user (staff); an agent seat by a model spec, an experience setting and optionally a policy. An empty human seat
@@ -124,7 +183,7 @@ class Seat(models.Model):
         "policy means the setting that policy was made for.",
     )
     policy = models.ForeignKey(
-        "pipelines.PolicyRecord",
+        PolicyRecord,
         null=True,
         blank=True,
         on_delete=models.PROTECT,  # a game must always be able to say which text it played with

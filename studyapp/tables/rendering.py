@@ -23,6 +23,7 @@ from django.utils.translation import gettext_noop
 
 from studyapp.tables.models import Seat, Table
 from studyapp.tables.services import TableState
+from studyapp.tables.signals import final_board
 
 GAME_TEMPLATES = {
     "twenty-questions": "tables/twenty_questions/_board.html",
@@ -83,8 +84,6 @@ def board_context(snap: TableState, seat: int | None, error: str | None = None) 
     if snap.is_over and table.status != Table.Status.LOBBY:
         context["outcome"] = sorted(snap.engine.outcome(snap.state).items())
         context["revealed_word"] = table.config.get("answer")  # Twenty Questions' answer
-        if seat is not None and table.options.get("study"):
-            context["study_total"] = study_total(table.pk, seat)
     if seat is None:
         context["events"] = snap.events
         context["public"] = snap.engine.observe(snap.state, 0)  # its rounds; staff see it all
@@ -123,16 +122,6 @@ def board_context(snap: TableState, seat: int | None, error: str | None = None) 
     if table.status == Table.Status.ABORTED and snap.events:
         context["abort_reason"] = snap.events[-1].get("reason")
     return context
-
-
-def study_total(table_id: int, seat: int) -> float | None:
-    """The running total of the study participant at this seat once the game is over (its round
-    is booked when the game ends), or None when no participant plays it."""
-    from studyapp.participants.models import Round
-
-    round_ = Round.objects.filter(table_id=table_id, seat=seat).select_related("participant")
-    found = round_.first()
-    return None if found is None else found.participant.total_reward
 
 
 def agent_wait(snap: TableState) -> dict[str, Any] | None:
@@ -189,13 +178,16 @@ def staff_seats(snap: TableState) -> list[dict[str, Any]]:
 
 
 def render_board(snap: TableState, seat: int | None, error: str | None = None) -> str:
-    """The board a socket pushes. At a study table whose game is over it carries the study bar's
-    running total too, swapped into the page by id like the board."""
-    with translation.override(table_language(snap.table)):
-        context = board_context(snap, seat, error)
-        html = render_to_string("tables/_board.html", context)
-        if context.get("study_total") is not None:
-            html += render_to_string("participants/_study_total.html", context)
+    """The board a socket pushes. At a study table whose game is over it carries what the study
+    adds for the seat too (its bar's running total, swapped into the page by id like the board):
+    the tables announce the board (signals.final_board) and the study answers."""
+    table = snap.table
+    with translation.override(table_language(table)):
+        html = render_to_string("tables/_board.html", board_context(snap, seat, error))
+        over = snap.is_over and table.status != Table.Status.LOBBY  # the board shows the outcome
+        if seat is not None and over and table.options.get("study"):
+            for _, extra in final_board.send(sender=Table, table=table, seat=seat):
+                html += extra or ""
     return html
 
 

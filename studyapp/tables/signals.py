@@ -29,3 +29,9 @@ seat_idle = Signal()
 # periodic checks (a study drops people idle between rounds) and return ``{what: how many}`` for
 # the sweep's report.
 swept = Signal()
+
+# A board is being rendered for a seat of a study table (``options["study"]``) whose game is over,
+# to be pushed to that seat's socket. Sent with ``table`` and ``seat`` (the index); a receiver
+# returns HTML to push along with the board (a study: its bar's running total, swapped into the
+# page by id), or "" when it has nothing for that seat.
+final_board = Signal()

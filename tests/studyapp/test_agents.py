@@ -15,8 +15,7 @@ from studyapp.agents import (
     seat_setting,
     turn_usage,
 )
-from studyapp.pipelines.models import PolicyRecord
-from studyapp.tables.models import Seat
+from studyapp.tables.models import PolicyRecord, Seat
 
 
 def test_api_keys_and_base_urls_come_from_settings(settings) -> None:

@@ -22,8 +22,9 @@ from games.llm import render
 from games.llm.providers import closing
 from games.llm.usage import Usage
 from studyapp.agents import provider_for
-from studyapp.pipelines.models import Job, PolicyRecord
+from studyapp.pipelines.models import Job
 from studyapp.pipelines.sources import jsonl_records, table_records
+from studyapp.tables.models import PolicyRecord
 
 MODES = ("rule", "experience", "cumulative")
 
@@ -116,7 +117,7 @@ def run(job: Job) -> dict[str, Any]:
         kind=mode,
         text=text,
         source=f"{source} (job #{job.pk})",
-        job=job,
+        job_id=job.pk,
         created_by=job.started_by,
     )
     job.write_artifact("policy.txt", text)

@@ -11,7 +11,8 @@ import pytest
 from django.utils import timezone
 
 from studyapp.pipelines.jobs import create_job, execute, resume
-from studyapp.pipelines.models import Job, PolicyRecord, beat, fail_stale_jobs
+from studyapp.pipelines.models import Job, beat, fail_stale_jobs
+from studyapp.tables.models import PolicyRecord
 
 JUDGE = "openai-compatible:synthetic-judge"
 

@@ -13,7 +13,8 @@ from django.core.management import CommandError, call_command
 from django.db import connection, transaction
 
 from studyapp.pipelines.jobs import create_job, execute, start_job
-from studyapp.pipelines.models import Job, PolicyRecord
+from studyapp.pipelines.models import Job
+from studyapp.tables.models import PolicyRecord
 
 JUDGE = "openai-compatible:synthetic-judge"
 

@@ -14,9 +14,9 @@ from django.utils import timezone
 
 from studyapp.dashboard.records import table_records
 from studyapp.pipelines.jobs import create_job, execute
-from studyapp.pipelines.models import Job, PolicyRecord
+from studyapp.pipelines.models import Job
 from studyapp.pipelines.tasks import close_abandoned_jobs
-from studyapp.tables.models import Table
+from studyapp.tables.models import PolicyRecord, Table
 from tests.fakes.game_responder import GameResponder
 from tests.fakes.llm_server import prompt_text
 from tests.studyapp.pipelines.synthetic import SyntheticJudge, make_cases

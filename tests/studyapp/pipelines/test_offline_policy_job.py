@@ -10,7 +10,8 @@ from django.core.management import call_command
 from games import get_engine
 from games.cases import case_config
 from games.experience.offline_policy import offline_policy, split_quality
-from studyapp.pipelines.models import Job, PolicyRecord
+from studyapp.pipelines.models import Job
+from studyapp.tables.models import PolicyRecord
 
 # Per game: (question, answer) pairs, then a guess of the secret word (found) or not.
 SCRIPTS = [
@@ -95,10 +96,21 @@ def test_an_offline_policy_job_runs_end_to_end_and_stores_a_record(tmp_path, mod
     assert (record.version, record.kind, record.game) == (1, mode, "twenty-questions")
     assert record.text == offline_policy("twenty-questions", scripted_games())
     assert "offline statistics writer (offline:kb)" in record.source
-    assert record.job == job
+    assert record.job_id == job.pk  # the tables app keeps the job's id (no foreign key up)
     assert (job.artifact_dir / "policy.txt").read_text() == record.text
     assert job.cost["calls"] == 0
     assert job.result["version"] == 1 and job.result["policy"] == record.pk
+
+
+@pytest.mark.django_db
+def test_a_policy_stays_when_the_job_that_made_it_is_deleted():
+    call_command(
+        "run_job", "policy", "--param", "model=offline:infogain", "--param", "mode=rule",
+        "--param", "name=tq-rules", "--wait",
+    )  # fmt: skip
+    Job.objects.all().delete()
+    record = PolicyRecord.latest("tq-rules")
+    assert record.kind == "rule" and record.job_id is None
 
 
 @pytest.mark.django_db

@@ -13,9 +13,8 @@ import pytest
 
 from games.llm.providers import close_clients
 from studyapp.dashboard.records import agent_frames, table_records
-from studyapp.pipelines.models import PolicyRecord
 from studyapp.tables import driver, services
-from studyapp.tables.models import Table, Turn
+from studyapp.tables.models import PolicyRecord, Table, Turn
 from tests.fakes.llm_server import FakeLLMServer, prompt_text
 
 pytestmark = pytest.mark.django_db(transaction=True)

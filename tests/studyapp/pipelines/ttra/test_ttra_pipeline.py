@@ -239,7 +239,7 @@ def test_the_command_line_names_a_bad_line(tmp_path, capsys):
 
 
 async def test_an_aligned_model_answers_as_a_local_provider(tiny_model):
-    from studyapp.pipelines.ttra.local import LocalProvider
+    from games.llm.local import LocalProvider
 
     provider = LocalProvider.from_spec(f"local:{tiny_model}")
     messages = [{"role": "user", "content": "Is it an animal?"}]
@@ -251,10 +251,3 @@ async def test_an_aligned_model_answers_as_a_local_provider(tiny_model):
     assert first.input_chars == len("Be brief.") + len("Is it an animal?")
     assert first.output_chars == len(first.text)
     assert first.retries == 0 and first.cached is False
-
-
-def test_a_local_spec_needs_a_path():
-    from studyapp.pipelines.ttra.local import LocalProvider
-
-    with pytest.raises(ValueError, match="local:<path>"):
-        LocalProvider.from_spec("local:")

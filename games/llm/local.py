@@ -1,8 +1,10 @@
-"""A provider backed by a local transformers model, so an aligned model can sit at a game table.
+"""A provider backed by a local transformers model folder, so a saved model (an aligned TTRA
+model, say) can sit at a game table.
 
 It has the same ``complete`` method as the API providers in `games.llm.providers`, so the LLM agents
 drive it unchanged under the spec ``local:<path>``. Generation blocks, so it runs in a worker thread;
-one lock serialises calls because the model and torch's random state are shared.
+one lock serialises calls because the model and torch's random state are shared. Torch and
+transformers (the ttra extra) are imported on first use, so this module imports without them.
 """
 
 from __future__ import annotations
