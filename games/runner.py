@@ -24,11 +24,13 @@ REPLY_CHARS = 500
 class Move:
     """A seat's move and, when it is not the player's own (a fallback or a void), why not:
     ``error`` is the provider's error, the parser's or the engine's reason; ``reply`` the start of
-    the model's last text, if it sent one."""
+    the model's last text, if it sent one. ``state`` is the state after the move when the engine
+    has already judged it (:func:`choose` does), so a caller commits it without judging again."""
 
     event: Event
     error: str | None = None
     reply: str | None = None
+    state: Any = None
 
 
 async def choose(engine: Engine, state: Any, seat: int, agent: Agent, retries: int = 2) -> Move:
@@ -47,12 +49,12 @@ async def choose(engine: Engine, state: Any, seat: int, agent: Agent, retries: i
             return Move(engine.failed(state, seat, err.reason), err.reason, reply)
         event = {**action, "seat": seat}
         try:
-            engine.apply(state, event)
+            after = engine.apply(state, event)
         except IllegalMove as err:
             observation = {**observation, "rejected": {"action": action, "reason": err.reason}}
             reason = err.reason
             continue
-        return Move(event)
+        return Move(event, state=after)
     error = f"{retries + 1} moves refused, the last because: {reason}"
     return Move(engine.failed(state, seat, error), error, str(action)[:REPLY_CHARS])
 

@@ -24,13 +24,12 @@ from typing import Any
 
 import pandas as pd
 from django.conf import settings
-from django.db import transaction
 from django.db.models import Count, Max, Q
 
 from analysis import report
 from analysis.plots import save_figure
 from analysis.summary import Summary, summarize
-from studyapp.background import server_loop, start_thread
+from studyapp import dispatch
 from studyapp.dashboard.models import AnalysisResult
 from studyapp.dashboard.records import agent_games, study_games
 from studyapp.participants.models import Participant, Study
@@ -107,18 +106,8 @@ def request_computation(result: AnalysisResult, version: str) -> None:
 
 
 def enqueue(scope: str, version: str) -> None:
-    """Hand the computation to Celery, or run it in this process (see the module)."""
-    if settings.CELERY_TASK_ALWAYS_EAGER:
-        if server_loop() is None:  # nobody waits for a page: compute now, deterministically
-            compute(scope, version)
-        else:
-            transaction.on_commit(
-                lambda: start_thread(f"analysis-{scope}", compute, scope, version)
-            )
-        return
-    from studyapp.dashboard.tasks import compute_analysis
-
-    transaction.on_commit(lambda: compute_analysis.delay(scope, version))
+    """Hand the computation to the one dispatcher (:mod:`studyapp.dispatch`; see the module)."""
+    dispatch.send("dashboard.compute_analysis", (scope, version))
 
 
 def _progress(scope: str, fraction: float, message: str) -> None:

@@ -11,10 +11,10 @@ import traceback
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection
 
+from studyapp import dispatch
 from studyapp.agents import site_provenance
-from studyapp.background import server_loop, start_thread
 from studyapp.pipelines.checks import missing_credentials, refusal
 from studyapp.pipelines.kinds import get_kind
 from studyapp.pipelines.models import Job, JobCancelled, beat
@@ -35,19 +35,11 @@ def create_job(kind: str, parameters: dict[str, Any] | None = None, *, user=None
 
 
 def enqueue(job: Job) -> None:
-    """Hand the job to a Celery worker once it is committed. With the embedded default (no broker,
-    ``CELERY_TASK_ALWAYS_EAGER``) it runs in this process instead: in a thread of the server, so
-    the page that started it returns at once and shows its progress, or right here when no server
-    runs (a command, a test), where nobody is waiting for a page."""
-    if settings.CELERY_TASK_ALWAYS_EAGER:
-        if server_loop() is None:
-            transaction.on_commit(lambda: execute(job.pk))
-        else:
-            transaction.on_commit(lambda: start_thread(f"job-{job.pk}", execute, job.pk))
-        return
-    from studyapp.pipelines.tasks import run_job
-
-    transaction.on_commit(lambda: run_job.delay(job.pk))
+    """Run the job once it is committed, through the one dispatcher (:mod:`studyapp.dispatch`):
+    on a Celery worker, or with the embedded default in a thread of the server, so the page that
+    started it returns at once and shows its progress, or right here when no server runs (a
+    command, a test), where nobody is waiting for a page."""
+    dispatch.send("pipelines.run_job", (job.pk,), after_commit=True)
 
 
 def start_job(kind: str, parameters: dict[str, Any] | None = None, *, user=None, **fields) -> Job:

@@ -26,7 +26,8 @@ from django.utils.translation import gettext_lazy
 
 from games.base import IllegalMove
 from studyapp.db import TRANSIENT, is_pool_timeout, returning_connections
-from studyapp.tables import driver, services
+from studyapp.tables import driver, services, store
+from studyapp.tables.broadcast import table_group
 from studyapp.tables.models import Table
 from studyapp.tables.rendering import render_board
 
@@ -141,7 +142,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         if not await self.claim_place():
             await self.close(code=FORBIDDEN)
             return
-        self.group = services.table_group(self.table_id)
+        self.group = table_group(self.table_id)
         await self.channel_layer.group_add(self.group, self.channel_name)
         # Whatever was missed while away: the current view (read before the handshake is
         # accepted, so a database that is away refuses it and the page tries again), then
@@ -219,7 +220,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         """Pass on this seat's view of the move; spectators re-render for themselves. The move
         also moves on this process's fold of the table (:func:`services.follow`), so the next
         move here need not rebuild the table from its log."""
-        services.follow(self.table_id, message["seq"], message.get("event"))
+        store.follow(self.table_id, message["seq"], message.get("event"))
         if message["seq"] < self.seen_seq:
             return  # an older view arriving late would undo a newer one
         self.seen_seq = message["seq"]

@@ -22,8 +22,8 @@ from django.utils.safestring import SafeString
 from django.utils.translation import gettext_noop
 
 from studyapp.tables.models import Seat, Table
-from studyapp.tables.services import TableState
 from studyapp.tables.signals import final_board
+from studyapp.tables.store import TableState
 
 GAME_TEMPLATES = {
     "twenty-questions": "tables/twenty_questions/_board.html",
@@ -133,7 +133,8 @@ def agent_wait(snap: TableState) -> dict[str, Any] | None:
     agents = [i for i in snap.waiting_for() if snap.seat(i).kind == Seat.Kind.AGENT]
     if not agents or snap.last_at is None:
         return None
-    from studyapp.tables.driver import agent_delay, live_turn_seconds
+    from studyapp.tables.agent_turns import live_turn_seconds
+    from studyapp.tables.scheduling import agent_delay
 
     waited = (timezone.now() - snap.last_at).total_seconds()
     budget = agent_delay(snap) + live_turn_seconds()

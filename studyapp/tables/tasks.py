@@ -1,10 +1,12 @@
-"""Celery tasks of the table driver: each names a table (and the ``seq`` it was scheduled for)
-and calls one driver function.
+"""Celery tasks of the tables: each names a table (and the ``seq`` it was scheduled for) and runs
+one rule of the table under the job's lease (:func:`studyapp.tables.scheduling.under_lease`).
+They are sent by name through :mod:`studyapp.dispatch`, to a worker or a thread of the embedded
+server.
 
 Delivery: tasks are acknowledged late and rejected when their worker is lost (settings), so a task
 whose worker dies is delivered again, after the broker's visibility timeout; long before that the
 job's lease in the cache lapses and the periodic sweep (Celery beat) schedules it again. The
-driver's seq check and the unique ``(table, seq)`` key make every second delivery harmless.
+seq check and the unique ``(table, seq)`` key make every second delivery harmless.
 """
 
 from __future__ import annotations
@@ -12,22 +14,24 @@ from __future__ import annotations
 from celery import shared_task
 from celery.signals import worker_ready
 
-from studyapp.tables import driver
+from studyapp.tables import agent_turns, driver
+from studyapp.tables.scheduling import Lease, under_lease
 
 
 @shared_task(acks_late=True)
 def take_agent_turn(table_id: int, seq: int, lease: str = "") -> str:
-    return driver.run_job("take_agent_turn", (table_id, seq), lease)
+    held = Lease(lease)
+    return under_lease(held, lambda: agent_turns.take_agent_turn(table_id, seq, lease=held))
 
 
 @shared_task(acks_late=True)
 def check_deadline(table_id: int, seq: int, lease: str = "") -> str:
-    return driver.run_job("check_deadline", (table_id, seq), lease)
+    return under_lease(Lease(lease), lambda: driver.check_deadline(table_id, seq))
 
 
 @shared_task(acks_late=True)
 def check_lobby(table_id: int, lease: str = "") -> str:
-    return driver.run_job("check_lobby", (table_id,), lease)
+    return under_lease(Lease(lease), lambda: driver.check_lobby(table_id))
 
 
 @shared_task
@@ -39,13 +43,6 @@ def resume_tables() -> list[int]:
 def sweep_tables() -> dict[str, int]:
     """Celery beat sends this every ``TABLE_SWEEP_SECONDS`` (a lost one is simply the next)."""
     return driver.sweep()
-
-
-TASKS = {
-    "take_agent_turn": take_agent_turn,
-    "check_deadline": check_deadline,
-    "check_lobby": check_lobby,
-}
 
 
 @worker_ready.connect

@@ -24,7 +24,7 @@ from django.test import Client
 from django.urls import reverse
 
 from studyapp.participants.models import Participant, Study
-from studyapp.tables import services
+from studyapp.tables import services, store
 from studyapp.tables.models import Seat, Table, Turn
 from tests.studyapp.tables.conftest import new_session_key, socket
 
@@ -201,7 +201,7 @@ def test_error_pages_show_no_game_state_and_say_what_to_do(settings):
     key = new_session_key()
     table = tq_table(key)
     Turn.objects.create(table=table, seq=0, seat=1, event={"type": "answer", "seat": 1})
-    services._recent.clear()
+    store._recent.clear()
     seat = Client(raise_request_exception=False)
     seat.cookies["sessionid"] = key
     staff = Client(raise_request_exception=False)

@@ -14,7 +14,7 @@ from django.utils import timezone
 from games.base import IllegalMove
 from studyapp.participants.models import Participant, Round, Study
 from studyapp.participants.rounds import current_round, drop_idle_between_rounds, withdraw
-from studyapp.tables import driver, services
+from studyapp.tables import agent_turns, driver, services
 from studyapp.tables.models import Seat, Table, Turn
 from tests.studyapp.participants.participant_helpers import get_ready, page
 
@@ -85,7 +85,7 @@ def test_a_person_idle_past_the_study_limit_is_dropped_and_the_table_ends(
     assert table.status in (Table.Status.FINISHED, Table.Status.ABORTED)
     seat = Seat.objects.get(table=table, index=round_.seat)
     if policy == "skip":
-        assert seat.agent_spec == driver.SKIP_SPEC
+        assert seat.agent_spec == agent_turns.SKIP_SPEC
         events = [t.event for t in Turn.objects.filter(table=table).order_by("seq")]
         assert events[0]["type"] == "takeover" and table.status == Table.Status.FINISHED
     if policy == "end":

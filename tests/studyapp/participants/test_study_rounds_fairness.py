@@ -16,7 +16,7 @@ from studyapp.dashboard.cache import page_payload
 from studyapp.dashboard.records import table_records
 from studyapp.participants.models import Participant, Study
 from studyapp.participants.rounds import current_round
-from studyapp.tables import driver, services
+from studyapp.tables import agent_turns, driver, services
 from studyapp.tables.models import Table
 from studyapp.tables.rendering import render_board
 from tests.studyapp.participants.participant_helpers import arrive, get_ready, page
@@ -67,7 +67,7 @@ def test_a_round_an_agent_took_over_is_not_the_persons(alice: Client, study: Stu
     for _ in range(60):
         if services.table_state(table.pk).is_over:
             break
-        driver.take_agent_turn(table.pk, services.table_state(table.pk).next_seq)
+        agent_turns.take_agent_turn(table.pk, services.table_state(table.pk).next_seq)
     snap = services.table_state(table.pk)
     assert snap.is_over
     assert snap.engine.outcome(snap.state)[0]["reward"] > 0  # the agent found the word

@@ -16,7 +16,7 @@ from django.test import Client
 from django.urls import reverse
 
 from games.base import IllegalMove
-from studyapp.tables import services
+from studyapp.tables import services, store
 from studyapp.tables.models import Table, Turn
 from studyapp.tables.moves import MAX_TEXT_CHARS, clean_action
 from tests.studyapp.tables.conftest import new_session_key, socket
@@ -209,7 +209,7 @@ def test_a_model_text_that_cannot_be_stored_is_stored_cleaned(session_key):
     table = tq_table(session_key)
     snap = services.table_state(table.pk)
     event = {"type": "question", "seat": 0, "text": "Is it\x00 a \ud83d fruit?"}
-    services.commit(snap, event, snap.engine.apply(snap.state, event), usage={"reply": "a\x00"})
+    store.commit(snap, event, snap.engine.apply(snap.state, event), usage={"reply": "a\x00"})
     turn = Turn.objects.get(table=table, seq=0)
     assert turn.event["text"] == "Is it\ufffd a \ufffd fruit?"
     assert turn.usage == {"reply": "a\ufffd"}
@@ -254,7 +254,7 @@ def test_a_turn_committed_before_the_door_cannot_break_the_pages(session_key):
     Turn.objects.create(
         table=table, seq=1, seat=1, event={"type": "answer", "seat": 1, "answer": "No"}
     )
-    services._recent.clear()
+    store._recent.clear()
     client = Client()
     client.cookies["sessionid"] = session_key
     page = client.get(reverse("tables:table", args=[table.pk]))

@@ -14,7 +14,7 @@ from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 
 from studyapp.asgi import application
-from studyapp.tables import services
+from studyapp.tables import broadcast, services
 from studyapp.tables.consumers import MAX_FRAME_BYTES, NOT_FOUND, TOO_LARGE
 from studyapp.tables.models import Seat, Turn
 from tests.studyapp.tables.conftest import make_session, make_staff_session, socket
@@ -139,7 +139,7 @@ async def test_a_socket_that_missed_broadcasts_catches_up_on_its_next_heartbeat(
     communicator = socket(table.pk, key)
     await communicator.connect()
     assert 'data-seq="0"' in await communicator.receive_from(timeout=5)
-    await drop_listeners(services.table_group(table.pk))  # nobody hears the table now
+    await drop_listeners(broadcast.table_group(table.pk))  # nobody hears the table now
     await communicator.send_to(text_data=json.dumps({"type": "question", "text": "Is it a fruit?"}))
     for _ in range(100):
         if await turn_count(table.pk) == 2:

@@ -1,9 +1,10 @@
 """The places where the embedded mode (jobs on the server's loop) and Celery (jobs on a worker)
 take different paths, each tested on both (docs/architecture.md, "Eager and Celery"):
 
-1. ``driver.schedule``: a timer on the server's loop / a Celery task (sent only when due soon);
-2. an agent's turn: ``take_agent_turn_async`` on the loop / ``run_job`` on a worker thread;
-3. the periodic sweep: a timer on the loop / Celery beat's ``sweep_tables``.
+1. ``scheduling.schedule`` through ``studyapp.dispatch``: a thread of the server after the delay /
+   a Celery task (sent only when due soon);
+2. an agent's turn: the same task in a thread of the server / on a worker;
+3. the periodic sweep: the beat schedule run on the server's loop / Celery beat's ``sweep_tables``.
 
 The Celery path runs on a real Celery worker in this process (the in-memory broker), so the
 behaviour under test is the worker's, not a stand-in. A socket connect and heartbeats go through
@@ -24,7 +25,7 @@ from django.core.cache import cache
 from django.db import connection
 
 from studyapp.celery import app
-from studyapp.tables import driver, services
+from studyapp.tables import driver, scheduling, services, tasks
 from studyapp.tables.models import Seat, Table, Turn
 from tests.studyapp.tables.conftest import make_session, socket
 
@@ -217,9 +218,9 @@ def test_the_sweep_reschedules_an_agent_turn_whose_task_was_lost(
 
 
 def test_a_second_copy_of_a_running_job_does_nothing() -> None:
-    lease = driver.Lease("tables:job:test:1")
+    lease = scheduling.Lease("tables:job:test:1")
     assert lease.take()
-    assert driver.run_job("take_agent_turn", (0, 0), "tables:job:test:1") == "running elsewhere"
+    assert tasks.take_agent_turn(0, 0, "tables:job:test:1") == "running elsewhere"
     lease.release()
     assert cache.get("tables:job:test:1") is None
 

@@ -16,7 +16,8 @@ import pytest
 
 from games.llm.providers import close_clients
 from games.twenty_questions.engine import NO_QUESTION
-from studyapp.tables import driver, services
+from studyapp.background import run_async
+from studyapp.tables import services
 from studyapp.tables.models import Table, Turn
 from tests.fakes.llm_server import FakeLLMServer, last_user_text
 
@@ -26,7 +27,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture(autouse=True)
 def _close_driver_clients() -> Iterator[None]:
     yield
-    driver.run_async(close_clients())
+    run_async(close_clients())
 
 
 @pytest.fixture

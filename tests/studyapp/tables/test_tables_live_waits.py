@@ -17,6 +17,7 @@ from django.test import Client
 from django.utils import timezone
 
 from games.llm.providers import close_clients
+from studyapp.background import run_async
 from studyapp.participants.models import Participant, Study
 from studyapp.tables import driver, services
 from studyapp.tables.models import Table, Turn
@@ -32,7 +33,7 @@ ORACLE = "openai-compatible:oracle"
 @pytest.fixture(autouse=True)
 def _close_driver_clients() -> Iterator[None]:
     yield
-    driver.run_async(close_clients())
+    run_async(close_clients())
 
 
 @pytest.fixture

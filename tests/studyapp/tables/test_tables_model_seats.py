@@ -12,8 +12,9 @@ from collections.abc import Iterator
 import pytest
 
 from games.llm.providers import close_clients
+from studyapp.background import run_async
 from studyapp.dashboard.records import agent_frames, table_records
-from studyapp.tables import driver, services
+from studyapp.tables import services
 from studyapp.tables.models import PolicyRecord, Table, Turn
 from tests.fakes.llm_server import FakeLLMServer, prompt_text
 
@@ -28,7 +29,7 @@ POLICY = "Ask about living things before anything else."
 def _close_driver_clients() -> Iterator[None]:
     """Inline agent turns run on the driver's loop for this thread; close its SDK clients."""
     yield
-    driver.run_async(close_clients())
+    run_async(close_clients())
 
 
 @pytest.fixture
@@ -103,7 +104,7 @@ def test_a_failing_model_falls_back_and_the_table_goes_on(
     site: FakeLLMServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     site.server_error_share = 1.0
-    with caplog.at_level(logging.WARNING, logger="studyapp.tables.driver"):
+    with caplog.at_level(logging.WARNING, logger="studyapp.tables"):
         table = services.create_table(
             "twenty-questions",
             APPLE,

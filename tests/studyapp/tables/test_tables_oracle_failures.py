@@ -16,6 +16,7 @@ from django.test import Client
 
 from games.base import IllegalMove
 from games.llm.providers import close_clients
+from studyapp.background import run_async
 from studyapp.tables import driver, services
 from studyapp.tables.models import Table, Turn
 from studyapp.tables.rendering import render_board
@@ -31,7 +32,7 @@ NOTICE = "The answering side is unavailable; your question was not counted. Plea
 @pytest.fixture(autouse=True)
 def _close_driver_clients() -> Iterator[None]:
     yield
-    driver.run_async(close_clients())
+    run_async(close_clients())
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from games.base import IllegalMove
-from studyapp.tables import services
+from studyapp.tables import broadcast, services, store
 from studyapp.tables.models import Table, Turn
 from tests.studyapp.tables.conftest import new_session_key
 
@@ -59,15 +59,15 @@ def test_a_move_after_the_log_moved_on_takes_the_next_seq() -> None:
 
 
 def broadcast_of(table_id: int, seq: int) -> dict:
-    """The event another process's broadcast of turn ``seq`` carries (:func:`services.followable`),
+    """The event another process's broadcast of turn ``seq`` carries (:func:`broadcast.followable`),
     as the channel layer hands it over. This process's fold is left as it was."""
-    fold = services._recent.get(table_id)
+    fold = store._recent.get(table_id)
     snap = services.table_state(table_id)  # the committing process's view just after the commit
     if fold is not None:
-        services._recent[table_id] = fold
+        store._recent[table_id] = fold
     turn = Turn.objects.get(table_id=table_id, seq=seq)
     snap.events, snap.last_turn = snap.events[: seq + 1], turn
-    return services.followable(snap)
+    return broadcast.followable(snap)
 
 
 def test_a_broadcast_moves_the_fold_on_so_the_next_move_needs_no_rebuild(
@@ -77,7 +77,7 @@ def test_a_broadcast_moves_the_fold_on_so_the_next_move_needs_no_rebuild(
     another_process_writes(table_id, {"type": "answer", "seat": 1, "answer": "No"})
     event = broadcast_of(table_id, 1)
     assert event == {"type": "answer", "seat": 1, "answer": "No"}
-    services.follow(table_id, 2, event)
+    store.follow(table_id, 2, event)
     assert services.recent_state(table_id).next_seq == 2
     # A move on the followed fold: the INSERT alone, no rebuild (three reads) before it.
     with django_assert_max_num_queries(1):
@@ -89,8 +89,8 @@ def test_a_turn_that_changes_more_than_the_log_drops_the_fold() -> None:
     table_id = two_people()
     another_process_writes(table_id, {"type": "takeover", "seat": 1, "by": "offline:kb"})
     assert broadcast_of(table_id, 1) is None  # a takeover changes a seat: never followed
-    services.follow(table_id, 2, None)
-    assert table_id not in services._recent  # the next move is judged on a rebuild
+    store.follow(table_id, 2, None)
+    assert table_id not in store._recent  # the next move is judged on a rebuild
     assert services.recent_state(table_id).seats[1].kind == "human"  # the log's seats, not stale
 
 
@@ -101,8 +101,8 @@ def test_a_broadcast_that_skips_a_turn_drops_the_fold() -> None:
         {"type": "answer", "seat": 1, "answer": "No"},
         {"type": "question", "seat": 0, "text": "Is it a tool?"},
     )
-    services.follow(table_id, 3, broadcast_of(table_id, 2))  # seq 2's broadcast came first
-    assert table_id not in services._recent
+    store.follow(table_id, 3, broadcast_of(table_id, 2))  # seq 2's broadcast came first
+    assert table_id not in store._recent
     services.submit(table_id, 1, {"type": "answer", "answer": "Yes"})
     assert logged(table_id)[-1] == (3, "answer")
 
@@ -110,7 +110,7 @@ def test_a_broadcast_that_skips_a_turn_drops_the_fold() -> None:
 def test_a_fold_already_at_the_broadcast_seq_is_left_alone() -> None:
     table_id = two_people()  # this process committed seq 0 itself: its fold is at seq 1
     before = services.recent_state(table_id)
-    services.follow(table_id, 1, {"type": "question", "seat": 0, "text": "Is it alive?"})
+    store.follow(table_id, 1, {"type": "question", "seat": 0, "text": "Is it alive?"})
     assert services.recent_state(table_id) is before
 
 

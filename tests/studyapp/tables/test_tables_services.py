@@ -4,7 +4,7 @@ import pytest
 from django.db import IntegrityError
 
 from games.base import IllegalMove
-from studyapp.tables import driver, services
+from studyapp.tables import agent_turns, services, store
 from studyapp.tables.models import Table, Turn
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -87,7 +87,7 @@ def test_a_stale_writer_loses_the_seq_race(session_key: str) -> None:
     services.submit(table, 0, {"type": "question", "text": "Is it an animal?"})
     event = {"type": "question", "seat": 0, "text": "Is it blue?"}
     with pytest.raises(IntegrityError):
-        services.commit(stale, event, stale.engine.apply(stale.state, event))
+        store.commit(stale, event, stale.engine.apply(stale.state, event))
     assert Turn.objects.filter(table=table, seq=0).count() == 1
 
 
@@ -96,6 +96,6 @@ def test_a_duplicate_agent_turn_delivery_is_harmless(session_key: str) -> None:
     Turn.objects.create(
         table=table, seq=0, seat=0, event={"type": "question", "seat": 0, "text": "Is it round?"}
     )
-    assert driver.take_agent_turn(table.pk, 1) == "moved"
-    assert driver.take_agent_turn(table.pk, 1) == "stale"
+    assert agent_turns.take_agent_turn(table.pk, 1) == "moved"
+    assert agent_turns.take_agent_turn(table.pk, 1) == "stale"
     assert list(table.turns.values_list("seq", flat=True)) == [0, 1]

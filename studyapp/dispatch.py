@@ -1,0 +1,168 @@
+"""The one dispatcher: run a Celery task, by its name, now or after a delay, wherever this site
+runs its background work. Every app sends its work through :func:`send` (the tables' agent turns,
+deadlines and lobby checks; pipeline jobs; the dashboard's analysis), and this module alone
+decides how it runs:
+
+- **Celery** (a broker is configured): the task is sent by name; a worker runs it.
+- **Embedded, under a server** (``CELERY_TASK_ALWAYS_EAGER`` and a running daphne loop): after
+  the delay, the same task runs in a thread of this process (:data:`EXECUTOR`), so a page or a
+  socket never waits for it. The threads are asgiref's, so code in them that must reach the
+  server's loop (the in-memory channel layer) does. The periodic tasks of
+  ``CELERY_BEAT_SCHEDULE`` run on the server's loop the same way (:func:`start_beat`), in place
+  of Celery beat.
+- **Embedded, no server** (a management command, a test using Django's test client): nobody can
+  wait for later, so work that ``may_run_now`` runs right here, one task after another (a task
+  that sends another, an agent turn that schedules the next, queues it rather than nesting);
+  other work (a deadline due later) is not run, and :func:`send` says so.
+
+A task is looked up in Celery's own registry by its name, so there is no second table of names.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.db import transaction
+
+from studyapp.background import server_loop
+from studyapp.db import returning_connections
+
+log = logging.getLogger(__name__)
+
+# Threads of the embedded mode's background work: apart from the threads the sockets' database
+# calls use, so a long pipeline job never holds up a move.
+EXECUTOR = ThreadPoolExecutor(max_workers=8, thread_name_prefix="dispatch")
+
+_inline = threading.local()
+_running: set[asyncio.Future] = set()
+_beating: set[asyncio.AbstractEventLoop] = set()
+
+
+def celery_mode() -> bool:
+    """Whether background work goes to Celery workers (a broker is configured)."""
+    return not settings.CELERY_TASK_ALWAYS_EAGER
+
+
+def send(
+    name: str,
+    args: tuple = (),
+    kwargs: dict[str, Any] | None = None,
+    *,
+    delay: float = 0.0,
+    may_run_now: bool = True,
+    after_commit: bool = False,
+) -> bool:
+    """Run the Celery task ``name`` with ``args`` and ``kwargs`` after ``delay`` seconds (see the
+    module for where). ``may_run_now``: with no server and no broker, run it here at once rather
+    than not at all. ``after_commit``: send it once the current transaction commits (the task
+    reads a row this transaction writes). Returns whether the task was sent or run."""
+    if after_commit:
+        transaction.on_commit(
+            lambda: send(name, args, kwargs, delay=delay, may_run_now=may_run_now)
+        )
+        return True
+    delay = max(delay, 0.0)
+    kwargs = kwargs or {}
+    if celery_mode():
+        from studyapp.celery import app
+
+        # argsrepr and kwargsrepr given: Celery would otherwise format them for its log on every send
+        app.send_task(
+            name,
+            args,
+            kwargs,
+            countdown=delay or None,
+            argsrepr=repr(args),
+            kwargsrepr=repr(kwargs),
+        )
+        return True
+    loop = server_loop()
+    if loop is None:
+        if not may_run_now:
+            return False
+        run_inline(name, args, kwargs)
+        return True
+    start_beat(loop)
+    # A fresh context: the task must not inherit this thread's "executor in use" marker.
+    loop.call_soon_threadsafe(
+        _later, loop, delay, name, args, kwargs, context=contextvars.Context()
+    )
+    return True
+
+
+def task(name: str) -> Callable[..., Any]:
+    """The Celery task registered under ``name`` (Celery's registry; it loads the tasks modules)."""
+    from studyapp.celery import app
+
+    return app.tasks[name]
+
+
+def run_inline(name: str, args: tuple, kwargs: dict[str, Any]) -> None:
+    """Run tasks one after another in this thread instead of nesting them."""
+    queue = getattr(_inline, "queue", None)
+    if queue is not None:
+        queue.append((name, args, kwargs))
+        return
+    _inline.queue = [(name, args, kwargs)]
+    try:
+        while _inline.queue:
+            next_name, next_args, next_kwargs = _inline.queue.pop(0)
+            task(next_name)(*next_args, **next_kwargs)
+    finally:
+        _inline.queue = None
+
+
+def _later(loop: asyncio.AbstractEventLoop, delay: float, name: str, args: tuple, kwargs: dict):
+    loop.call_later(delay, _spawn, loop, name, args, kwargs)
+
+
+def _spawn(loop: asyncio.AbstractEventLoop, name: str, args: tuple, kwargs: dict) -> None:
+    future = loop.create_task(_run(name, args, kwargs))
+    _running.add(future)
+    future.add_done_callback(_running.discard)
+
+
+async def _run(name: str, args: tuple, kwargs: dict) -> None:
+    """A task as the embedded server runs it: in a thread of :data:`EXECUTOR`, which gives its
+    database connections back when it is done."""
+    try:
+        work = returning_connections(task(name))
+        await sync_to_async(work, thread_sensitive=False, executor=EXECUTOR)(*args, **kwargs)
+    except Exception:
+        log.exception("background task %s%s failed", name, args)
+
+
+def start_beat(loop: asyncio.AbstractEventLoop | None = None) -> None:
+    """The embedded server's stand-in for Celery beat: every entry of ``CELERY_BEAT_SCHEDULE``
+    runs on the server's loop as often as it says, from the first call on (a socket's connect, the
+    first task sent). Nothing under Celery, where beat does it, or with no server."""
+    loop = loop or server_loop()
+    if celery_mode() or loop is None or loop in _beating:
+        return
+    _beating.add(loop)
+    for entry in settings.CELERY_BEAT_SCHEDULE.values():
+        loop.call_soon_threadsafe(
+            _spawn_beat,
+            loop,
+            entry["task"],
+            float(entry["schedule"]),
+            context=contextvars.Context(),
+        )
+
+
+def _spawn_beat(loop: asyncio.AbstractEventLoop, name: str, every: float) -> None:
+    async def beating() -> None:
+        while True:
+            await asyncio.sleep(every)
+            await _run(name, (), {})
+
+    future = loop.create_task(beating())
+    _running.add(future)

@@ -1,0 +1,167 @@
+"""An agent seat's turn: build the seat's agent, let it choose a move on the table as the log has
+it, and record the move on the move path (:func:`studyapp.tables.services.record`). The engine
+judges the move once, when the agent proposes it (:func:`games.runner.choose`); the state it
+returns is the one committed. A task of :mod:`studyapp.tables.tasks` runs it, under its lease."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+
+from games.base import Agent, Event
+from games.runner import REPLY_CHARS, Move, choose
+from studyapp.agents import agent_for_seat, turn_usage
+from studyapp.background import run_async
+from studyapp.tables.models import Seat, Table
+from studyapp.tables.scheduling import Lease
+from studyapp.tables.services import record
+from studyapp.tables.store import TableState, caught_up
+
+log = logging.getLogger(__name__)
+
+# The seat of a person who left a table whose dropout policy is "skip": every turn of theirs is
+# the engine's do-nothing move, played at once.
+SKIP_SPEC = "skip"
+
+
+def agent_seed(table_seed: int, seat: int, seq: int) -> int:
+    """A seed per (table, seat, turn): a redelivered agent turn proposes the same move."""
+    return random.Random(f"{table_seed}:{seat}:{seq}").randrange(2**31)
+
+
+@dataclass
+class AgentTurn:
+    """An agent seat's turn, ready to be played: ``agent`` is None when it could not be built
+    (``error`` says why), and the turn is then the seat's fallback."""
+
+    snap: TableState
+    index: int
+    agent: Agent | None
+    error: str = ""
+    skip: bool = False  # a seat whose person left under the "skip" policy: it only passes
+
+
+def prepare_agent_turn(table_id: int, seq: int) -> AgentTurn | None:
+    """The table, seat and agent for an agent turn at ``seq``; None if the table moved on.
+    Runs in sync code: building the agent reads the seat's policy from the database."""
+    snap = caught_up(table_id)
+    if snap.next_seq != seq:
+        return None
+    agents = [i for i in snap.waiting_for() if snap.seat(i).kind == Seat.Kind.AGENT]
+    if not agents:
+        return None
+    index = agents[0]
+    seat = snap.seat(index)
+    if seat.agent_spec == SKIP_SPEC:
+        return AgentTurn(snap, index, None, skip=True)
+    try:
+        agent = agent_for_seat(
+            seat,
+            game=snap.table.game,
+            role=snap.engine.seats(snap.table.config)[index],
+            seed=agent_seed(snap.table.seed, index, seq),
+            live=snap.has_humans(),
+        )
+    except Exception as err:  # a bad spec, a missing extra, a folder with no model
+        log.exception("table %s: cannot build the agent of seat %s", table_id, index)
+        return AgentTurn(snap, index, None, f"{type(err).__name__}: {err}")
+    return AgentTurn(snap, index, agent)
+
+
+async def agent_move(turn: AgentTurn) -> tuple[Move, dict[str, Any]]:
+    """The seat's move and what it cost. An agent that cannot move (it could not be built, its
+    model call failed after the SDK's retries, its replies held no usable move) must neither stall
+    the table nor cost anyone a turn: it is logged, the engine's ``failed`` move is made in its
+    place (an oracle withdraws the question, other seats make the fallback move), and the turn's
+    usage says why: ``error``, and ``reply``, the start of the model's last text, if it sent one."""
+    snap, index = turn.snap, turn.index
+    if turn.skip:
+        return Move(snap.engine.fallback(snap.state, index)), {}
+    if turn.agent is None:
+        move = Move(snap.engine.failed(snap.state, index, turn.error), turn.error)
+    else:
+        budget = live_turn_seconds() if snap.has_humans() else None
+        try:
+            move = await asyncio.wait_for(
+                choose(snap.engine, snap.state, index, turn.agent), budget
+            )
+        except TimeoutError as err:  # people are waiting: the live budget is spent
+            if budget is None:  # not ours: an agent's own timeout at a table of agents
+                log.exception("table %s: the agent of seat %s failed", snap.table.pk, index)
+                error = f"{type(err).__name__}: {err}"
+            else:
+                error = f"the model did not move within the live budget of {budget:g} s"
+            move = Move(snap.engine.failed(snap.state, index, error), error)
+        except Exception as err:  # a local model that raised, a bug in an agent
+            log.exception("table %s: the agent of seat %s failed", snap.table.pk, index)
+            error = f"{type(err).__name__}: {err}"
+            move = Move(snap.engine.failed(snap.state, index, error), error)
+    usage = turn_usage(turn.agent)
+    if move.error:
+        # The reason may quote the model's reply, and an oracle's reply may name the secret word:
+        # it goes to the turn's usage (staff only); the log line at WARNING says only where.
+        log.warning(
+            "table %s: seat %s could not move (reason in the turn's usage)", snap.table.pk, index
+        )
+        log.debug("table %s: seat %s could not move: %s", snap.table.pk, index, move.error)
+        usage["error"] = move.error
+        if move.reply:
+            usage["reply"] = move.reply[:REPLY_CHARS]
+    return move, usage
+
+
+def live_turn_seconds() -> float:
+    """The most an agent's turn may take at a table with people (LIVE_AGENT_TURN_SECONDS), its
+    model calls and a corrective follow-up included; the seat's failed move is made after it."""
+    return float(settings.LIVE_AGENT_TURN_SECONDS)
+
+
+def finish_agent_turn(snap: TableState, move: Move, usage: dict[str, Any]) -> str:
+    """Record an agent's move, with the state the engine judged it to lead to when it chose it
+    (a stand-in move is judged here). A withdrawn question that makes ``max_oracle_failures`` in a
+    row pauses the table in the same transaction, so nothing is scheduled after it; staff see it
+    on the live monitor and resume it (:func:`studyapp.tables.driver.resume`)."""
+    event = move.event
+    new_state = move.state if move.state is not None else snap.engine.apply(snap.state, event)
+    limit = int(snap.table.option("max_oracle_failures"))
+    pause = event["type"] == "void" and failures_in_a_row([*snap.events, event]) >= limit
+    playing = snap.table.status
+    try:
+        with transaction.atomic() if pause else contextlib.nullcontext():
+            if pause:
+                Table.objects.filter(pk=snap.table.pk).update(status=Table.Status.PAUSED)
+                snap.table.status = Table.Status.PAUSED
+            record(snap, event, new_state, usage=usage)
+    except IntegrityError:
+        snap.table.status = playing
+        return "duplicate"
+    if pause:
+        log.error("table %s paused: %s questions in a row not answered", snap.table.pk, limit)
+        return "paused"
+    return "moved"
+
+
+def failures_in_a_row(events: list[Event]) -> int:
+    """Questions withdrawn (``void``) since the oracle last answered or staff resumed the table."""
+    count = 0
+    for event in reversed(events):
+        if event["type"] in ("answer", "resume"):
+            break
+        count += event["type"] == "void"
+    return count
+
+
+def take_agent_turn(table_id: int, seq: int, lease: Lease | None = None) -> str:
+    """Let the first agent seat the table waits for move, if the table is still at ``seq``."""
+    turn = prepare_agent_turn(table_id, seq)
+    if turn is None:
+        return "stale"
+    move, usage = run_async((lease or Lease("")).hold(agent_move(turn)))
+    return finish_agent_turn(turn.snap, move, usage)

@@ -1,0 +1,178 @@
+"""Scheduling a table's next step: what the table waits for after a commit, sent as a task.
+
+Three jobs move a table along without a human: an agent's turn, a turn deadline and a lobby's
+wait limit, each a task of :mod:`studyapp.tables.tasks` sent by name through the one dispatcher
+(:mod:`studyapp.dispatch`: a Celery worker, or a thread of the embedded server). Each job names
+the table and the ``seq`` it was scheduled for, rebuilds the table from its log when it runs and
+does nothing if the table has moved on, so a job delivered twice (a Celery redelivery after a
+worker crash, a reconnect that schedules again) is harmless; the unique ``(table, seq)`` key
+settles any remaining race. A job is claimed by a lease in the cache before it is sent, so the
+ticks of many sockets (connects, heartbeats) send it once; the lease is held while the job runs
+and lapses when its worker dies, and the periodic sweep (:func:`studyapp.tables.driver.sweep`)
+then sends the job again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import random
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import cache
+from django.utils import timezone
+
+from studyapp import dispatch
+from studyapp.cache import claim, delete_if
+from studyapp.tables.models import Seat, Table
+from studyapp.tables.store import TableState
+
+QUEUED = "queued"
+# The tables' tasks, each sent by its name in Celery's registry: TASKS_MODULE + "." + job.
+TASKS_MODULE = "studyapp.tables.tasks"
+
+
+def agent_delay(snap: TableState) -> float:
+    """Agents next to people pause before moving, so the people can follow. At a table that
+    does not disclose its agents (``agents_disclosed`` False) an agent takes a person's think
+    time instead: a time drawn from ``agent_think_seconds`` [shortest, longest], the same for the
+    same table and move (a redelivered turn waits as long)."""
+    if not snap.has_humans():
+        return 0.0
+    think = snap.table.options.get("agent_think_seconds")
+    if snap.table.options.get("agents_disclosed") is False and think:
+        low, high = (float(v) for v in think)
+        draw = random.Random(f"{snap.table.seed}:think:{snap.next_seq}").random()
+        return low + (high - low) * draw
+    return float(snap.table.option("agent_delay_seconds"))
+
+
+def advance(snap: TableState) -> list[str]:
+    """Schedule the next step of a table that is being played (an agent's turn, a deadline).
+    Safe to call as often as one likes: a step already scheduled is not scheduled again.
+    Returns what it scheduled now."""
+    movers = snap.waiting_for()
+    if not movers:
+        return []
+    table, seq = snap.table, snap.next_seq
+    scheduled = []
+    agents = any(snap.seat(index).kind == Seat.Kind.AGENT for index in movers)
+    if agents and schedule("take_agent_turn", (table.pk, seq), agent_delay(snap), table=table):
+        scheduled.append("agent turn scheduled")
+    deadline = table.turn_deadline()
+    if deadline is not None and any(snap.seat(i).kind == Seat.Kind.HUMAN for i in movers):
+        due = (snap.last_at or timezone.now()) + timedelta(seconds=deadline)
+        delay = (due - timezone.now()).total_seconds()
+        if schedule("check_deadline", (table.pk, seq), delay, table=table):
+            scheduled.append("deadline check scheduled")
+    return scheduled
+
+
+def lease_key(name: str, table: Table, args: tuple) -> str:
+    """The cache key that stands for one job of one table. It names the table's creation time as
+    well as its id, so a table id used again (a test database made anew) is a new key."""
+    born = int(table.created_at.timestamp() * 1_000_000)
+    return ":".join(["tables", "job", name, str(born), *map(str, args)])
+
+
+@dataclass
+class Lease:
+    """A claim on a job in the shared cache (Redis in production, so it holds across daphne
+    processes and workers). ``schedule`` adds it as queued for the job's delay plus a margin; the
+    job that runs it renews it while it works and deletes it at the end (an agent turn that moved
+    the table on leaves it to lapse: its ``seq`` is past). A job whose worker dies
+    stops renewing, the lease lapses within ``TABLE_JOB_LEASE_SECONDS``, and the next tick or
+    sweep schedules the job again. An empty key is no lease (a job run inline or by hand)."""
+
+    key: str
+    token: str = ""
+
+    def take(self) -> bool:
+        """Start running: False if another copy of the job is running right now (the lease is
+        neither missing nor queued). One round trip (:func:`studyapp.cache.claim`)."""
+        if not self.key:
+            return True
+        token = f"running:{uuid.uuid4().hex}"
+        if not claim(cache, self.key, QUEUED, token, self.seconds()):
+            return False
+        self.token = token
+        return True
+
+    def renew(self) -> None:
+        if self.key:
+            cache.set(self.key, self.token, self.seconds())
+
+    def release(self) -> None:
+        if self.key:
+            delete_if(cache, self.key, self.token)
+
+    @staticmethod
+    def seconds() -> int:
+        return math.ceil(settings.TABLE_JOB_LEASE_SECONDS)
+
+    async def hold(self, work: Any) -> Any:
+        """Await ``work`` (an agent thinking), renewing the lease while it runs."""
+        if not self.key:
+            return await work
+
+        async def keep() -> None:
+            while True:
+                await asyncio.sleep(settings.TABLE_JOB_LEASE_SECONDS / 3)
+                self.renew()
+
+        keeper = asyncio.ensure_future(keep())
+        try:
+            return await work
+        finally:
+            keeper.cancel()
+
+
+def schedule(name: str, args: tuple, delay: float, *, table: Table, again: bool = False) -> bool:
+    """Send job ``name`` (a task of :data:`TASKS_MODULE`) to run after ``delay`` seconds, unless it
+    is already scheduled or running. ``again``: the job reschedules itself (a deadline checked
+    early). Returns whether it was sent now.
+
+    Under Celery a task is sent only when it is due within ``TABLE_SCHEDULE_HORIZON_SECONDS``: a
+    countdown longer than the broker's visibility timeout would be delivered twice, and the sweep
+    sends it when it comes near. With no server and no broker (a management command, a plain
+    test), agent turns run right here, one after another, and timers are left to the next
+    connect, heartbeat or sweep."""
+    delay = max(delay, 0.0)
+    if dispatch.celery_mode() and delay > settings.TABLE_SCHEDULE_HORIZON_SECONDS:
+        return False
+    key = lease_key(name, table, args)
+    ttl = math.ceil(delay + settings.TABLE_JOB_LEASE_SECONDS)  # whole seconds for Redis
+    if again:
+        cache.set(key, QUEUED, ttl)
+    elif not cache.add(key, QUEUED, ttl):
+        return False
+    sent = dispatch.send(
+        f"{TASKS_MODULE}.{name}",
+        args,
+        {"lease": key},
+        delay=delay,
+        may_run_now=name == "take_agent_turn",
+    )
+    if not sent:
+        delete_if(cache, key, QUEUED)
+    return sent
+
+
+def under_lease(held: Lease, job: Callable[[], str]) -> str:
+    """Run a table job as its task does: under its lease, skipped if a copy is running. An agent
+    turn that moved the table on leaves its lease to lapse: its key names a ``seq`` that is past,
+    so nothing schedules it again (one round trip less per turn)."""
+    if not held.take():
+        return "running elsewhere"
+    result = ""
+    try:
+        result = job()
+        return result
+    finally:
+        if result != "moved":
+            held.release()
