@@ -32,7 +32,6 @@ from django.db.models.expressions import RawSQL
 
 from analysis.frames import (
     GAME_COLUMNS,
-    TURN_COLUMNS,
     TURN_KEYS,
     encode_event,
     games_frame,
@@ -117,10 +116,6 @@ CONSENT_VERSION_COLUMNS: dict[str, tuple[str, str]] = {
     "created_at": ("string", "ISO-8601 time the version was first saved"),
     "participants": ("Int64", "participants in this export who agreed to this version"),
 }
-
-
-def _has_field(model: type, name: str) -> bool:
-    return any(f.name == name for f in model._meta.get_fields())
 
 
 def iter_records(
@@ -212,14 +207,12 @@ def _records(
         seat.policy = policies.get(seat.policy_id)
         seats[seat.table_id].append(seat)
     rounds: dict[int, dict[int, Round]] = defaultdict(dict)
-    has_seat = _has_field(Round, "seat")
-    fields = ROUND_FIELDS if has_seat else ROUND_FIELDS[:-1]
-    found = _rows(Round.objects.filter(table_id__in=among(ids)), fields)
+    found = _rows(Round.objects.filter(table_id__in=among(ids)), ROUND_FIELDS)
     chosen = Participant.objects.filter(pk__in=among(list({r.participant_id for r in found})))
     people = {p.pk: p for p in _rows(chosen, PERSON_FIELDS)}
     for r in found:
         r.participant = people[r.participant_id]  # one instance per person, not per round
-        rounds[r.table_id][getattr(r, "seat", 0) if has_seat else 0] = r
+        rounds[r.table_id][r.seat] = r
     known = {
         pk
         for pk in ids
@@ -261,7 +254,7 @@ def _records(
         for seat in table_seats:
             if table.game == "twenty-questions" and seat.index != 0:
                 continue
-            round_ = rounds[pk].get(seat.index) or (rounds[pk].get(0) if not has_seat else None)
+            round_ = rounds[pk].get(seat.index)
             who = _who(table, seat, round_, visitors)
             record = _record(table, seat.index, events, outcome, experiment, who)
             record["oracle"] = oracle if table.game == "twenty-questions" else None
@@ -502,8 +495,8 @@ def _who(table: Table, seat: Seat, round_: Round | None, visitors: dict) -> dict
                 "setting": "cumulative",
                 "round": round_.number - 1,
                 "sample": 0,
-                "condition": getattr(participant, "condition", "") or options.get("condition"),
-                "pilot": bool(getattr(participant, "is_pilot", False)),
+                "condition": participant.condition or options.get("condition"),
+                "pilot": bool(participant.is_pilot),
             }
         key = (table.game, VISITORS)
         sample = visitors[key]
@@ -579,7 +572,7 @@ def _record(
 def study_participants(study: Study, include_pilots: bool = False) -> QuerySet[Participant]:
     """The study's participants who started, less those who withdrew (and pilots unless asked)."""
     found = study.participants.exclude(status=Participant.Status.WITHDRAWN)
-    if not include_pilots and _has_field(Participant, "is_pilot"):
+    if not include_pilots:
         found = found.exclude(is_pilot=True)
     return found
 
@@ -609,17 +602,17 @@ def participants_frame(participants: Iterable[Participant]) -> pd.DataFrame:
     for participant in participants:
         row = public_record(participant)
         row["player"] = row.pop("public_id")
-        row["condition"] = getattr(participant, "condition", "")
-        drawn = getattr(participant, "assignment", None) or {}
+        row["condition"] = participant.condition
+        drawn = participant.assignment or {}
         # Arrivals drawn before groups existed carry no unit: a person was randomised.
         row["randomisation_unit"] = drawn.get("unit", "person") if drawn else ""
         row["group"] = drawn.get("group")
-        row["agents_disclosed"] = bool(getattr(participant.study, "agents_disclosed", True))
-        row["pilot"] = bool(getattr(participant, "is_pilot", False))
+        row["agents_disclosed"] = bool(participant.study.agents_disclosed)
+        row["pilot"] = bool(participant.is_pilot)
         row["rounds"] = participant.study.rounds
-        consented = getattr(participant, "consented_at", None)
+        consented = participant.consented_at
         row["consented_at"] = consented.isoformat() if consented else None
-        row["attention_failed"] = "; ".join(getattr(participant, "attention_failed", None) or [])
+        row["attention_failed"] = "; ".join(participant.attention_failed or [])
         row |= _amounts(participant)
         rows.append(row)
     frame = pd.DataFrame(rows, columns=list(PARTICIPANT_COLUMNS))
@@ -667,7 +660,7 @@ def questionnaire_frame(participants: Iterable[Participant]) -> pd.DataFrame:
 
 def _amounts(participant: Participant) -> dict[str, Any]:
     """What the participant is owed or was paid (nothing for a pilot)."""
-    pilot = bool(getattr(participant, "is_pilot", False))
+    pilot = bool(participant.is_pilot)
 
     def money(value: Any) -> float | None:
         return None if pilot or value is None else float(value)
@@ -723,8 +716,3 @@ def agent_frames() -> dict[str, pd.DataFrame]:
     """games and turns of every table played outside a study."""
     records = table_records(agent_tables())
     return {"games": games_frame(records), "turns": turns_frame(records)}
-
-
-def export_docs() -> dict[str, dict[str, tuple[str, str]]]:
-    """Column descriptions for the README of an export."""
-    return {"games": GAME_COLUMNS, "turns": TURN_COLUMNS, "participants": PARTICIPANT_COLUMNS}
