@@ -45,6 +45,7 @@ from games import get_engine
 from studyapp.participants import questionnaire
 from studyapp.participants.models import Participant, Round, Study
 from studyapp.participants.pseudonyms import public_record
+from studyapp.pipelines.record_keys import key_position
 from studyapp.tables.models import Seat, Table, Turn
 from studyapp.tables.moves import storable
 
@@ -470,15 +471,12 @@ def _game_usage(usages: list[dict | None]) -> dict[str, float] | None:
 
 
 def _job_position(table: Table) -> tuple[str, int, int] | None:
-    """(setting, sample, round) of a game an experiment job stored (its record key is
-    ``game|model|setting|sample|round``)."""
+    """(setting, sample, round) of a game an experiment job stored, from its record key
+    (:mod:`studyapp.pipelines.record_keys`)."""
     key = table.options.get("record")
     if not key or table.options.get("job") is None:
         return None
-    parts = str(key).split("|")
-    if len(parts) != 5:
-        return None
-    return parts[2], int(parts[3]), int(parts[4])
+    return key_position(key)
 
 
 def _who(table: Table, seat: Seat, round_: Round | None, visitors: dict) -> dict[str, Any]:
