@@ -1,11 +1,17 @@
-"""The experiment's output file: one JSON line per finished game, read back on resume."""
+"""The experiment's output file: one JSON line per finished game, built here from the game the
+runner played, appended, and read back on resume."""
 
 from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from games.llm import prompts
+
+if TYPE_CHECKING:
+    from games.experiment.spec import ExperimentSpec
 
 
 def record_key(record: dict[str, Any]) -> tuple[Any, ...]:
@@ -33,6 +39,54 @@ def load_records(path: Path) -> list[dict[str, Any]]:
     if rewritten != raw:
         path.write_text(rewritten, encoding="utf-8")
     return records
+
+
+def game_record(
+    spec: ExperimentSpec,
+    sample: int,
+    round_: int,
+    seed: int,
+    played: tuple,
+    policy: str | None,
+    provenance: dict[str, Any],
+) -> dict[str, Any]:
+    """The line of round ``round_`` of a track: the game as the runner's ``play`` returned it
+    (config, events, outcome, evaluated seat, usage, start and end times, failures), the policy
+    text it was played with and what produced it (:mod:`games.provenance`)."""
+    config, events, outcome, evaluated, usage, started, finished, failures = played
+    mine = outcome[evaluated]
+    return {
+        "experiment": spec.experiment,
+        "game": spec.game,
+        "model": spec.model,
+        "setting": spec.setting,
+        "sample": sample,
+        "round": round_,
+        "case": round_,
+        "seed": seed,
+        "config": config,
+        "events": events,
+        "outcome": {str(seat): result for seat, result in outcome.items()},
+        "evaluated_seat": evaluated,
+        "reward": mine["reward"],
+        "win": mine["win"] if spec.game == "undercover" else None,
+        "questions": mine.get("questions"),
+        "usage": usage.as_dict(),
+        **failure_marks(spec.game, events, failures),
+        "model_options": spec.model_options.as_dict(),
+        "memory_word_cap": spec.memory_word_cap if spec.setting == "cumulative" else None,
+        "policy": policy,
+        "prompts": prompts.fingerprint(),
+        "started_at": started,
+        "finished_at": finished,
+        "provenance": provenance,
+    }
+
+
+def append_record(path: Path, record: dict[str, Any]) -> None:
+    """Add one finished game to the output file."""
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
 def failure_marks(game: str, events: list[dict[str, Any]], failures: list) -> dict[str, Any]:

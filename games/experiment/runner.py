@@ -15,7 +15,6 @@ rebuilds its next memory from its last finished record.
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -36,7 +35,13 @@ from games.experience.context import (
     player_system,
 )
 from games.experience.transcript import transcript
-from games.experiment.records import failure_marks, load_records, record_key, utc_now
+from games.experiment.records import (
+    append_record,
+    game_record,
+    load_records,
+    record_key,
+    utc_now,
+)
 from games.experiment.spec import (
     MATH_MAX_TOKENS,
     ExperimentSpec,
@@ -247,39 +252,20 @@ class Runner:
             spec, seed, sample, policy, spec.setting, self.case_config(spec, round_)
         )
         usage.merge(extra)
-        mine = outcome[evaluated]
-        record = {
-            "experiment": spec.experiment,
-            "game": spec.game,
-            "model": spec.model,
-            "setting": spec.setting,
-            "sample": sample,
-            "round": round_,
-            "case": round_,
-            "seed": seed,
-            "config": config,
-            "events": events,
-            "outcome": {str(seat): result for seat, result in outcome.items()},
-            "evaluated_seat": evaluated,
-            "reward": mine["reward"],
-            "win": mine["win"] if spec.game == "undercover" else None,
-            "questions": mine.get("questions"),
-            "usage": usage.as_dict(),
-            **failure_marks(spec.game, events, failures),
-            "model_options": spec.model_options.as_dict(),
-            "memory_word_cap": spec.memory_word_cap if spec.setting == "cumulative" else None,
-            "policy": policy,
-            "prompts": prompts.fingerprint(),
-            "started_at": started,
-            "finished_at": finished,
-            "provenance": self.provenance_for(spec),
-        }
+        record = game_record(
+            spec,
+            sample,
+            round_,
+            seed,
+            (config, events, outcome, evaluated, usage, started, finished, failures),
+            policy,
+            self.provenance_for(spec),
+        )
         self.write(record)
         return record
 
     def write(self, record: dict[str, Any]) -> None:
-        with self.out.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        append_record(self.out, record)
         self.done[record_key(record)] = record
         if self._bar is not None:
             self._bar.update(1)

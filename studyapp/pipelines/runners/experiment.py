@@ -18,13 +18,10 @@ from games.experiment.runner import ExperimentSpec, load_records, run_experiment
 from games.llm.providers import closing
 from studyapp.agents import provider_config, response_cache
 from studyapp.pipelines.models import Job
+from studyapp.pipelines.record_keys import record_key
 from studyapp.tables.models import Seat, Table, Turn
 
 SPEC_FIELDS = set(ExperimentSpec.__dataclass_fields__)
-
-
-def record_key(record: dict[str, Any]) -> str:
-    return "|".join(str(record[k]) for k in ("game", "model", "setting", "sample", "round"))
 
 
 def store_games(job: Job, records: list[dict[str, Any]], spec: ExperimentSpec) -> int:

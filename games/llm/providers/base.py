@@ -1,0 +1,207 @@
+"""What every provider shares: the :class:`Provider` interface, the :class:`Completion` a call
+returns, the :class:`ProviderError` a failed call raises, and :class:`SDKProvider`, the machinery
+the OpenAI and Anthropic providers add to their SDKs (cache lookup, concurrency limit, timing,
+retry count, error wrapping)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import time
+import weakref
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import anthropic
+import openai
+
+from games.llm.cache import ResponseCache, request_key
+from games.llm.providers.config import (
+    ANTHROPIC_URL,
+    OPENAI_URL,
+    ProviderConfig,
+    parse_spec,
+    server_url,
+)
+from games.llm.providers.messages import Message, keyed_messages, prompt_chars
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One model reply and what it cost. ``retries`` counts the extra HTTP attempts the SDK made."""
+
+    text: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    input_chars: int = 0
+    output_chars: int = 0
+    latency_s: float = 0.0
+    retries: int = 0
+    cached: bool = False
+
+
+class ProviderError(RuntimeError):
+    """A call that failed after the SDK's own retries; carries what the failed call cost."""
+
+    def __init__(self, message: str, *, input_chars: int, latency_s: float, retries: int) -> None:
+        super().__init__(message)
+        self.input_chars = input_chars
+        self.latency_s = latency_s
+        self.retries = retries
+
+
+class Provider(Protocol):
+    """Anything with this method can drive an LLM agent (a local transformers model included).
+
+    ``messages`` hold strings, or lists of text and image parts (`image_part`) for vision models.
+    """
+
+    async def complete(
+        self,
+        messages: list[Message],
+        *,
+        system: str | None = None,
+        temperature: float = 1.0,
+        max_tokens: int = 1024,
+        sample: int = 0,
+    ) -> Completion: ...
+
+
+def request_seed(key: str) -> int:
+    """The ``seed`` sent with a request: drawn from its cache key (request, server and sample),
+    so the same request asks for the same draw and the K samples of one prompt differ."""
+    return int(key[:8], 16) & 0x7FFFFFFF
+
+
+# Each call sets a fresh counter; the HTTP client's request hook, which runs in the same task,
+# bumps it once per attempt, so retries = attempts - 1 whatever the SDK decided to retry.
+_attempts: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar(
+    "llm_attempts", default=None
+)
+
+
+async def _count_attempt(request: Any) -> None:
+    box = _attempts.get()
+    if box is not None:
+        box[0] += 1
+
+
+class SDKProvider:
+    """Shared machinery: cache lookup, concurrency limit, timing, retry count, error wrapping.
+    Subclasses implement :meth:`_send` with their SDK. One SDK client (and connection pool) is
+    kept per event loop, because pooled connections cannot cross loops."""
+
+    def __init__(self, spec: str, config: ProviderConfig, cache: ResponseCache | None) -> None:
+        self.spec = spec
+        self.kind, self.model = parse_spec(spec)
+        self.config = config
+        self.cache = cache
+        self.server = server_url(spec, config)
+        self._per_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[Any, Any]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def _loop_state(self) -> tuple[Any, asyncio.Semaphore]:
+        loop = asyncio.get_running_loop()
+        state = self._per_loop.get(loop)
+        if state is None:
+            state = (self._make_client(), asyncio.Semaphore(self.config.concurrency))
+            self._per_loop[loop] = state
+        return state
+
+    def _http_client(self, module: Any) -> Any:
+        """The SDK's own default HTTP client (its pool limits) plus our attempt counter. The
+        SDK's aiohttp transport costs far less CPU per call than httpx when dozens of games are in
+        flight (see benchmarks/llm_runner.py); without the ``aiohttp`` extra, httpx it is."""
+        hooks = {"request": [_count_attempt]}
+        try:
+            return module.DefaultAioHttpClient(event_hooks=hooks)
+        except RuntimeError:  # the SDK says its aiohttp extra is not installed
+            return module.DefaultAsyncHttpxClient(event_hooks=hooks)
+
+    def _make_client(self) -> Any:
+        raise NotImplementedError
+
+    async def _send(
+        self, client: Any, messages: list[Message], system: str | None, **params: Any
+    ) -> tuple[str, int, int]:
+        raise NotImplementedError
+
+    async def complete(
+        self,
+        messages: list[Message],
+        *,
+        system: str | None = None,
+        temperature: float = 1.0,
+        max_tokens: int = 1024,
+        sample: int = 0,
+    ) -> Completion:
+        input_chars = prompt_chars(messages, system)
+        options = self.config.options
+        max_tokens = options.max_tokens or max_tokens
+        request = {
+            "model": self.spec,
+            "system": system,
+            "messages": keyed_messages(messages),
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+        }
+        if options.reasoning_effort or options.thinking_budget:
+            request["reasoning_effort"] = options.reasoning_effort
+            request["thinking_budget"] = options.thinking_budget
+        if self.server not in (OPENAI_URL, ANTHROPIC_URL):
+            # A compatible server (or a custom address): two servers serving the same model name
+            # must not share answers. The official APIs' keys stay as they were.
+            request["server"] = self.server
+        key = request_key(request, sample)
+        if self.cache is not None and (hit := self.cache.get(key)) is not None:
+            return Completion(
+                text=hit["text"],
+                input_tokens=hit["input_tokens"],
+                output_tokens=hit["output_tokens"],
+                input_chars=input_chars,
+                output_chars=len(hit["text"]),
+                cached=True,
+            )
+        client, limit = self._loop_state()
+        async with limit:
+            box = [0]
+            token = _attempts.set(box)
+            started = time.perf_counter()
+            try:
+                text, input_tokens, output_tokens = await self._send(
+                    client,
+                    messages,
+                    system,
+                    temperature=temperature,
+                    max_tokens=max_tokens,
+                    seed=request_seed(key),
+                )
+            except (openai.APIError, anthropic.APIError) as err:
+                raise ProviderError(
+                    f"{self.spec}: {type(err).__name__}: {err}",
+                    input_chars=input_chars,
+                    latency_s=time.perf_counter() - started,
+                    retries=max(box[0] - 1, 0),
+                ) from err
+            finally:
+                _attempts.reset(token)
+            latency = time.perf_counter() - started
+        if self.cache is not None:
+            reply = {"text": text, "input_tokens": input_tokens, "output_tokens": output_tokens}
+            self.cache.put(key, reply)
+        return Completion(
+            text=text,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            input_chars=input_chars,
+            output_chars=len(text),
+            latency_s=latency,
+            retries=max(box[0] - 1, 0),
+        )
+
+    async def aclose(self) -> None:
+        """Close this event loop's SDK client (its connections)."""
+        state = self._per_loop.pop(asyncio.get_running_loop(), None)
+        if state is not None:
+            await state[0].close()

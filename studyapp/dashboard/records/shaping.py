@@ -1,0 +1,365 @@
+"""Records and frames from the rows :mod:`.queries` reads: one record per evaluated seat of a
+finished game, in the experiment JSONL shape, and the games and turns frames built from them.
+
+Rounds and samples come from what the game was: a study round is round ``number - 1`` of its
+participant; a game of an experiment job carries its sample and round in the job's record key;
+any other game (a visitor at a table, a staff game) is round 1 of its own sample, grouped by
+experiment, model and setting, so games outside studies never become one curve per visitor game
+nor a sequence of "rounds" in the order they happened to be played.
+
+Records are built in chunks of tables (:func:`iter_records`), so a study of 100,000 games is read
+with bounded memory.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from django.db.models import QuerySet
+
+from analysis.frames import (
+    GAME_COLUMNS,
+    TURN_KEYS,
+    encode_event,
+    games_frame,
+    turn_keys,
+    turns_frame,
+    turns_from_log,
+    typed,
+)
+from analysis.frames import USAGE_KEYS as COUNTERS
+from games import get_engine
+from studyapp.dashboard.records.people import participants_frame
+from studyapp.dashboard.records.queries import (
+    CHUNK,
+    Row,
+    agent_tables,
+    event_of,
+    read_logs,
+    read_tables,
+    started,
+    study_tables,
+    table_chunks,
+    turn_columns,
+    turn_counts,
+    turn_usages,
+)
+from studyapp.participants.models import Study
+from studyapp.pipelines.record_keys import key_position
+from studyapp.tables.models import Seat, Table
+
+AGENT_TABLES = "tables"  # the experiment name of tables played outside any study
+VISITORS = "visitors"  # the one player name of every human seat outside a study
+# The counters of ``Turn.usage`` that add up over a game: the fields of games.llm.usage.Usage,
+# named here because importing it loads the model SDKs (seconds an export does not need).
+USAGE_KEYS = (*COUNTERS, "latency_s")
+KEYS = [*TURN_KEYS, "evaluated", "log"]
+
+
+def iter_records(
+    tables: QuerySet[Table], experiment: str = AGENT_TABLES, chunk: int = CHUNK, events: bool = True
+) -> Iterator[list[dict[str, Any]]]:
+    """Lists of records, ``chunk`` tables at a time: one record per evaluated seat of every
+    finished game (the questioner in Twenty Questions, every seat in Undercover). Games that were
+    aborted or are still being played are left out: they have no reward to analyse.
+
+    A finished Twenty Questions study round whose reward the flow recorded (``Round.reward``, the
+    engine's outcome when the round ended) is not replayed. With ``events=False`` such a round's
+    log is not read either (only counted): the records then serve the games frame, not turns."""
+    visitors: dict[tuple, int] = defaultdict(int)  # next sample of a group outside studies
+    for part in table_chunks(tables, chunk):
+        yield _records(part, experiment, visitors, events)
+
+
+def iter_games_and_turns(
+    tables: QuerySet[Table], experiment: str = AGENT_TABLES, chunk: int = CHUNK
+) -> Iterator[tuple[pd.DataFrame, pd.DataFrame]]:
+    """The games and turns frames of :func:`iter_records`, ``chunk`` tables at a time, with the
+    turns read as columns (:func:`turn_log`) rather than as an event object per turn: what lets an
+    export stream a million turns."""
+    visitors: dict[tuple, int] = defaultdict(int)
+    for part in table_chunks(tables, chunk):
+        yield games_and_turns(part, experiment, visitors)
+
+
+def games_and_turns(
+    part: list[int], experiment: str, visitors: dict
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The games and turns frames of one chunk (see :func:`games_and_keys`), its turns read once
+    for both."""
+    log = turn_log(part)
+    games, keys = games_and_keys(part, experiment, visitors, log)
+    return games, turns_from_log(keys, log)
+
+
+def games_and_keys(
+    part: list[int], experiment: str, visitors: dict, log: pd.DataFrame | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The games frame of the tables ``part`` (one chunk of :func:`table_chunks`, in order; the
+    same ``visitors`` for every chunk of an export) and the keys that label their turns in
+    :func:`analysis.frames.turns_from_log` (the log label is the table id). Given the chunk's
+    ``log`` (:func:`turn_log`), counts and usage come from it; else the database counts them."""
+    records = _records(part, experiment, visitors, with_events=False, log=log)
+    keys = [turn_keys(record, i, log=int(record["table"])) for i, record in enumerate(records)]
+    return games_frame(records), pd.DataFrame(keys, columns=KEYS)
+
+
+def table_records(tables: QuerySet[Table], experiment: str = AGENT_TABLES) -> list[dict[str, Any]]:
+    return [record for part in iter_records(tables, experiment) for record in part]
+
+
+def _records(
+    ids: list[int],
+    experiment: str,
+    visitors: dict,
+    with_events: bool = True,
+    log: pd.DataFrame | None = None,
+) -> list[dict[str, Any]]:
+    """Records of the tables ``ids``; given their ``log`` (:func:`turn_log`), the counts and the
+    usage of the games whose events are not read come from it."""
+    by_id, seats, rounds = read_tables(ids)
+    known = {
+        pk
+        for pk in ids
+        if by_id[pk].game == "twenty-questions"
+        and by_id[pk].status == Table.Status.FINISHED
+        and (r := rounds[pk].get(0)) is not None
+        and r.reward is not None
+    }
+    logs = read_logs(ids if with_events else [pk for pk in ids if pk not in known])
+    # The turn counts and model usage of the games whose events are not read (``known``): from
+    # the chunk's log when given, else counted and summed by the database.
+    if with_events:
+        counts, spent = {}, {}
+    elif log is not None:
+        counts, spent = _log_counts(log), _log_usage(log)
+    else:
+        unread = [pk for pk in ids if pk in known]
+        counts = turn_counts(unread)
+        spent = {table: _game_usage(usages) for table, usages in turn_usages(unread).items()}
+    records = []
+    for pk in ids:
+        table = by_id[pk]
+        events, times, usages = logs.get(pk, ([], [], []))
+        if pk in known:
+            turns, questions = counts.get(pk) or (
+                len(events),
+                sum(e.get("type") == "question" and e.get("seat") == 0 for e in events),
+            )
+            reward = rounds[pk][0].reward
+            outcome = {0: {"role": "questioner", "reward": reward, "questions": questions}}
+        else:
+            turns = None
+            engine = get_engine(table.game)
+            state = engine.replay(table.config, events)
+            if not engine.is_over(state) or any(e.get("type") == "abort" for e in events):
+                continue
+            outcome = engine.outcome(state)
+        table_seats = seats[pk]
+        oracle = next((s.agent_spec for s in table_seats if s.index == 1), None)
+        for seat in table_seats:
+            if table.game == "twenty-questions" and seat.index != 0:
+                continue
+            round_ = rounds[pk].get(seat.index)
+            who = _who(table, seat, round_, visitors)
+            record = _record(table, seat.index, events, outcome, experiment, who)
+            record["oracle"] = oracle if table.game == "twenty-questions" else None
+            record["taken_over"] = round_ is not None and seat.kind != Seat.Kind.HUMAN
+            record["turn_times"] = times
+            record["turn_usage"] = usages
+            usage = spent[pk] if pk in spent else _game_usage(usages)
+            record["usage"] = usage or table.options.get("usage")
+            record["policy"] = seat.policy.text if seat.policy_id is not None else None
+            if turns is not None:
+                record["turn_count"] = turns
+            records.append(record)
+    return records
+
+
+def turn_log(table_ids: list[int]) -> pd.DataFrame:
+    """The turns of ``table_ids`` as the log :func:`analysis.frames.turns_from_log` reads, labelled
+    by table id, with ``question``: the event is a question of seat 0. Each distinct event text is
+    parsed once, and turns are kept as columns, never as an object per turn."""
+    found = turn_columns(table_ids)
+    codes, texts = pd.factorize(np.array(found.pop("text"), dtype=object))
+    events = [event_of(text) for text in texts]
+    encoded = np.array([encode_event(event) for event in events], dtype=object)
+    asks = [event.get("type") == "question" and event.get("seat") == 0 for event in events]
+    # Object columns: text that pandas infers as its str dtype would be converted there and back.
+    return pd.DataFrame(
+        {
+            "log": np.array(found["log"], dtype="int64"),
+            "created_at": pd.Series(found["created_at"], dtype=object),
+            "usage": pd.Series(found["usage"], dtype=object),
+            "event": pd.Series(encoded[codes], dtype=object),
+            "question": np.array(asks, dtype=bool)[codes],
+        }
+    )
+
+
+def _log_counts(log: pd.DataFrame) -> dict[int, tuple[int, int]]:
+    """Turns and the questioner's questions per table of a :func:`turn_log`."""
+    counted = log.groupby("log")["question"].agg(["size", "sum"])
+    return {int(t): (int(n), int(q)) for t, n, q in counted.itertuples()}
+
+
+def _log_usage(log: pd.DataFrame) -> dict[int, dict[str, float] | None]:
+    """What the model calls of each table of a :func:`turn_log` cost (see :func:`_game_usage`)."""
+    used: dict[int, list[dict]] = defaultdict(list)
+    for table, usage in log.loc[log["usage"].notna(), ["log", "usage"]].itertuples(index=False):
+        used[int(table)].append(usage)
+    return {table: _game_usage(usages) for table, usages in used.items()}
+
+
+def _game_usage(usages: list[dict | None]) -> dict[str, float] | None:
+    """What the agents' model calls of a game cost in all (the experiment record's ``usage``)."""
+    total: dict[str, float] | None = None
+    for usage in usages:
+        if not usage:
+            continue
+        total = total or dict.fromkeys(USAGE_KEYS, 0)
+        for key in USAGE_KEYS:
+            value = usage.get(key) or 0
+            total[key] += value if isinstance(value, (int, float)) else 0
+    if total is not None and "latency_s" in total:
+        total["latency_s"] = round(total["latency_s"], 4)
+    return total
+
+
+def _job_position(table: Row) -> tuple[str, int, int] | None:
+    """(setting, sample, round) of a game an experiment job stored, from its record key
+    (:mod:`studyapp.pipelines.record_keys`)."""
+    key = table.options.get("record")
+    if not key or table.options.get("job") is None:
+        return None
+    return key_position(key)
+
+
+def _who(table: Row, seat: Row, round_: Row | None, visitors: dict) -> dict[str, Any]:
+    """player, player_kind, setting, round, sample, condition and pilot flag of one seat."""
+    options = table.options or {}
+    if seat.kind == Seat.Kind.HUMAN or round_ is not None:
+        # A study round stays its participant's game even when an agent took the seat over
+        # (the record is then flagged ``taken_over`` and left out of the people's scores).
+        if round_ is not None:
+            participant = round_.participant
+            return {
+                "player": participant.public_id,
+                "player_kind": "human",
+                "setting": "cumulative",
+                "round": round_.number - 1,
+                "sample": 0,
+                "condition": participant.condition or options.get("condition"),
+                "pilot": bool(participant.is_pilot),
+            }
+        key = (table.game, VISITORS)
+        sample = visitors[key]
+        visitors[key] += 1
+        return {
+            "player": VISITORS,
+            "player_kind": "human",
+            "setting": "none",
+            "round": 0,
+            "sample": sample,
+            "condition": None,
+            "pilot": False,
+        }
+    kind = "offline" if seat.agent_spec.startswith("offline:") else "model"
+    position = _job_position(table)
+    if position is not None:
+        setting, sample, number = position
+    else:
+        from studyapp.agents import seat_setting  # here: it loads the model SDKs
+
+        setting = options.get("setting") or seat_setting(seat)
+        if "round" in options and "study" in options:
+            # A model seated in a study round plays that round, like the people.
+            number, sample = int(options["round"]) - 1, int(options.get("sample", 0))
+        else:  # a game on its own: round 1 of its own sample
+            key = (table.game, options.get("experiment"), seat.agent_spec, setting)
+            number, sample = 0, visitors[key]
+            visitors[key] += 1
+    return {
+        "player": seat.agent_spec,
+        "player_kind": kind,
+        "setting": setting,
+        "round": int(number),
+        "sample": int(sample),
+        "condition": options.get("condition"),
+        "pilot": False,
+    }
+
+
+def _record(
+    table: Row,
+    seat: int,
+    events: list[dict[str, Any]],
+    outcome: dict[int, dict[str, Any]],
+    experiment: str,
+    who: dict[str, Any],
+) -> dict[str, Any]:
+    mine = outcome[seat]
+    options = table.options or {}
+    job = options.get("job")
+    return {
+        "experiment": options.get("experiment") or (f"job-{job}" if job else experiment),
+        "game": table.game,
+        "table": str(table.pk),
+        **who,
+        "model": who["player"] if who["player_kind"] != "human" else None,
+        "case": options.get("case"),
+        "seed": table.seed,
+        "config": table.config,
+        "events": events,
+        "outcome": {str(k): v for k, v in outcome.items()},
+        "evaluated_seat": seat,
+        "role": mine.get("role"),
+        "reward": float(mine["reward"]),
+        "win": mine.get("win"),
+        "questions": mine.get("questions"),
+        "oracle_failed": bool(options.get("oracle_failed")),
+        "started_at": table.started_at.isoformat() if table.started_at else None,
+        "finished_at": table.finished_at.isoformat() if table.finished_at else None,
+    }
+
+
+def study_games(study: Study, include_pilots: bool = False) -> pd.DataFrame:
+    """The games frame of a study, built chunk by chunk (no turn frame is kept)."""
+    tables = study_tables(study, include_pilots)
+    parts = [
+        games_frame(records)
+        for records in iter_records(tables, experiment=study.slug, events=False)
+    ]
+    return _concat(parts, GAME_COLUMNS)
+
+
+def _concat(parts: list[pd.DataFrame], columns: dict) -> pd.DataFrame:
+    parts = [p for p in parts if len(p)]
+    if not parts:
+        return games_frame([]) if columns is GAME_COLUMNS else turns_frame([])
+    return typed(pd.concat(parts, ignore_index=True), columns)
+
+
+def study_frames(study: Study, include_pilots: bool = False) -> dict[str, pd.DataFrame]:
+    """games, turns and participants of a study, in memory (small studies, tests)."""
+    records = table_records(study_tables(study, include_pilots), experiment=study.slug)
+    return {
+        "games": games_frame(records),
+        "turns": turns_frame(records),
+        "participants": participants_frame(started(study, include_pilots)),
+    }
+
+
+def agent_games() -> pd.DataFrame:
+    parts = [games_frame(r) for r in iter_records(agent_tables(), events=False)]
+    return _concat(parts, GAME_COLUMNS)
+
+
+def agent_frames() -> dict[str, pd.DataFrame]:
+    """games and turns of every table played outside a study."""
+    records = table_records(agent_tables())
+    return {"games": games_frame(records), "turns": turns_frame(records)}
