@@ -9,15 +9,17 @@ nothing to return to early, so callers run the work inline and stay deterministi
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 from asgiref.sync import SyncToAsync, async_to_sync
 from django.db import connections
 
 _loops = threading.local()
+_serving = threading.local()  # the server loop a background thread works for (:func:`serving`)
 
 
 def server_loop() -> asyncio.AbstractEventLoop | None:
@@ -30,10 +32,23 @@ def server_loop() -> asyncio.AbstractEventLoop | None:
         return asyncio.get_running_loop()
     except RuntimeError:
         pass
-    if not in_server_thread():
-        return None
-    loop = SyncToAsync.threadlocal.main_event_loop
+    loop = getattr(_serving, "loop", None)
+    if loop is None:
+        if not in_server_thread():
+            return None
+        loop = SyncToAsync.threadlocal.main_event_loop
     return loop if loop.is_running() and not loop.is_closed() else None
+
+
+@contextlib.contextmanager
+def serving(loop: asyncio.AbstractEventLoop | None) -> Iterator[None]:
+    """Background work of the embedded server, run in a thread of its own: while it runs,
+    :func:`server_loop` in this thread is the server's loop, as in a thread the server started."""
+    _serving.loop = loop
+    try:
+        yield
+    finally:
+        _serving.loop = None
 
 
 def in_server_thread() -> bool:
@@ -63,9 +78,12 @@ def call_async(func: Callable[..., Awaitable[Any]], *args: Any) -> Any:
     """Call an async function from sync code: on the server's loop from one of its threads while
     it runs (the in-memory channel layer must be used from the loop that owns it), else on this
     thread's loop (:func:`run_async`)."""
-    if server_loop() is not None:
+    loop = server_loop()
+    if loop is None:
+        return run_async(func(*args))
+    if in_server_thread():
         return async_to_sync(func)(*args)
-    return run_async(func(*args))
+    return asyncio.run_coroutine_threadsafe(func(*args), loop).result()
 
 
 def start_thread(name: str, work: Callable[..., Any], *args: Any) -> threading.Thread:

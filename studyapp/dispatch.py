@@ -5,9 +5,10 @@ decides how it runs:
 
 - **Celery** (a broker is configured): the task is sent by name; a worker runs it.
 - **Embedded, under a server** (``CELERY_TASK_ALWAYS_EAGER`` and a running daphne loop): after
-  the delay, the same task runs in a thread of this process (:data:`EXECUTOR`), so a page or a
-  socket never waits for it. The threads are asgiref's, so code in them that must reach the
-  server's loop (the in-memory channel layer) does. The periodic tasks of
+  the delay (a timer on the server's loop), the same task runs in a thread of this process
+  (:data:`EXECUTOR`, or a thread of its own for a long job), so a page or a socket never waits
+  for it; code in it that must reach the server's loop (the in-memory channel layer) does
+  (:func:`studyapp.background.serving`). The periodic tasks of
   ``CELERY_BEAT_SCHEDULE`` run on the server's loop the same way (:func:`start_beat`), in place
   of Celery beat.
 - **Embedded, no server** (a management command, a test using Django's test client): nobody can
@@ -22,17 +23,17 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import transaction
 
-from studyapp.background import server_loop
+from studyapp.background import server_loop, serving, start_thread
 from studyapp.db import returning_connections
 
 log = logging.getLogger(__name__)
@@ -59,14 +60,19 @@ def send(
     delay: float = 0.0,
     may_run_now: bool = True,
     after_commit: bool = False,
+    own_thread: str | None = None,
 ) -> bool:
     """Run the Celery task ``name`` with ``args`` and ``kwargs`` after ``delay`` seconds (see the
     module for where). ``may_run_now``: with no server and no broker, run it here at once rather
     than not at all. ``after_commit``: send it once the current transaction commits (the task
-    reads a row this transaction writes). Returns whether the task was sent or run."""
+    reads a row this transaction writes). ``own_thread``: in the embedded mode, run it in a
+    thread of its own by that name (a long job) rather than a shared one. Returns whether the
+    task was sent or run."""
     if after_commit:
         transaction.on_commit(
-            lambda: send(name, args, kwargs, delay=delay, may_run_now=may_run_now)
+            lambda: send(
+                name, args, kwargs, delay=delay, may_run_now=may_run_now, own_thread=own_thread
+            )
         )
         return True
     delay = max(delay, 0.0)
@@ -91,17 +97,23 @@ def send(
         run_inline(name, args, kwargs)
         return True
     start_beat(loop)
-    # A fresh context: the task must not inherit this thread's "executor in use" marker.
-    loop.call_soon_threadsafe(
-        _later, loop, delay, name, args, kwargs, context=contextvars.Context()
-    )
+    job = (name, args, kwargs, own_thread)
+    if delay <= 0:
+        _start(loop, *job)
+    else:
+        # A fresh context: the timer must not inherit this thread's "executor in use" marker.
+        loop.call_soon_threadsafe(_later, loop, delay, *job, context=contextvars.Context())
     return True
 
 
 def task(name: str) -> Callable[..., Any]:
-    """The Celery task registered under ``name`` (Celery's registry; it loads the tasks modules)."""
+    """The Celery task registered under ``name``, from Celery's registry. A web process has not
+    loaded the apps' tasks modules (a worker does at its start): the first lookup has Celery load
+    them the same way, through its autodiscovery."""
     from studyapp.celery import app
 
+    if name not in app.tasks:
+        app.loader.import_default_modules()
     return app.tasks[name]
 
 
@@ -120,24 +132,30 @@ def run_inline(name: str, args: tuple, kwargs: dict[str, Any]) -> None:
         _inline.queue = None
 
 
-def _later(loop: asyncio.AbstractEventLoop, delay: float, name: str, args: tuple, kwargs: dict):
-    loop.call_later(delay, _spawn, loop, name, args, kwargs)
+def _later(loop: asyncio.AbstractEventLoop, delay: float, *job: Any) -> None:
+    loop.call_later(delay, _start, loop, *job)
 
 
-def _spawn(loop: asyncio.AbstractEventLoop, name: str, args: tuple, kwargs: dict) -> None:
-    future = loop.create_task(_run(name, args, kwargs))
-    _running.add(future)
-    future.add_done_callback(_running.discard)
+def _start(
+    loop: asyncio.AbstractEventLoop, name: str, args: tuple, kwargs: dict, own_thread: str | None
+) -> None:
+    """Run the task in a thread: its own, named ``own_thread`` (a long job), or one of
+    :data:`EXECUTOR`'s (whose event loops, and the model clients bound to them, are kept)."""
+    work = functools.partial(_run, loop, name, args, kwargs)
+    if own_thread:
+        start_thread(own_thread, work)
+    else:
+        EXECUTOR.submit(returning_connections(work))
 
 
-async def _run(name: str, args: tuple, kwargs: dict) -> None:
-    """A task as the embedded server runs it: in a thread of :data:`EXECUTOR`, which gives its
-    database connections back when it is done."""
-    try:
-        work = returning_connections(task(name))
-        await sync_to_async(work, thread_sensitive=False, executor=EXECUTOR)(*args, **kwargs)
-    except Exception:
-        log.exception("background task %s%s failed", name, args)
+def _run(loop: asyncio.AbstractEventLoop, name: str, args: tuple, kwargs: dict) -> None:
+    """A task as the embedded server runs it, working for the server's loop (the in-memory
+    channel layer is reached there)."""
+    with serving(loop):
+        try:
+            task(name)(*args, **kwargs)
+        except Exception:
+            log.exception("background task %s%s failed", name, args)
 
 
 def start_beat(loop: asyncio.AbstractEventLoop | None = None) -> None:
@@ -162,7 +180,7 @@ def _spawn_beat(loop: asyncio.AbstractEventLoop, name: str, every: float) -> Non
     async def beating() -> None:
         while True:
             await asyncio.sleep(every)
-            await _run(name, (), {})
+            await loop.run_in_executor(EXECUTOR, returning_connections(_run), loop, name, (), {})
 
     future = loop.create_task(beating())
     _running.add(future)

@@ -107,7 +107,7 @@ def request_computation(result: AnalysisResult, version: str) -> None:
 
 def enqueue(scope: str, version: str) -> None:
     """Hand the computation to the one dispatcher (:mod:`studyapp.dispatch`; see the module)."""
-    dispatch.send("dashboard.compute_analysis", (scope, version))
+    dispatch.send("dashboard.compute_analysis", (scope, version), own_thread=f"analysis-{scope}")
 
 
 def _progress(scope: str, fraction: float, message: str) -> None:

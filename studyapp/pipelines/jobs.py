@@ -39,7 +39,7 @@ def enqueue(job: Job) -> None:
     on a Celery worker, or with the embedded default in a thread of the server, so the page that
     started it returns at once and shows its progress, or right here when no server runs (a
     command, a test), where nobody is waiting for a page."""
-    dispatch.send("pipelines.run_job", (job.pk,), after_commit=True)
+    dispatch.send("pipelines.run_job", (job.pk,), after_commit=True, own_thread=f"job-{job.pk}")
 
 
 def start_job(kind: str, parameters: dict[str, Any] | None = None, *, user=None, **fields) -> Job:
