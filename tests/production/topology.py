@@ -20,6 +20,7 @@ from tests.e2e.site import ROOT, LiveSite, free_port
 
 SUPERVISORD = Path(sys.executable).with_name("supervisord")
 SUPERVISORCTL = Path(sys.executable).with_name("supervisorctl")
+CELERY = Path(sys.executable).with_name("celery")
 CONFIG = ROOT / "deploy" / "supervisord.conf"
 
 
@@ -107,6 +108,27 @@ class Topology(LiveSite):
             )
         for port in self.ports:
             self._wait_for(port)
+        self._wait_for_workers()
+
+    def _wait_for_workers(self) -> None:
+        """Every worker answers a ping: a test's first agent turn is then not timed with a
+        worker's start (the web ports open first, and a turn sent before the worker consumes
+        waits for it)."""
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            result = subprocess.run(
+                [str(CELERY), "-A", "studyapp", "inspect", "ping", "--timeout", "1"],
+                cwd=ROOT,
+                env={**self.env, "DJANGO_SETTINGS_MODULE": "studyapp.settings"},
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            if result.stdout.count("pong") >= self.workers:
+                return
+            time.sleep(0.5)
+        self.stop()
+        raise RuntimeError(f"the workers did not answer; see {self.log_path}")
 
     def supervisorctl(self, *args: str) -> str:
         result = subprocess.run(
