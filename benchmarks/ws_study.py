@@ -14,7 +14,11 @@ that does one INSERT and one group send per move, played by the same number of s
 
 Afterwards: lost turns (moves the server acknowledged that are not in the log), duplicated turns
 (a person's move text logged twice, or seq gaps), server CPU per move (daphne processes and
-workers), and the ratio of the study's p95 to the floor's.
+workers), the ratio of the study's p95 to the floor's, and ``cpu_ratio_to_floor``: the study's
+CPU against the floor's per person's move (daphne), per committed turn (daphne: a person's move
+also sets agents moving, whose turns daphne broadcasts too) and per committed turn (daphne and
+the workers, whose share is mostly the agents' own turns: building the agent, its move, the
+board of every person at the table).
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/web REDIS_URL=redis://127.0.0.1:6379/4 \\
         .venv/bin/python benchmarks/ws_load.py --mode study --clients 200 --seconds 30 \\
@@ -293,6 +297,7 @@ def phase(
         at_start["work"] = sum(tree_cpu(p.pid) for p in workers)
         at_start["clients"] = own_cpu_seconds()
         at_start["machine"] = machine_cpu_seconds()
+        at_start["wall"] = time.time()
 
     ramp = max(args.ramp, args.interval)
     connect_s, elapsed = asyncio.run(run(people, args.seconds, args.interval, ramp, on_start))
@@ -303,6 +308,9 @@ def phase(
     work = sum(tree_cpu(p.pid) for p in workers) - at_start.get("work", 0.0)
     result = figures(people, elapsed, web + work, args.warmup)
     result["daphne_cpu_ms_per_move"] = round(1000 * web / max(result["moves_sent"], 1), 2)
+    result["daphne_cpu_s"] = round(web, 2)
+    # the wall-clock window the CPU figures cover, for counting the turns committed in it
+    result["window"] = (at_start.get("wall", 0.0), time.time())
     result["worker_cpu_s"] = round(work, 1)
     result["connect_s"] = round(connect_s, 1)
     result["ramp_s"] = ramp
@@ -327,13 +335,21 @@ def stop(processes: list[subprocess.Popen]) -> None:
         process.wait(timeout=30)
 
 
-def study_log(people: list[tuple[int, str, str]], sent: int, rejected: int) -> dict:
+def study_log(
+    people: list[tuple[int, str, str]], sent: int, rejected: int, window: tuple[float, float]
+) -> dict:
+    from datetime import UTC, datetime
+
     from studyapp.tables.models import Seat, Turn
 
     table_ids = sorted({table for table, _, _ in people})
     rows = list(
         Turn.objects.filter(table_id__in=table_ids).values_list("table_id", "seq", "seat", "event")
     )
+    start, end = (datetime.fromtimestamp(at, UTC) for at in window)
+    in_window = Turn.objects.filter(
+        table_id__in=table_ids, created_at__gte=start, created_at__lte=end
+    ).count()
     gaps = 0
     for table_id in table_ids:
         seqs = [seq for table, seq, _, _ in rows if table == table_id]
@@ -352,6 +368,7 @@ def study_log(people: list[tuple[int, str, str]], sent: int, rejected: int) -> d
     repeated = sum(1 for n in texts.values() if n > 1)
     return {
         "turns_logged": len(rows),
+        "turns_in_cpu_window": in_window,
         "human_turns_logged": human_turns,
         "agent_turns_logged": len(rows) - human_turns,
         "lost_turns": max(0, sent - rejected - human_turns),
@@ -381,6 +398,26 @@ def floor_log(rooms: int, sent: int) -> dict:
         rows, distinct = cursor.fetchone()
         cursor.execute(f"DROP TABLE {TABLE}")
     return {"rows": rows, "lost_turns": max(0, sent - rows), "duplicated_turns": rows - distinct}
+
+
+def cpu_ratios(study: dict, floor: dict) -> dict:
+    """The study's server CPU against the floor's, three ways. A floor move is one turn; in the
+    study a person's move also sets agents moving, whose turns daphne broadcasts too: per person's
+    move (daphne), per committed turn (daphne), per committed turn (daphne and the workers)."""
+    turns = max(study["turns_in_cpu_window"], 1)
+    floor_per_turn = 1000 * floor["daphne_cpu_s"] / max(floor["rows"], 1)
+    per_turn = {
+        "daphne_per_turn": 1000 * study["daphne_cpu_s"] / turns,
+        "server_per_turn": 1000 * study["server_cpu_s"] / turns,
+    }
+    return {
+        "daphne_per_move": round(
+            study["daphne_cpu_ms_per_move"] / max(floor["daphne_cpu_ms_per_move"], 0.001), 2
+        ),
+        **{name: round(ms / max(floor_per_turn, 0.001), 2) for name, ms in per_turn.items()},
+        "ms": {name: round(ms, 2) for name, ms in per_turn.items()},
+        "floor_ms_per_turn": round(floor_per_turn, 2),
+    }
 
 
 def main(args: argparse.Namespace) -> None:
@@ -424,7 +461,7 @@ def main(args: argparse.Namespace) -> None:
             people.append(Person(url, f"http://127.0.0.1:{port}", key, f"t{table}{key[:4]}", kind))
         study = phase(servers, people, args, tuple(workers))
         study.update(
-            study_log(tables, study["moves_sent"], study["rejected"]),
+            study_log(tables, study["moves_sent"], study["rejected"], study.pop("window")),
             servers=len(servers),
             workers=len(workers),
         )
@@ -452,6 +489,7 @@ def main(args: argparse.Namespace) -> None:
                 person.index = index
                 people.append(person)
         floor = phase(floors, people, args)
+        floor.pop("window")
         floor.update(floor_log(rooms, floor["moves_sent"]), servers=len(floors))
     finally:
         for server in floors:
@@ -469,6 +507,7 @@ def main(args: argparse.Namespace) -> None:
                     study["steady_p95_ms"] / max(floor["steady_p95_ms"], 0.001), 2
                 ),
                 "target_p95_ms": TARGET_P95_MS,
+                "cpu_ratio_to_floor": cpu_ratios(study, floor),
             }
         )
     )
