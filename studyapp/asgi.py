@@ -19,6 +19,7 @@ from django.core.exceptions import SuspiciousOperation  # noqa: E402
 from django.core.handlers.exception import response_for_exception  # noqa: E402
 from django.http import HttpRequest, HttpResponse  # noqa: E402
 
+from studyapp import dispatch  # noqa: E402
 from studyapp.db import TRANSIENT, returning_connections  # noqa: E402
 from studyapp.heap import freeze_startup  # noqa: E402
 from studyapp.tables.routing import websocket_urlpatterns  # noqa: E402
@@ -56,7 +57,7 @@ class SocketUser(AuthMiddleware):
 # collected files instead.
 http_app = StaticFiles(django_asgi_app) if settings.SERVE_STATIC else django_asgi_app
 
-application = ProtocolTypeRouter(
+router = ProtocolTypeRouter(
     {
         "http": http_app,
         "websocket": AllowedHostsOriginValidator(
@@ -64,4 +65,14 @@ application = ProtocolTypeRouter(
         ),
     }
 )
+
+
+async def application(scope: dict, receive: object, send: object) -> None:
+    """The site. In the embedded mode the first request or socket after a start also starts the
+    periodic tasks on the server's loop (:func:`studyapp.dispatch.start_beat`), so a lobby or a
+    deadline that fell due while the server was down is handled without waiting for a socket."""
+    dispatch.start_beat()
+    await router(scope, receive, send)
+
+
 freeze_startup()  # the loaded app stays out of the garbage collector's full scans
