@@ -93,7 +93,7 @@ def run(job: Job) -> dict[str, Any]:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
     games = chosen_games(parameters) if mode != "rule" else []
     if mode != "rule" and not games:
-        raise ValueError(f"a {mode} policy needs games: give 'tables' ids or a 'results' file")
+        raise ValueError(f"the {mode} policy needs games: give 'tables' ids or a 'results' file")
     job.write_log(f"{mode} policy for {game} from {len(games)} games with {parameters['model']}")
     usage = Usage()
     report = sync_to_async(job.set_progress)
