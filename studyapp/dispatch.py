@@ -96,7 +96,6 @@ def send(
             return False
         run_inline(name, args, kwargs)
         return True
-    start_beat(loop)
     job = (name, args, kwargs, own_thread)
     if delay <= 0:
         _start(loop, *job)
@@ -160,8 +159,9 @@ def _run(loop: asyncio.AbstractEventLoop, name: str, args: tuple, kwargs: dict) 
 
 def start_beat(loop: asyncio.AbstractEventLoop | None = None) -> None:
     """The embedded server's stand-in for Celery beat: every entry of ``CELERY_BEAT_SCHEDULE``
-    runs on the server's loop as often as it says, from the first call on (a socket's connect, the
-    first task sent). Nothing under Celery, where beat does it, or with no server."""
+    runs on the server's loop as often as it says, from the first call on (the site's ASGI
+    application calls it for every request and socket, :mod:`studyapp.asgi`). Nothing under
+    Celery, where beat does it, or with no server."""
     loop = loop or server_loop()
     if celery_mode() or loop is None or loop in _beating:
         return

@@ -23,7 +23,6 @@ from django.db.models import Count, Max
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from studyapp import dispatch
 from studyapp.tables import signals
 from studyapp.tables.agent_turns import SKIP_SPEC
 from studyapp.tables.broadcast import broadcast
@@ -174,8 +173,7 @@ def tick(table_id: int) -> TableState | None:
     It never judges a deadline itself: only a job that finds the deadline passed does.
     Returns the table as its log has it when it is being played (this process's fold caught up
     with the log), so a socket's heartbeat can compare it with its board without reading the log
-    again. Under the embedded server, the first tick also starts its periodic tasks."""
-    dispatch.start_beat()
+    again."""
     table = Table.objects.get(pk=table_id)
     if table.status == Table.Status.LOBBY:
         due = table.created_at + timedelta(seconds=float(table.option("wait_seconds")))
