@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
@@ -9,7 +11,9 @@ from django.contrib.auth import get_user_model
 from django.contrib.sessions.backends.db import SessionStore
 from django.test import Client
 
+from games.llm.providers import close_clients
 from studyapp.asgi import application
+from studyapp.background import run_async
 
 
 def new_session_key() -> str:
@@ -39,3 +43,11 @@ def session_key(transactional_db: None) -> str:
 
 make_session = database_sync_to_async(new_session_key)
 make_staff_session = database_sync_to_async(staff_session_key)
+
+
+@pytest.fixture
+def close_model_clients() -> Iterator[None]:
+    """For tests whose agents call a model: agent turns run inline on this thread's event loop
+    (studyapp.background.run_async), so their SDK clients are closed on it afterwards."""
+    yield
+    run_async(close_clients())

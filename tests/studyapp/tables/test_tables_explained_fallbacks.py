@@ -10,24 +10,18 @@ from __future__ import annotations
 import random
 import re
 import threading
-from collections.abc import Iterator
 
 import pytest
 
-from games.llm.providers import close_clients
 from games.twenty_questions.engine import NO_QUESTION
-from studyapp.background import run_async
 from studyapp.tables import services
 from studyapp.tables.models import Table, Turn
 from tests.fakes.llm_server import FakeLLMServer, last_user_text
 
-pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture(autouse=True)
-def _close_driver_clients() -> Iterator[None]:
-    yield
-    run_async(close_clients())
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("close_model_clients"),
+]
 
 
 @pytest.fixture

@@ -9,15 +9,12 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
 from django.test import Client
 from django.utils import timezone
 
-from games.llm.providers import close_clients
-from studyapp.background import run_async
 from studyapp.participants.models import Participant, Study
 from studyapp.tables import driver, services
 from studyapp.tables.models import Table, Turn
@@ -25,15 +22,12 @@ from studyapp.tables.rendering import render_board
 from tests.fakes.llm_server import FakeLLMServer
 from tests.studyapp.participants.participant_helpers import get_ready, page
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("close_model_clients"),
+]
 
 ORACLE = "openai-compatible:oracle"
-
-
-@pytest.fixture(autouse=True)
-def _close_driver_clients() -> Iterator[None]:
-    yield
-    run_async(close_clients())
 
 
 @pytest.fixture

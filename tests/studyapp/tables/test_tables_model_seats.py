@@ -7,29 +7,22 @@ code); agent turns run inline, as with no server loop."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 
 import pytest
 
-from games.llm.providers import close_clients
-from studyapp.background import run_async
 from studyapp.dashboard.records import agent_frames, table_records
 from studyapp.tables import services
 from studyapp.tables.models import PolicyRecord, Table, Turn
 from tests.fakes.llm_server import FakeLLMServer, prompt_text
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("close_model_clients"),
+]
 
 APPLE = {"answer": "Apple", "max_questions": 20}
 ORACLE = {"kind": "agent", "agent_spec": "offline:kb"}
 POLICY = "Ask about living things before anything else."
-
-
-@pytest.fixture(autouse=True)
-def _close_driver_clients() -> Iterator[None]:
-    """Inline agent turns run on the driver's loop for this thread; close its SDK clients."""
-    yield
-    run_async(close_clients())
 
 
 @pytest.fixture

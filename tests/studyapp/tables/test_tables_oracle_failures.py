@@ -7,7 +7,6 @@ server loop), except in the socket test, where they run on the test's loop as un
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import pytest
 from channels.db import database_sync_to_async
@@ -16,23 +15,19 @@ from django.test import Client
 
 from games.base import IllegalMove
 from games.llm.providers import close_clients
-from studyapp.background import run_async
 from studyapp.tables import driver, services
 from studyapp.tables.models import Table, Turn
 from studyapp.tables.rendering import render_board
 from tests.fakes.llm_server import FakeLLMServer
 from tests.studyapp.tables.conftest import make_session, socket
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("close_model_clients"),
+]
 
 APPLE = {"answer": "Apple", "max_questions": 20}
 NOTICE = "The answering side is unavailable; your question was not counted. Please try again."
-
-
-@pytest.fixture(autouse=True)
-def _close_driver_clients() -> Iterator[None]:
-    yield
-    run_async(close_clients())
 
 
 @pytest.fixture
