@@ -157,12 +157,12 @@ def _run(loop: asyncio.AbstractEventLoop, name: str, args: tuple, kwargs: dict) 
             log.exception("background task %s%s failed", name, args)
 
 
-def start_beat(loop: asyncio.AbstractEventLoop | None = None) -> None:
+def start_beat() -> None:
     """The embedded server's stand-in for Celery beat: every entry of ``CELERY_BEAT_SCHEDULE``
     runs on the server's loop as often as it says, from the first call on (the site's ASGI
     application calls it for every request and socket, :mod:`studyapp.asgi`). Nothing under
     Celery, where beat does it, or with no server."""
-    loop = loop or server_loop()
+    loop = server_loop()
     if celery_mode() or loop is None or loop in _beating:
         return
     _beating.add(loop)
