@@ -21,6 +21,18 @@ from django.conf import settings
 from django.core.cache import BaseCache
 from django.core.cache.backends.redis import RedisCache as DjangoRedisCache
 from django.core.cache.backends.redis import RedisCacheClient
+from kombu.exceptions import OperationalError as BrokerUnreachable
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+# Redis out of reach even after the pools' retries (``redis_resilience``): from the cache (a
+# job's lease) or from the broker (sending a task). Work that can be done again later (scheduling
+# a table's next step, which the next heartbeat or sweep does again) catches these.
+UNREACHABLE: tuple[type[Exception], ...] = (
+    RedisConnectionError,
+    RedisTimeoutError,
+    BrokerUnreachable,
+)
 
 # KEYS[1] is free (missing, or ARGV[1]): set it to ARGV[2] for ARGV[3] seconds.
 CLAIM = """

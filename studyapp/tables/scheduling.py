@@ -15,6 +15,7 @@ then sends the job again.
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import random
 import uuid
@@ -28,9 +29,11 @@ from django.core.cache import cache
 from django.utils import timezone
 
 from studyapp import dispatch
-from studyapp.cache import claim, delete_if
+from studyapp.cache import UNREACHABLE, claim, delete_if
 from studyapp.tables.models import Seat, Table
 from studyapp.tables.store import TableState
+
+log = logging.getLogger(__name__)
 
 QUEUED = "queued"
 # The tables' tasks, each sent by its name in Celery's registry: TASKS_MODULE + "." + job.
@@ -147,20 +150,34 @@ def schedule(name: str, args: tuple, delay: float, *, table: Table, again: bool 
         return False
     key = lease_key(name, table, args)
     ttl = math.ceil(delay + settings.TABLE_JOB_LEASE_SECONDS)  # whole seconds for Redis
-    if again:
-        cache.set(key, QUEUED, ttl)
-    elif not cache.add(key, QUEUED, ttl):
+    try:
+        if again:
+            cache.set(key, QUEUED, ttl)
+        elif not cache.add(key, QUEUED, ttl):
+            return False
+        sent = dispatch.send(
+            f"{TASKS_MODULE}.{name}",
+            args,
+            {"lease": key},
+            delay=delay,
+            may_run_now=name == "take_agent_turn",
+        )
+        if not sent:
+            delete_if(cache, key, QUEUED)
+        return sent
+    except UNREACHABLE as err:
+        # Redis away even after the pools' retries: the move that called this is committed and
+        # must not fail for it (a socket would close). The step is sent again by the next
+        # heartbeat's tick, or by the sweep once a lease left behind has lapsed.
+        log.warning(
+            "table %s: %s%s not scheduled (%s: %s); the next tick or sweep sends it",
+            table.pk,
+            name,
+            args,
+            type(err).__name__,
+            err,
+        )
         return False
-    sent = dispatch.send(
-        f"{TASKS_MODULE}.{name}",
-        args,
-        {"lease": key},
-        delay=delay,
-        may_run_now=name == "take_agent_turn",
-    )
-    if not sent:
-        delete_if(cache, key, QUEUED)
-    return sent
 
 
 def under_lease(held: Lease, job: Callable[[], str]) -> str:

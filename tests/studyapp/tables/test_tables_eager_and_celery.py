@@ -14,6 +14,7 @@ the real ASGI application in both modes.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Iterator
 
@@ -215,6 +216,38 @@ def test_the_sweep_reschedules_an_agent_turn_whose_task_was_lost(
         return  # see the worker fixture
     with start_worker(app, pool="threads", concurrency=1, perform_ping_check=False):
         assert wait_until(lambda: finished_cleanly(table))
+
+
+async def test_a_move_whose_next_step_cannot_be_scheduled_keeps_its_socket(
+    celery_mode: list[str], settings, caplog
+) -> None:
+    """Redis out of reach (past the pools' retries) when a person's move schedules the oracle's
+    answer: the move is committed, the socket stays open (it closed with 1011 before), and the
+    next heartbeat after Redis is back sends the answer's task."""
+    caplog.set_level(logging.WARNING, logger="studyapp.tables.scheduling")  # a worker set ERROR
+    key = await make_session()
+    table = await sync_to_async(person_table)(key)
+    communicator = socket(table.pk, key)
+    assert (await communicator.connect())[0]
+    await communicator.receive_from(timeout=5)
+    default = settings.CACHES["default"]
+    settings.REDIS_RETRIES = 0
+    settings.CACHES = {
+        "default": {"BACKEND": "studyapp.cache.RedisCache", "LOCATION": "redis://127.0.0.1:1/0"}
+    }
+    celery_mode.clear()
+    await communicator.send_json_to({"type": "question", "text": "Is it alive?"})
+    assert 'data-seq="1"' in await communicator.receive_from(timeout=5)
+    # the board goes out before the next step is scheduled: wait for the scheduler's word
+    assert await await_until(lambda: "take_agent_turn" in caplog.text), caplog.text
+    assert "not scheduled" in caplog.text
+    assert await Turn.objects.filter(table=table).acount() == 1
+    assert celery_mode == []
+    settings.CACHES = {"default": default}
+    await communicator.send_json_to({"type": "heartbeat"})
+    assert await await_until(lambda: celery_mode == ["studyapp.tables.tasks.take_agent_turn"])
+    assert await communicator.receive_nothing(timeout=0.2)  # still open: no close frame
+    await communicator.disconnect()
 
 
 def test_a_second_copy_of_a_running_job_does_nothing() -> None:
