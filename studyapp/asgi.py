@@ -18,6 +18,7 @@ from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: 
 from django.core.exceptions import SuspiciousOperation  # noqa: E402
 from django.core.handlers.exception import response_for_exception  # noqa: E402
 from django.http import HttpRequest, HttpResponse  # noqa: E402
+from django.urls import get_resolver  # noqa: E402
 
 from studyapp import dispatch  # noqa: E402
 from studyapp.db import TRANSIENT, returning_connections  # noqa: E402
@@ -75,4 +76,8 @@ async def application(scope: dict, receive: object, send: object) -> None:
     await router(scope, receive, send)
 
 
+# The HTTP URLconf, loaded now: the board templates reverse URLs, and the URLconf imports every
+# app (the dashboard's plotting stack among them), seconds of work that would otherwise run inside
+# the first socket's render and stall every socket of the process at once.
+get_resolver().url_patterns  # noqa: B018
 freeze_startup()  # the loaded app stays out of the garbage collector's full scans
