@@ -39,10 +39,12 @@ def table_options(
         "condition": condition,
         "round": number,
         # A deadline protects other people at the table from waiting; alone with agents, a person
-        # takes the time they need (the idle limit still ends a round someone walked away from).
+        # takes the time they need (the idle limit still ends a round someone walked away from),
+        # also at a shared table whose other places the lobby filled with agents.
         "turn_deadline_seconds": study.turn_deadline_seconds
         if len(designs.person_seats(design)) > 1
         else 0,
+        "deadline_between_people": True,
         "dropout": study.dropout,
         "idle_limit_seconds": study.idle_limit_seconds,
         "person_seats": designs.person_seats(design),

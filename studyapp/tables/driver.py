@@ -73,7 +73,7 @@ def check_deadline(table_id: int, seq: int) -> str:
     humans = [i for i in snap.waiting_for() if snap.seat(i).kind == Seat.Kind.HUMAN]
     if not humans:
         return "no human to wait for"
-    deadline = snap.table.turn_deadline()
+    deadline = snap.turn_deadline()
     if deadline is None:
         return "no deadline"
     due = snap.last_at + timedelta(seconds=deadline) if snap.last_at else timezone.now()
@@ -310,7 +310,7 @@ def settle(snap: TableState, now: Any) -> None:
     due = []
     if (limit := idle_limit(snap.table)) is not None:
         due.append(since + timedelta(seconds=limit))
-    if (deadline := snap.table.turn_deadline()) is not None:
+    if (deadline := snap.turn_deadline()) is not None:
         horizon = settings.TABLE_SCHEDULE_HORIZON_SECONDS
         due.append(since + timedelta(seconds=deadline - horizon))
     seconds = min((at - now).total_seconds() for at in due) if due else SETTLED_SECONDS

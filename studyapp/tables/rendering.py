@@ -98,7 +98,7 @@ def board_context(snap: TableState, seat: int | None, error: str | None = None) 
             and not context["replaced"]
             and (seat in snap.engine.to_move(snap.state))
         )
-        deadline = table.turn_deadline()
+        deadline = snap.turn_deadline()
         if context["your_turn"] and deadline and snap.last_at is not None:
             # The person sees the deadline that the driver applies, ticking down on the page.
             due = snap.last_at + timedelta(seconds=deadline)

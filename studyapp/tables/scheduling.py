@@ -67,7 +67,7 @@ def advance(snap: TableState) -> list[str]:
     agents = any(snap.seat(index).kind == Seat.Kind.AGENT for index in movers)
     if agents and schedule("take_agent_turn", (table.pk, seq), agent_delay(snap), table=table):
         scheduled.append("agent turn scheduled")
-    deadline = table.turn_deadline()
+    deadline = snap.turn_deadline()
     if deadline is not None and any(snap.seat(i).kind == Seat.Kind.HUMAN for i in movers):
         due = (snap.last_at or timezone.now()) + timedelta(seconds=deadline)
         delay = (due - timezone.now()).total_seconds()

@@ -67,6 +67,17 @@ class TableState:
     def has_humans(self) -> bool:
         return any(seat.kind == Seat.Kind.HUMAN for seat in self.seats)
 
+    def turn_deadline(self) -> float | None:
+        """The table's turn deadline (:meth:`Table.turn_deadline`), except at a table that keeps
+        it for people who wait on each other (option ``deadline_between_people``) where at most
+        one seat is a person's: alone with agents (a lobby filled by agents), a person takes the
+        time they need. None: no deadline."""
+        deadline = self.table.turn_deadline()
+        if deadline is None or not self.table.options.get("deadline_between_people"):
+            return deadline
+        people = sum(seat.kind == Seat.Kind.HUMAN for seat in self.seats)
+        return deadline if people > 1 else None
+
     def waiting_for(self) -> list[int]:
         """Seats the table waits for now (none unless it is being played)."""
         if self.table.status != Table.Status.PLAYING or self.is_over:

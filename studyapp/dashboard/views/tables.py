@@ -20,7 +20,7 @@ from games.twenty_questions.engine import NO_QUESTION
 from studyapp.participants.pseudonyms import public_ids_by_seat
 from studyapp.tables import driver
 from studyapp.tables.models import Seat, Table
-from studyapp.tables.services import table_state
+from studyapp.tables.services import TableState, table_state
 
 RECENT = 50
 OPEN = (Table.Status.LOBBY, Table.Status.PLAYING, Table.Status.PAUSED)
@@ -64,17 +64,14 @@ class Row:
         return self.table.status == Table.Status.PAUSED
 
 
-def expected_turn_seconds(table: Table, kind: str) -> float | None:
+def expected_turn_seconds(snap: TableState, kind: str) -> float | None:
     """How long a turn may take before a table counts as stuck: an agent's pause plus the time a
-    model call may take, or a person's turn deadline plus a grace; None when a person has no
-    deadline (they may think as long as they like)."""
+    model call may take, or a person's turn deadline (the one the driver applies) plus a grace;
+    None when a person has no deadline (they may think as long as they like)."""
     if kind == Seat.Kind.AGENT:
-        return float(table.option("agent_delay_seconds")) + settings.STUCK_AGENT_TURN_SECONDS
-    try:
-        deadline = float(table.option("turn_deadline_seconds") or 0)
-    except (TypeError, ValueError):
-        return None
-    return deadline + settings.STUCK_AGENT_TURN_SECONDS if deadline > 0 else None
+        return float(snap.table.option("agent_delay_seconds")) + settings.STUCK_AGENT_TURN_SECONDS
+    deadline = snap.turn_deadline()
+    return None if deadline is None else deadline + settings.STUCK_AGENT_TURN_SECONDS
 
 
 def build_rows(tables: list[Table], now: datetime) -> list[Row]:
@@ -134,7 +131,7 @@ def mark_waiting(row: Row, now: datetime) -> None:
         return
     kinds = {snap.seat(index).kind for index in movers}
     row.waiting_for = ", ".join(f"seat {index}" for index in movers)
-    limits = [expected_turn_seconds(row.table, kind) for kind in kinds]
+    limits = [expected_turn_seconds(snap, kind) for kind in kinds]
     limits = [limit for limit in limits if limit is not None]
     since = snap.last_at or row.last_activity
     if limits and since is not None:

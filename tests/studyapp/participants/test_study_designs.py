@@ -180,6 +180,35 @@ def test_an_empty_person_seat_goes_to_the_replacement_agent_at_the_wait_limit(al
     assert table.options["person_seats"] == [0, 1]  # seat 1 was meant for a person
 
 
+def test_a_person_left_alone_with_agents_by_the_lobby_has_no_turn_deadline(alice, bob):
+    """The study's deadline protects people from waiting on each other: a person whose other
+    places the lobby filled with agents takes the time they need, as alone with agents from the
+    start; two people at one table keep it."""
+    design = {"seats": [PERSON, PERSON, AGENT, AGENT], "wait_seconds": 5}
+    study = make_study(turn_deadline_seconds=30, design=design)
+    participant = ready(alice, study)
+    alice.post(page(participant, "play"))
+    table = current_round(participant).table
+    Table.objects.filter(pk=table.pk).update(created_at=timezone.now() - timedelta(seconds=10))
+    assert driver.check_lobby(table.pk) == "filled"
+    snap = services.table_state(table.pk)
+    assert snap.table.turn_deadline() == 30 and snap.turn_deadline() is None
+    for _ in range(20):  # to the person's turn (the agents move by themselves)
+        if 0 in snap.waiting_for():
+            break
+        driver.tick(table.pk)
+        snap = services.table_state(table.pk)
+    assert 0 in snap.waiting_for()
+    board = alice.get(reverse("tables:table", args=[table.pk])).content.decode()
+    assert 'id="turn-deadline"' not in board
+    assert driver.check_deadline(table.pk, snap.next_seq) == "no deadline"
+
+    shared = make_study(slug="shared", turn_deadline_seconds=30, design=design)
+    first, second = ready(alice, shared), ready(bob, shared)
+    alice.post(page(first, "play")), bob.post(page(second, "play"))
+    assert services.table_state(current_round(first).table_id).turn_deadline() == 30
+
+
 def test_a_lobby_that_times_out_sends_the_studys_lobby_timeout_code(alice):
     study = make_study(design={"seats": [PERSON, PERSON, AGENT, AGENT], "lobby_timeout": "exit"})
     participant = ready(alice, study)
