@@ -34,17 +34,15 @@ def table_options(
     participant: Participant, number: int, design: dict[str, Any], *, group_lobby: bool = False
 ) -> dict:
     study, condition, pilot = participant.study, participant.condition, participant.is_pilot
+    shared = len(designs.person_seats(design)) > 1
     options: dict[str, Any] = {
         "study": study.slug,
         "condition": condition,
         "round": number,
         # A deadline protects other people at the table from waiting; alone with agents, a person
         # takes the time they need (the idle limit still ends a round someone walked away from),
-        # also at a shared table whose other places the lobby filled with agents.
-        "turn_deadline_seconds": study.turn_deadline_seconds
-        if len(designs.person_seats(design)) > 1
-        else 0,
-        "deadline_between_people": True,
+        # also at a table for several people whose other places the lobby filled with agents.
+        "turn_deadline_seconds": study.turn_deadline_seconds if shared else 0,
         "dropout": study.dropout,
         "idle_limit_seconds": study.idle_limit_seconds,
         "person_seats": designs.person_seats(design),
@@ -55,6 +53,8 @@ def table_options(
         # Blinded (False): the table's pages name no seat's kind and agents take a person's time.
         "agents_disclosed": study.agents_disclosed,
     }
+    if shared:
+        options["deadline_between_people"] = True
     if not study.agents_disclosed:
         options["agent_think_seconds"] = list(study.agent_think_seconds)
     if study.game == "undercover":
