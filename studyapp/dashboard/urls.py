@@ -25,6 +25,11 @@ urlpatterns = [
         "analysis/study/<slug:slug>/model-arm/", analysis.model_arm, name="analysis_study_model_arm"
     ),
     path(
+        "analysis/study/<slug:slug>/model-arm/jobs/",
+        analysis.arm_jobs,
+        name="analysis_study_jobs",
+    ),
+    path(
         "analysis/study/<slug:slug>/download/<str:format>.zip",
         analysis.download,
         name="analysis_study_download",

@@ -13,6 +13,7 @@ import mimetypes
 import tempfile
 import zipfile
 from pathlib import Path
+from typing import Any
 
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
@@ -92,7 +93,7 @@ def page(request: HttpRequest, slug: str | None = None) -> HttpResponse:
         "poll": request.path,
     }
     if study is not None:
-        context["jobs"] = model_jobs(study).order_by("-pk")[:20]
+        context.update(arm_jobs_context(study))
         context["settings"] = SETTINGS
         context["arm_choices"] = arm_choices(study.game)
         context["arm_models"] = arm_choices(study.game)[0] if arm_choices(study.game) else ""
@@ -101,6 +102,21 @@ def page(request: HttpRequest, slug: str | None = None) -> HttpResponse:
     if request.htmx:
         return render(request, "dashboard/_analysis_body.html", context)
     return render(request, "dashboard/analysis.html", context)
+
+
+def arm_jobs_context(study: Study) -> dict[str, Any]:
+    """The model arm's latest jobs, and whether any is still queued or running (the table then
+    refreshes itself)."""
+    jobs = list(model_jobs(study).order_by("-pk")[:20])
+    return {"study": study, "jobs": jobs, "jobs_active": any(job.is_active for job in jobs)}
+
+
+@staff_member_required
+def arm_jobs(request: HttpRequest, slug: str) -> HttpResponse:
+    """The model arm's job table alone: the study page polls it while a job is queued or
+    running, so statuses and progress move without a reload."""
+    study = get_object_or_404(Study, slug=slug)
+    return render(request, "dashboard/_model_arm_jobs.html", arm_jobs_context(study))
 
 
 def _figure_url(slug: str | None, name: str, key: str) -> str:

@@ -104,3 +104,19 @@ def test_a_participant_without_a_finished_policy_is_refused(
     assert jobs == []
     page = staff.get(reverse("dashboard:analysis_study", args=[study.slug])).content.decode()
     assert "is not a finished participant of this study with a policy" in page
+
+
+def test_the_model_arm_table_refreshes_itself_while_a_job_is_queued_or_running(staff, study):
+    """The study page's job table polls its own URL while a job is active and stops once every
+    job has ended; the URL is staff-only."""
+    job = Job.objects.create(kind="experiment", parameters={"study": study.slug, "model": "m"})
+    jobs_url = reverse("dashboard:analysis_study_jobs", args=[study.slug])
+    page = staff.get(reverse("dashboard:analysis_study", args=[study.slug])).content.decode()
+    assert f'hx-get="{jobs_url}"' in page and f"#{job.pk}" in page
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING, message="case 3 of 20")
+    rows = staff.get(jobs_url).content.decode()
+    assert "case 3 of 20" in rows and f'hx-get="{jobs_url}"' in rows
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.SUCCEEDED, message="done")
+    rows = staff.get(jobs_url).content.decode()
+    assert "done" in rows and "hx-get" not in rows
+    assert Client().get(jobs_url).status_code == 302  # to the login page
