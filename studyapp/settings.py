@@ -176,6 +176,10 @@ else:
                 "transaction_mode": "IMMEDIATE",
                 "timeout": 20,
             },
+            # Tests use a file as well, not SQLite's in-memory database: its shared cache refuses
+            # a second thread's read or write at once ("table is locked") where a file waits, and
+            # the embedded server's background work runs in threads of its own.
+            "TEST": {"NAME": VAR_DIR / "test-studyapp.sqlite3"},
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

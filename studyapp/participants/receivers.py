@@ -1,8 +1,8 @@
 """The participants app listening to what the tables app announces (studyapp.tables.signals):
 a study's group lobby forms its group, a lobby place given back takes its study round with it, a
 study table's ended game books its rounds, the final board of a study table carries the player's
-running total, a person idle at a table is marked dropped, and the sweep's tick drops people idle
-between rounds. Connected in ParticipantsConfig.ready."""
+running total, a study table's page shows the study's name and bar, a person idle at a table is
+marked dropped, and the sweep's tick drops people idle between rounds. Connected in ParticipantsConfig.ready."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from studyapp.tables.signals import (
     lobby_place_left,
     seat_idle,
     swept,
+    table_page,
 )
 
 
@@ -83,3 +84,22 @@ def drop_idle_between_rounds(sender: Any, now: Any, **_: Any) -> dict[str, int]:
 
     dropped = rounds.drop_idle_between_rounds(now)
     return {"idle person dropped between rounds": dropped} if dropped else {}
+
+
+@receiver(table_page, dispatch_uid="participants.study_bar")
+def study_bar(sender: Any, table: Any, request: Any, **_: Any) -> dict[str, str]:
+    """A study table's page: the study's title in place of the site's name, and the bar above the
+    board (the game's number, this browser's participant's running total and a way out)."""
+    from studyapp.participants import identity
+    from studyapp.participants.models import Study
+
+    slug = (table.options or {}).get("study")
+    study = Study.objects.filter(slug=slug).first() if slug else None
+    if study is None:
+        return {}
+    context = {
+        "study": study,
+        "participant": identity.session_participant(request.session, study),
+        "round": table.options.get("round"),
+    }
+    return {"title": study.title, "bar": render_to_string("participants/_study_bar.html", context)}

@@ -30,6 +30,12 @@ seat_idle = Signal()
 # the sweep's report.
 swept = Signal()
 
+# A table's whole page is being rendered for a browser (not the board alone). Sent with ``table``
+# and ``request``; a receiver returns the parts it adds to the page as a dict: ``title``, shown in
+# place of the site's name, and ``bar``, HTML above the board (a study: the game's number, the
+# running total and a way out), or {} for a table that is not its.
+table_page = Signal()
+
 # A board is being rendered for a seat of a study table (``options["study"]``) whose game is over,
 # to be pushed to that seat's socket. Sent with ``table`` and ``seat`` (the index); a receiver
 # returns HTML to push along with the board (a study: its bar's running total, swapped into the

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_POST
 
 from games.base import IllegalMove
 from studyapp import ratelimit
-from studyapp.tables import lobby, services
+from studyapp.tables import lobby, services, signals
 from studyapp.tables.models import Seat, Table
 from studyapp.tables.rendering import board_context, table_language
 
@@ -73,8 +73,13 @@ def table_page(request: HttpRequest, table_id: int) -> HttpResponse:
     with translation.override(table_language(table)):
         context = board_context(services.table_state(table), seat.index if seat else None)
         context["heartbeat_seconds"] = settings.HEARTBEAT_SECONDS
-        template = "tables/_board.html" if request.htmx else "tables/table.html"
-        return render(request, template, context)
+        if request.htmx:
+            return render(request, "tables/_board.html", context)
+        parts: dict[str, str] = {}
+        for _, added in signals.table_page.send(sender=Table, table=table, request=request):
+            parts.update(added or {})
+        context["page_title"], context["page_bar"] = parts.get("title"), parts.get("bar", "")
+        return render(request, "tables/table.html", context)
 
 
 @require_POST
