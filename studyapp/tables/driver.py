@@ -243,7 +243,7 @@ def sweep() -> dict[str, int]:
             settle(snap, now)
     for table_id in paused_too_long(now):
         done[f"paused table {end_paused(table_id)}"] += 1
-    for _, counts in signals.swept.send(sender=Table, now=now):
+    for counts in signals.announce(signals.swept, now=now):
         for name, count in (counts or {}).items():
             done[name] += count
     return dict(done)

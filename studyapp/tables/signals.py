@@ -3,7 +3,33 @@ studyapp/participants/receivers.py): the tables app itself knows nothing of stud
 
 from __future__ import annotations
 
+import logging
+from typing import Any
+
 from django.dispatch import Signal
+
+from studyapp.tables.models import Table
+
+log = logging.getLogger(__name__)
+
+
+def announce(signal: Signal, **facts: Any) -> list[Any]:
+    """Send ``signal`` where the table has already moved on (a turn committed, a sweep under way):
+    a receiver that fails is logged with its traceback and left out, and the rest of the move or
+    the sweep goes on. Returns the other receivers' answers."""
+    answers = []
+    for receiver, answer in signal.send_robust(sender=Table, **facts):
+        if isinstance(answer, Exception):
+            log.error(
+                "%s receiver %s failed",
+                facts,
+                getattr(receiver, "__qualname__", receiver),
+                exc_info=answer,
+            )
+        else:
+            answers.append(answer)
+    return answers
+
 
 # A study's group lobby is full, or its wait has run out: the group forms (its condition is
 # drawn and its people seated). Sent with ``table_id``; a receiver returns what happened

@@ -14,6 +14,7 @@ from __future__ import annotations
 from celery import shared_task
 from celery.signals import worker_ready
 
+from studyapp import dispatch
 from studyapp.tables import agent_turns, driver
 from studyapp.tables.scheduling import Lease, under_lease
 
@@ -48,4 +49,4 @@ def sweep_tables() -> dict[str, int]:
 @worker_ready.connect
 def resume_on_worker_start(**_: object) -> None:
     """A worker that starts (or restarts after a crash) picks up every unfinished table."""
-    resume_tables.delay()
+    dispatch.send(f"{__name__}.resume_tables")

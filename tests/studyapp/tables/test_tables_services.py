@@ -4,7 +4,8 @@ import pytest
 from django.db import IntegrityError
 
 from games.base import IllegalMove
-from studyapp.tables import agent_turns, services, store
+from games.twenty_questions.engine import RULES_VERSION
+from studyapp.tables import agent_turns, services, signals, store
 from studyapp.tables.models import Table, Turn
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -99,3 +100,23 @@ def test_a_duplicate_agent_turn_delivery_is_harmless(session_key: str) -> None:
     assert agent_turns.take_agent_turn(table.pk, 1) == "moved"
     assert agent_turns.take_agent_turn(table.pk, 1) == "stale"
     assert list(table.turns.values_list("seq", flat=True)) == [0, 1]
+
+
+def test_a_failing_game_over_receiver_costs_the_move_nothing(session_key: str, caplog) -> None:
+    """A receiver of game_over that raises (a study's booking failing) is logged; the last move
+    is committed, answered with the finished table, and nothing else is lost."""
+
+    def broken(**_: object) -> None:
+        raise RuntimeError("booking failed")
+
+    signals.game_over.connect(broken, dispatch_uid="test.broken")
+    try:
+        seats = [{"kind": "human", "session_key": session_key}, AGENTS_TQ[1]]
+        config = {"answer": "Apple", "rules_version": RULES_VERSION}
+        table = services.create_table("twenty-questions", config, seats)
+        turn = services.submit(table.pk, 0, {"type": "question", "guess": "Apple"})
+    finally:
+        signals.game_over.disconnect(dispatch_uid="test.broken")
+    assert turn.seq == 0
+    assert Table.objects.get(pk=table.pk).status == Table.Status.FINISHED
+    assert "booking failed" in caplog.text and "broken" in caplog.text
