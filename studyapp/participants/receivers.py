@@ -16,6 +16,7 @@ from studyapp.tables.signals import (
     game_over,
     group_lobby_closing,
     lobby_place_left,
+    lobby_released,
     seat_idle,
     swept,
     table_page,
@@ -39,7 +40,10 @@ def forget_lobby_round(sender: Any, table_id: int, seat: int, **_: Any) -> None:
 
 
 @receiver(game_over, dispatch_uid="participants.book_table")
+@receiver(lobby_released, dispatch_uid="participants.book_released_lobby")
 def book_table(sender: Any, table: Any, **_: Any) -> None:
+    """A study table's game ended, or its lobby released its people: their rounds are booked
+    now (a released person leaves with the lobby-timeout code, paid for the rounds played)."""
     if table.options.get("study"):
         from studyapp.participants import rounds
 

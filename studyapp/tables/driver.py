@@ -162,7 +162,9 @@ def check_lobby(table_id: int) -> str:
         finished_at=timezone.now(),
     )
     if updated:
-        broadcast(table_state(table_id))
+        snap = table_state(table_id)
+        signals.announce(signals.lobby_released, table=snap.table)
+        broadcast(snap)
     return "released"
 
 

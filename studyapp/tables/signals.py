@@ -45,6 +45,11 @@ lobby_place_left = Signal()
 # the running total with this game in it.
 game_over = Signal()
 
+# A lobby's wait ran out and its people were released with a paid exit code (the table is
+# aborted before any game). Sent with ``table``; whoever runs a study on it settles those people
+# at once (a study: its lobby-timeout code, paid for the rounds played), not on their next page.
+lobby_released = Signal()
+
 # A person has kept a table waiting longer than its idle limit. Sent with ``table_id`` and
 # ``seat``; a receiver that takes the person out (a study marks them dropped, which applies the
 # table's dropout policy to the seat) returns True. With no such receiver the table applies its

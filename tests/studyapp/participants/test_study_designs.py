@@ -223,6 +223,20 @@ def test_a_lobby_that_times_out_sends_the_studys_lobby_timeout_code(alice):
     assert participant.payment_status == "owed"
 
 
+def test_a_released_lobby_settles_its_people_at_once(alice):
+    """The participant is given the lobby-timeout code and owed for their time when the lobby
+    releases them, not when their page next loads (a person who closed the tab is settled too)."""
+    study = make_study(design={"seats": [PERSON, PERSON, AGENT, AGENT], "lobby_timeout": "exit"})
+    participant = ready(alice, study)
+    alice.post(page(participant, "play"))
+    table = current_round(participant).table
+    Table.objects.filter(pk=table.pk).update(created_at=timezone.now() - timedelta(seconds=120))
+    assert driver.check_lobby(table.pk) == "released"
+    participant.refresh_from_db()
+    assert participant.status == Participant.Status.LOBBY_TIMEOUT
+    assert participant.payment_status == "owed"
+
+
 # --- conditions --------------------------------------------------------------------------------
 
 
