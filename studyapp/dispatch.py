@@ -24,14 +24,13 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
-import importlib
-import importlib.util
 import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from celery.loaders.base import autodiscover_tasks
 from django.apps import apps
 from django.conf import settings
 from django.db import transaction
@@ -111,14 +110,12 @@ def send(
 def task(name: str) -> Callable[..., Any]:
     """The Celery task registered under ``name``, from Celery's registry. A web process has not
     loaded the apps' tasks modules (a worker does at its start): the first lookup imports each
-    installed app's ``tasks`` module, which registers its tasks (what Celery's autodiscovery
-    does, without the system checks its Django fixup runs then, seconds inside a request)."""
+    installed app's ``tasks`` module, which registers its tasks (Celery's own autodiscovery,
+    without the system checks its loader's Django fixup runs then, seconds inside a request)."""
     from studyapp.celery import app
 
     if name not in app.tasks:
-        for config in apps.get_app_configs():
-            if importlib.util.find_spec(f"{config.name}.tasks") is not None:
-                importlib.import_module(f"{config.name}.tasks")
+        autodiscover_tasks([config.name for config in apps.get_app_configs()])
     return app.tasks[name]
 
 

@@ -1,8 +1,9 @@
 """The participants app listening to what the tables app announces (studyapp.tables.signals):
 a study's group lobby forms its group, a lobby place given back takes its study round with it, a
-study table's ended game books its rounds, the final board of a study table carries the player's
-running total, a study table's page shows the study's name and bar, a person idle at a table is
-marked dropped, and the sweep's tick drops people idle between rounds. Connected in ParticipantsConfig.ready."""
+study table's ended game (or released lobby) books its rounds, the final board of a study table
+carries the player's running total, a study table's page shows the study's name and bar, a
+person idle at a table is marked dropped, and the sweep's tick drops people idle between rounds.
+Connected in ParticipantsConfig.ready."""
 
 from __future__ import annotations
 
@@ -97,7 +98,7 @@ def study_bar(sender: Any, table: Any, request: Any, **_: Any) -> dict[str, str]
     from studyapp.participants import identity
     from studyapp.participants.models import Study
 
-    slug = (table.options or {}).get("study")
+    slug = table.options.get("study")
     study = Study.objects.filter(slug=slug).first() if slug else None
     if study is None:
         return {}

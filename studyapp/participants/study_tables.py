@@ -34,7 +34,8 @@ def table_options(
     participant: Participant, number: int, design: dict[str, Any], *, group_lobby: bool = False
 ) -> dict:
     study, condition, pilot = participant.study, participant.condition, participant.is_pilot
-    shared = len(designs.person_seats(design)) > 1
+    person_seats = designs.person_seats(design)
+    shared = len(person_seats) > 1
     options: dict[str, Any] = {
         "study": study.slug,
         "condition": condition,
@@ -45,7 +46,7 @@ def table_options(
         "turn_deadline_seconds": study.turn_deadline_seconds if shared else 0,
         "dropout": study.dropout,
         "idle_limit_seconds": study.idle_limit_seconds,
-        "person_seats": designs.person_seats(design),
+        "person_seats": person_seats,
         # A shared table has one Continue link for everyone: it finds each browser's participant.
         "return_url": reverse("participants:continue", args=[study.slug]),
         # The language the table's pages and boards are shown in (the study's).

@@ -209,13 +209,20 @@ def test_a_person_left_alone_with_agents_by_the_lobby_has_no_turn_deadline(alice
     assert services.table_state(current_round(first).table_id).turn_deadline() == 30
 
 
-def test_a_lobby_that_times_out_sends_the_studys_lobby_timeout_code(alice):
+def wait_out_the_lobby(client) -> Participant:
+    """One person of two arrives at a study lobby that lets people go at its wait limit, and the
+    limit passes. Returns the participant."""
     study = make_study(design={"seats": [PERSON, PERSON, AGENT, AGENT], "lobby_timeout": "exit"})
-    participant = ready(alice, study)
-    alice.post(page(participant, "play"))
+    participant = ready(client, study)
+    client.post(page(participant, "play"))
     table = current_round(participant).table
     Table.objects.filter(pk=table.pk).update(created_at=timezone.now() - timedelta(seconds=120))
     assert driver.check_lobby(table.pk) == "released"
+    return participant
+
+
+def test_a_lobby_that_times_out_sends_the_studys_lobby_timeout_code(alice):
+    participant = wait_out_the_lobby(alice)
     response = alice.get(page(participant, "play"), follow=True)
     participant.refresh_from_db()
     assert participant.status == Participant.Status.LOBBY_TIMEOUT
@@ -226,12 +233,7 @@ def test_a_lobby_that_times_out_sends_the_studys_lobby_timeout_code(alice):
 def test_a_released_lobby_settles_its_people_at_once(alice):
     """The participant is given the lobby-timeout code and owed for their time when the lobby
     releases them, not when their page next loads (a person who closed the tab is settled too)."""
-    study = make_study(design={"seats": [PERSON, PERSON, AGENT, AGENT], "lobby_timeout": "exit"})
-    participant = ready(alice, study)
-    alice.post(page(participant, "play"))
-    table = current_round(participant).table
-    Table.objects.filter(pk=table.pk).update(created_at=timezone.now() - timedelta(seconds=120))
-    assert driver.check_lobby(table.pk) == "released"
+    participant = wait_out_the_lobby(alice)
     participant.refresh_from_db()
     assert participant.status == Participant.Status.LOBBY_TIMEOUT
     assert participant.payment_status == "owed"
