@@ -3,6 +3,8 @@
 python -m analysis report results.jsonl [more.jsonl ...] --out DIR [--allow-mixed]
 python -m analysis report EXPORT_DIR --out DIR   (a folder export_study wrote: its games frame)
 python -m analysis export results.jsonl --format csv|parquet --out DIR
+python -m analysis reproduce table1|table2|table3|table4|figure3 --model SPEC --out DIR [--dry-run]
+python -m analysis reproduce-layout TARGET --out DIR
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import pandas as pd
 from analysis import frames
 from analysis.export import FORMATS, export_frames, read_frames
 from analysis.report import write_report
+from analysis.reproduce import add_commands as add_reproduce
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,11 +37,14 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="draw people and models together even when their oracle or rules version differ",
     )
+    add_reproduce(commands)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if hasattr(args, "func"):  # reproduce, reproduce-layout
+        return int(args.func(args) or 0)
     if args.command == "report" and all(Path(p, "datapackage.json").exists() for p in args.results):
         games = pd.concat([read_frames(p)["games"] for p in args.results], ignore_index=True)
         for path in write_report(games, args.out, allow_mixed=args.allow_mixed):

@@ -29,9 +29,11 @@ def build_parser() -> argparse.ArgumentParser:
         experiment_cli = None
     if experiment_cli is not None:
         experiment_cli.add_experiment(commands)
-        from games.experiment import reproduce
-
-        reproduce.add_reproduce(commands)
+        moved = commands.add_parser(
+            "reproduce", help="moved: python -m analysis reproduce (plays, then lays out)"
+        )
+        moved.add_argument("rest", nargs=argparse.REMAINDER)
+        moved.set_defaults(func=reproduce_moved)
     add_prompts(commands)
     return parser
 
@@ -62,6 +64,15 @@ def run_prompts(args: argparse.Namespace) -> int:
     except prompts.PromptSetError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+
+
+def reproduce_moved(args: argparse.Namespace) -> int:
+    print(
+        "error: the paper's tables and figures are made by `python -m analysis reproduce "
+        "TARGET ...` (same flags): it plays the games here and lays them out in analysis",
+        file=sys.stderr,
+    )
+    return 2
 
 
 def main(argv: list[str] | None = None) -> int:

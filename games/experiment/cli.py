@@ -191,10 +191,11 @@ def budget_arg(value: str) -> tuple[str, int]:
     return spec, budget
 
 
-def use_prompts(folder: Path | None) -> None:
-    """Put the prompt folder in force, or exit with the loader's message (nothing run)."""
+def use_prompts(folder: Path | None, variant: Path | None = None) -> None:
+    """Put the prompt folder in force (with ``variant``'s files over it, as ``reproduce table4``
+    does), or exit with the loader's message (nothing run)."""
     try:
-        prompts.use(folder)
+        prompts.use(folder, variant)
     except prompts.PromptSetError as err:
         raise SystemExit(f"error: {err}") from None
 

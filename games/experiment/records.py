@@ -75,6 +75,9 @@ def game_record(
         **failure_marks(spec.game, events, failures),
         "model_options": spec.model_options.as_dict(),
         "memory_word_cap": spec.memory_word_cap if spec.setting == "cumulative" else None,
+        "experience_games": spec.experience_games
+        if spec.setting in ("experience-policy", "full-experience")
+        else None,
         "policy": policy,
         "prompts": prompts.fingerprint(),
         "started_at": started,

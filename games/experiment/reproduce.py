@@ -1,22 +1,19 @@
-"""``python -m games reproduce``: one command per table and figure of the test-time learning paper
-("How Far Can LLMs Improve from Experience? Measuring Test-Time Learning Ability in LLMs with
-Human Comparison").
+"""The paper's reproduction targets as games to play: the plan, its cost and the play itself, for
+``python -m analysis reproduce`` (the command; see docs/reproduce.md), which lays the records out
+as the paper's tables and figures afterwards. Nothing here imports ``analysis``: dependencies point
+from ``analysis`` to ``games``.
 
-    python -m games reproduce table2 --model SPEC [--model SPEC ...] --math-tasks FILE --out DIR
-    python -m games reproduce table3 --model openai:o1 --model openai-compatible:deepseek-r1 --out DIR
-    python -m games reproduce figure3 --model SPEC [--model SPEC ...] --out DIR
+Targets of "How Far Can LLMs Improve from Experience? Measuring Test-Time Learning Ability in LLMs
+with Human Comparison" (arXiv:2506.14448): ``table1`` (token lengths of the instruction, one
+earlier game's experience and the derived policy), ``table2`` (every block and setting),
+``table3`` (thinking models on Who is Undercover), ``table4`` (the role names of Who is
+Undercover: the paper's neutral "difference"/"normal" against "undercover"/"civilian", through two
+prompt sets) and ``figure3`` (Twenty Questions for t = 50 rounds with and without the cumulative
+policy). The defaults are the paper's protocol per target (:data:`TARGET_DEFAULTS`).
 
-``table2`` plays every block of Table 2 (single-turn math: none and experience-policy; Twenty
-Questions and Who is Undercover: none, rule-policy, experience-policy, human-policy), ``table3``
-Who is Undercover for thinking models (none, experience-policy, human-policy), ``figure3`` Twenty
-Questions for t = 50 rounds with and without the cumulative policy. The paper's protocol is the
-default: N = 5 earlier games, M = 32 test cases, 3 samples, temperature 1.
-
-Everything lands in DIR: ``<target>.jsonl`` (one record per game, appended), ``cache.sqlite``
-(every model reply), and the outputs: ``<target>.csv`` (task, setting, model, score, improve_pct,
-ci_low, ci_high, n), ``<target>.md`` and ``<target>.tex`` in the paper's layout, and for figure3
-``figure3.png/.svg/.pdf`` with the data drawn. A run that is stopped resumes where it stopped:
-finished games are never played again, and calls already answered come from the cache.
+Records land in ``DIR/<target>.jsonl`` (``table4``: one file per role naming, since a prompt set
+is process-wide) with ``DIR/cache.sqlite`` beside them. A run that is stopped resumes where it
+stopped: finished games are never played again, and calls already answered come from the cache.
 ``--dry-run`` prints the plan (games, calls, tokens, cost) and spends nothing.
 """
 
@@ -24,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,10 +45,44 @@ TABLE2_BLOCKS = (
     (UC, ("none", "rule-policy", "experience-policy", "human-policy")),
 )
 TARGETS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
+    # Table 1: the experience (full-experience's context holds the N earlier games) and the policy
+    # derived from the same earlier games (the cache serves them to the second setting).
+    "table1": tuple((game, ("full-experience", "experience-policy")) for game in (TQ, UC)),
     "table2": TABLE2_BLOCKS,
     "table3": ((UC, ("none", "experience-policy", "human-policy")),),
+    "table4": ((UC, ("none",)),),
     "figure3": ((TQ, ("none", "cumulative")),),
 }
+# The paper's protocol per target, settled from its text (docs/reproduce.md, "departures"):
+# Table 2's Undercover and AIME values are multiples of 1/32 and 1/30, one run of M test cases per
+# setting (its "three times" is §3.2.2's cumulative setting, Figure 3); Table 3's values are
+# multiples of 0.05, one run of 20; Table 1 needs only the N earlier games and the policy, so one
+# test game per sample; Table 4 scores the seat that holds the different word.
+TARGET_DEFAULTS: dict[str, dict[str, Any]] = {
+    "table1": {"cases": 1, "samples": DEFAULT_SAMPLES},
+    "table2": {"cases": DEFAULT_CASES, "samples": 1},
+    "table3": {"cases": 20, "samples": 1},
+    "table4": {"cases": DEFAULT_CASES, "samples": 1},
+    "figure3": {"cases": DEFAULT_CASES, "samples": DEFAULT_SAMPLES},
+}
+# Table 4's role namings: the shipped set (the paper's neutral names) and a variant folder that
+# names the roles as the paper's Appendix C contrasts them.
+ROLE_NAMINGS: dict[str, Path | None] = {
+    "difference": None,
+    "undercover": Path(__file__).resolve().parents[1]
+    / "llm"
+    / "prompts"
+    / "variants"
+    / "undercover",
+}
+
+
+def record_files(target: str, out: Path) -> dict[str, Path]:
+    """Where a target's records go, by prompt variant ('' when the target has one)."""
+    if target == "table4":
+        return {name: out / f"table4-{name}.jsonl" for name in ROLE_NAMINGS}
+    return {"": out / f"{target}.jsonl"}
+
 
 # Rough sizes for the dry run's estimate (not measurements): model calls per game and tokens per
 # call. A Twenty Questions game asks up to 20 questions, each a questioner and an oracle call; an
@@ -80,13 +110,16 @@ def estimate(spec: ExperimentSpec, prices: dict[str, tuple[float, float]]) -> Pl
     from games.llm.providers import needs_reasoning_budget
 
     games = spec.samples * spec.games_per_sample
-    earlier = spec.samples * spec.experience_games if spec.setting == "experience-policy" else 0
+    learns = spec.setting in ("experience-policy", "full-experience")
+    earlier = spec.samples * spec.experience_games if learns else 0
     per_game = CALLS_PER_GAME[spec.game]
     steps = 0
     if spec.setting == "rule-policy":
         steps = spec.samples
     elif spec.setting == "experience-policy":
         steps = earlier + spec.samples  # a reflection per earlier game, a derivation per sample
+    elif spec.setting == "full-experience":
+        steps = earlier  # a reflection per earlier game
     elif spec.setting == "cumulative":
         steps = games - spec.samples  # the curator after every game but the last
     calls = (games + earlier) * per_game + steps
@@ -123,16 +156,11 @@ def format_plan(target: str, rows: list[PlanRow], done: int) -> str:
     return "\n".join(lines)
 
 
-def add_reproduce(commands: argparse._SubParsersAction) -> None:
-    """Register ``reproduce`` (called by ``games/__main__.py``)."""
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of ``python -m analysis reproduce`` (the command lives there because it lays
+    the records out with ``analysis`` after playing them here)."""
     from games.experiment.cli import add_common
 
-    parser = commands.add_parser(
-        "reproduce",
-        help="one command per table of the test-time learning paper (table2, table3, figure3)",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
     parser.add_argument("target", choices=tuple(TARGETS))
     parser.add_argument("--model", action="append", required=True, help="model spec (repeatable)")
     parser.add_argument("--out", type=Path, required=True, help="folder for records and tables")
@@ -140,8 +168,12 @@ def add_reproduce(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--no-math", action="store_true", help="table2 without its math block (no task file)"
     )
-    parser.add_argument("--cases", type=int, default=DEFAULT_CASES, help="test cases M (32)")
-    parser.add_argument("--samples", type=int, default=DEFAULT_SAMPLES, help="samples (3)")
+    parser.add_argument(
+        "--cases", type=int, help="test cases M (the target's default: TARGET_DEFAULTS)"
+    )
+    parser.add_argument(
+        "--samples", type=int, help="samples (table2, table3, table4: 1; table1, figure3: 3)"
+    )
     parser.add_argument(
         "--experience-games", type=int, default=DEFAULT_EXPERIENCE_GAMES, help="earlier games N (5)"
     )
@@ -171,8 +203,30 @@ def add_reproduce(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per HTTP attempt")
     parser.add_argument("--max-retries", type=int, default=4, help="SDK retries per call")
     parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit with status 1 when a block has no scorable game (default: a warning)",
+    )
+    parser.add_argument(
+        "--tokenizer",
+        type=Path,
+        help="table1: a tokenizer.json (Hugging Face tokenizers) to count tokens with; "
+        "default: an estimate of one token per four characters",
+    )
     add_common(parser)
-    parser.set_defaults(func=run)
+
+
+def fill_defaults(args: argparse.Namespace) -> None:
+    """The target's protocol where a flag was left out; a bad value exits before anything runs."""
+    for name, value in TARGET_DEFAULTS[args.target].items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+    for name in ("cases", "samples", "rounds", "players"):
+        if getattr(args, name) < 1:
+            raise SystemExit(f"error: --{name} must be at least 1")
+    if args.experience_games < 1:
+        raise SystemExit("error: --experience-games must be at least 1")
 
 
 def _policies(values: list[str], games: list[str]) -> dict[str, str]:
@@ -242,6 +296,7 @@ def plan_specs(args: argparse.Namespace) -> list[ExperimentSpec]:
                             players=args.players,
                             policy=policies.get(game) if setting == "human-policy" else None,
                             experiment=f"reproduce-{args.target}",
+                            evaluated_role="difference" if args.target == "table4" else None,
                             max_tokens_for=tuple(args.max_tokens_for),
                             tasks=str(args.math_tasks) if game == MATH else None,
                         )
@@ -251,53 +306,30 @@ def plan_specs(args: argparse.Namespace) -> list[ExperimentSpec]:
     return specs
 
 
-def write_outputs(target: str, records: list[dict[str, Any]], out: Path) -> list[Path]:
-    """The target's CSV, Markdown and LaTeX table (and figure3's figure) from its records, all
-    through :func:`analysis.summary.summarize` (whose Table 2 is
-    :func:`games.experiment.summary.table2`).
-
-    The one place where ``games`` imports ``analysis`` (dependencies otherwise point from
-    ``analysis`` to ``games``): a command's last step, importing lazily, so the paper's layout and
-    Figure 3 are drawn by the code that draws them everywhere else."""
-    from analysis import frames
-    from analysis.plots import save_figure
-    from analysis.report import cumulative_figure, table_latex, table_markdown
-    from analysis.safe_csv import safe_frame
-    from analysis.summary import summarize
-
-    summary = summarize(frames.games_frame(records))
-    written = [out / f"{target}.csv", out / f"{target}.md", out / f"{target}.tex"]
-    safe_frame(summary.rows).to_csv(written[0], index=False)
-    written[1].write_text(table_markdown(summary.table, summary.differences), encoding="utf-8")
-    written[2].write_text(table_latex(summary.table, summary.differences), encoding="utf-8")
-    if target == "figure3":
-        made = cumulative_figure(summary, TQ)
-        if made is not None:
-            written += save_figure(made[0], out / "figure3", made[1])
-    return written
-
-
-def run(args: argparse.Namespace) -> int:
+def play(args: argparse.Namespace) -> bool:
+    """Play a target's games into its record files (:func:`record_files`), or with ``--dry-run``
+    print the plan and spend nothing. True when games were played (the layout may follow)."""
     from games.experiment.cli import use_prompts
 
-    for name in ("cases", "samples", "rounds", "players"):
-        if getattr(args, name) < 1:
-            raise SystemExit(f"error: --{name} must be at least 1")
-    if args.experience_games < 1:
-        raise SystemExit("error: --experience-games must be at least 1")
+    fill_defaults(args)
     use_prompts(args.prompts)
     specs = plan_specs(args)
-    records_path = args.out / f"{args.target}.jsonl"
+    files = record_files(args.target, args.out)
     if args.dry_run:
-        done = 0
-        if records_path.exists():
-            keys = {(s.game, s.model, s.setting) for s in specs}
-            done = sum(1 for r in load_records(records_path) if record_key(r)[:3] in keys)
-        rows = [estimate(spec, _prices(args.price)) for spec in specs]
+        keys = {(s.game, s.model, s.setting) for s in specs}
+        done = sum(
+            1
+            for path in files.values()
+            if path.exists()
+            for r in load_records(path)
+            if record_key(r)[:3] in keys
+        )
+        rows = [estimate(spec, _prices(args.price)) for spec in specs for _ in files]
         print(format_plan(args.target, rows, done))
-        return 0
+        if len(files) > 1:
+            print(f"(each row once per prompt set: {', '.join(files)})")
+        return False
     config_for = provider_configs(args)
-
     try:
         for spec in specs:  # a missing OPENAI_BASE_URL fails before any game starts
             config_for(spec.model)
@@ -308,22 +340,23 @@ def run(args: argparse.Namespace) -> int:
     from games.llm.cache import ResponseCache
 
     cache = None if args.no_cache else ResponseCache(args.out / "cache.sqlite")
+    for variant, path in files.items():
+        if variant:  # table4: the role naming's files over the user's (or the shipped) set
+            use_prompts(args.prompts, ROLE_NAMINGS[variant])
 
-    async def play() -> list[dict[str, Any]]:
-        try:
-            return await run_experiment(
-                specs,
-                records_path,
-                config_for=config_for,
-                cache=cache,
-                parallel=args.parallel,
-                progress=not args.no_progress,
-            )
-        finally:
-            await close_clients()
+        async def one(records_path: Path = path) -> list[dict[str, Any]]:
+            try:
+                return await run_experiment(
+                    specs,
+                    records_path,
+                    config_for=config_for,
+                    cache=cache,
+                    parallel=args.parallel,
+                    progress=not args.no_progress,
+                )
+            finally:
+                await close_clients()
 
-    records = asyncio.run(play())
-    for path in write_outputs(args.target, records, args.out):
-        print(path)
-    print((args.out / f"{args.target}.md").read_text(encoding="utf-8"), file=sys.stdout)
-    return 0
+        asyncio.run(one())
+    use_prompts(args.prompts)
+    return True

@@ -49,7 +49,7 @@ class GameResponder:
             return "oracle"
         if "It is time to vote" in text:
             return "voter"
-        if "Who is the Difference" in text:
+        if "Who is the Difference" in text or "Who is Undercover" in text:  # either role naming
             return "speaker"
         return "questioner"
 

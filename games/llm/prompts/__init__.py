@@ -127,8 +127,14 @@ class Catalog:
                 problems.append(f"{path.name}: {problem}")
         if problems:
             raise PromptSetError(f"prompt folder {folder}: " + "; ".join(problems))
-        name = base.name if not changed else folder.resolve().name
-        return PromptSet(name, texts, tuple(changed), str(folder.resolve()))
+        name = base.name
+        if changed:
+            here = folder.resolve().name
+            name = here if base.name == SHIPPED else f"{base.name}+{here}"
+        overridden = tuple(dict.fromkeys((*base.overridden, *changed)))
+        here = str(folder.resolve())
+        source = here if base.source is None else f"{base.source}+{here}"
+        return PromptSet(name, texts, overridden, source)
 
     def _check(self, path: Path, texts: dict[str, str], changed: list[str]) -> str:
         """What is wrong with one override file ('' when it is fine; then it is taken)."""
@@ -164,10 +170,13 @@ class Catalog:
             changed.append(name)
         return ""
 
-    def use(self, folder: str | Path | None) -> PromptSet:
-        """Put the set of ``folder`` in force (None: the shipped set) and return it. Validation
+    def use(self, folder: str | Path | None, variant: str | Path | None = None) -> PromptSet:
+        """Put the set of ``folder`` in force (None: the shipped set), with the files of
+        ``variant`` (a folder such as ``variants/undercover``) over it, and return it. Validation
         comes first: a refused folder leaves the set in force unchanged."""
         new = self.shipped() if folder is None else self.load_set(folder)
+        if variant is not None:
+            new = self.load_set(variant, new)
         self._current = new
         return new
 
@@ -225,9 +234,10 @@ def load_set(folder: str | Path, base: PromptSet | None = None) -> PromptSet:
     return GAMES.load_set(folder, base)
 
 
-def use(folder: str | Path | None) -> PromptSet:
-    """Put the set of ``folder`` in force for every model call of ``games`` (None: shipped)."""
-    return GAMES.use(folder)
+def use(folder: str | Path | None, variant: str | Path | None = None) -> PromptSet:
+    """Put the set of ``folder`` in force for every model call of ``games`` (None: shipped),
+    with ``variant``'s files over it."""
+    return GAMES.use(folder, variant)
 
 
 def current() -> PromptSet:

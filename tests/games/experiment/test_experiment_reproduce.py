@@ -1,4 +1,4 @@
-"""``python -m games reproduce``: every cell of Table 2 from one command against a loopback
+"""``python -m analysis reproduce``: every cell of Table 2 from one command against a loopback
 server speaking the OpenAI wire format, a dry run that spends nothing, and a run killed midway
 that resumes without replaying a finished game."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from games.__main__ import main
+from analysis.__main__ import main
 from games.llm import prompts
 from tests.fakes.game_responder import GameResponder
 from tests.fakes.llm_server import FakeLLMServer, last_user_text
@@ -57,7 +57,7 @@ def test_table2_fills_every_cell_of_the_papers_layout(tmp_path, llm_server, monk
     with (out / "table2.csv").open() as handle:
         rows = list(csv.DictReader(handle))
     assert list(rows[0]) == ["task", "setting", "model", "score", "improve_pct", "ci_low",
-                             "ci_high", "n"]  # fmt: skip
+                             "ci_high", "n", "played", "note"]  # fmt: skip
     cells = {(r["task"], r["setting"]) for r in rows}
     expected = {("math", s) for s in ("none", "experience-policy")} | {
         (g, s)
@@ -86,8 +86,8 @@ def test_the_dry_run_prints_the_plan_and_spends_nothing(tmp_path, llm_server, ca
             "--out", str(out), "--dry-run", "--price", "openai:gpt-4o=2.5,10"]  # fmt: skip
     assert main(argv) == 0
     text = capsys.readouterr().out
-    # The paper's protocol: 32 cases x 3 samples per game setting; 8 sample problems x 3 for math.
-    assert " 96 " in text and " 24 " in text
+    # The paper's protocol: one run of 32 cases per game setting; the 8 sample problems for math.
+    assert " 32 " in text and " 8 " in text and " 96 " not in text
     assert "calls" in text and "cost $" in text and "?" not in text.splitlines()[-1]
     assert not out.exists() and llm_server.requests == []
     for target, settings in (("table3", 3), ("figure3", 2)):
@@ -110,7 +110,7 @@ def test_a_run_killed_midway_resumes_without_replaying_finished_games(tmp_path):
     out = tmp_path / "killed"
     with FakeLLMServer(Responder(), latency=0.01) as server:
         env = {**os.environ, "OPENAI_BASE_URL": server.openai_base_url, "PYTHONPATH": str(ROOT)}
-        argv = [sys.executable, "-m", "games", *tiny(out, "--parallel", "2", "--no-cache")]
+        argv = [sys.executable, "-m", "analysis", *tiny(out, "--parallel", "2", "--no-cache")]
         child = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                                  stderr=subprocess.PIPE)  # fmt: skip
         records_path = out / "table2.jsonl"
@@ -144,8 +144,12 @@ def test_figure3_draws_the_cumulative_curves_and_table3_gives_r1_its_budget(
     argv = ["reproduce", "figure3", "--model", MODEL, "--out", str(tmp_path / "f"),
             "--rounds", "2", "--samples", "1", "--no-progress"]  # fmt: skip
     assert main(argv) == 0
-    data = (tmp_path / "f" / "figure3.csv").read_text()
-    assert "w/ Cumulative Policy" in data and (tmp_path / "f" / "figure3.png").exists()
+    # The table and the figure's data are two files: the table is not overwritten by the figure.
+    table = list(csv.DictReader((tmp_path / "f" / "figure3.csv").open()))
+    assert {r["setting"] for r in table} == {"none", "cumulative"} and "score" in table[0]
+    data = (tmp_path / "f" / "figure3_curves.csv").read_text()
+    assert "w/ Cumulative Policy" in data and (tmp_path / "f" / "figure3_curves.png").exists()
+    assert "Improve (%)" in (tmp_path / "f" / "figure3.md").read_text()
     assert {r["round"] for r in read(tmp_path / "f" / "figure3.jsonl")} == {0, 1}
     start = len(llm_server.requests)
     r1 = "openai-compatible:deepseek-r1"
@@ -156,3 +160,83 @@ def test_figure3_draws_the_cumulative_curves_and_table3_gives_r1_its_budget(
     assert budgets == {16384}
     settings = {r["setting"] for r in read(tmp_path / "t" / "table3.jsonl")}
     assert settings == {"none", "experience-policy", "human-policy"}
+
+
+class DeadOracle(Responder):
+    """Plays everything but never answers as the Twenty Questions oracle (no <answer> tag)."""
+
+    def __call__(self, body):
+        if self.kind(body) == "oracle":
+            return "I would rather not say."
+        return super().__call__(body)
+
+
+def test_a_block_whose_games_were_all_voided_is_shown_with_its_reason(
+    tmp_path, llm_server, monkeypatch, capsys
+):
+    llm_server.responder = DeadOracle()
+    monkeypatch.setenv("OPENAI_BASE_URL", llm_server.openai_base_url)
+    out = tmp_path / "voided"
+    argv = tiny(out, "--no-math")
+    assert main(argv) == 0  # a warning, not a failure, without --strict
+    assert "no scorable game" in capsys.readouterr().err
+    rows = list(csv.DictReader((out / "table2.csv").open()))
+    tq = [r for r in rows if r["task"] == "twenty-questions"]
+    assert {r["setting"] for r in tq} == {"none", "rule-policy", "experience-policy",
+                                          "human-policy"}  # fmt: skip
+    assert all(r["score"] == "" and r["n"] == "0" and r["played"] == "2" for r in tq)
+    assert all("oracle failed" in r["note"] for r in tq)
+    markdown = (out / "table2.md").read_text()
+    assert "Twenty Questions" in markdown and "Who is Undercover" in markdown
+    tq_lines = markdown.split("Twenty Questions", 1)[1].split("Who is Undercover", 1)[0]
+    assert "–" in tq_lines
+    assert "no scorable game: all 2 voided" in markdown and "oracle failed" in markdown
+    # --strict turns the warning into a failing exit; the layout alone says the same.
+    assert main([*argv, "--strict"]) == 1
+    assert main(["reproduce-layout", "table2", "--out", str(out), "--strict"]) == 1
+
+
+def test_table1_and_table4_dry_runs_and_tiny_runs(tmp_path, llm_server, monkeypatch, capsys):
+    for target, rows in (("table1", 4), ("table4", 2)):
+        argv = ["reproduce", target, "--model", "openai:gpt-4o", "--out", str(tmp_path / target),
+                "--dry-run", "--price", "openai:gpt-4o=2.5,10"]  # fmt: skip
+        assert main(argv) == 0
+        text = capsys.readouterr().out
+        assert len([line for line in text.splitlines() if "openai:gpt-4o " in line]) == rows
+        assert "cost $" in text and not (tmp_path / target).exists()
+    assert llm_server.requests == []
+
+    llm_server.responder = Responder()
+    monkeypatch.setenv("OPENAI_BASE_URL", llm_server.openai_base_url)
+    out = tmp_path / "t1"
+    argv = ["reproduce", "table1", "--model", MODEL, "--out", str(out), "--samples", "1",
+            "--experience-games", "2", "--no-progress"]  # fmt: skip
+    assert main(argv) == 0
+    rows = list(csv.DictReader((out / "table1.csv").open()))
+    parts = {(r["task"], r["part"]) for r in rows}
+    assert parts == {(g, p) for g in ("twenty-questions", "undercover")
+                     for p in ("instruction", "experience", "policy")}  # fmt: skip
+    assert all(float(r["tokens"]) > 0 for r in rows)
+    assert "Instruction" in (out / "table1.md").read_text()
+
+    out = tmp_path / "t4"
+    argv = ["reproduce", "table4", "--model", MODEL, "--out", str(out), "--cases", "2",
+            "--no-progress"]  # fmt: skip
+    start = len(llm_server.requests)
+    assert main(argv) == 0
+    named = [prompt_text_of(r.body) for r in llm_server.requests[start:]]
+    assert any("civilians" in t for t in named) and any("normal players" in t for t in named)
+    undercover = read(out / "table4-undercover.jsonl")
+    assert undercover and all(
+        r["prompts"]["overridden"] == ["undercover_rules"] for r in undercover
+    )
+    assert all(r["evaluated_seat"] == r["config"]["difference_seat"] for r in undercover)
+    rows = list(csv.DictReader((out / "table4.csv").open()))
+    assert {r["role_names"] for r in rows} == {"difference", "undercover"}
+    assert all(r["games"] == "2" for r in rows)
+
+
+def prompt_text_of(body):
+    from tests.fakes.llm_server import prompt_text
+
+    return prompt_text(body)

@@ -18,6 +18,7 @@ from tests.fakes.game_responder import GameResponder
 
 RECORD_KEYS = {
     "provenance",
+    "experience_games",
     "experiment",
     "game",
     "model",
