@@ -25,6 +25,13 @@ SETTINGS = (
 # Settings whose text in force is a policy (strategy text) rather than raw games.
 POLICY_SETTINGS = ("rule-policy", "experience-policy", "human-policy", "cumulative")
 EMPTY_MEMORY = "(empty: no game has been played yet)"
+# Where the text of each policy setting came from, as the player is told (policy_section's $origin).
+POLICY_ORIGINS = {
+    "rule-policy": "derived from the rules alone, before any play",
+    "experience-policy": "written from earlier play of this game",
+    "human-policy": "written by people who played this game",
+    "cumulative": "a memory rewritten after each game played so far",
+}
 
 
 @dataclass(frozen=True)
@@ -74,7 +81,8 @@ def player_system(rules: str, instructions: str, *, setting: str, policy: str | 
     if setting == "full-experience" and policy:
         parts.append(policy)
     elif setting in POLICY_SETTINGS and policy:
-        parts.append(prompts.render("policy_section", policy=policy))
+        origin = POLICY_ORIGINS[setting]
+        parts.append(prompts.render("policy_section", origin=origin, policy=policy))
     parts.append(instructions)
     return "\n\n".join(parts)
 

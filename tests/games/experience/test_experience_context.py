@@ -118,3 +118,15 @@ def test_the_curator_is_told_when_the_memory_is_still_empty():
 def test_a_human_policy_ships_for_each_game(game):
     text = human_policy(game)
     assert len(text) > 200 and "$" not in text
+
+
+def test_each_policy_header_names_where_its_policy_came_from():
+    headers = {
+        setting: player_system(RULES, INSTRUCTIONS, setting=setting, policy="P").split("\n")[2]
+        for setting in ("rule-policy", "experience-policy", "human-policy", "cumulative")
+    }
+    assert "rules alone" in headers["rule-policy"]
+    assert "earlier play" in headers["experience-policy"]
+    assert "people" in headers["human-policy"]
+    assert "memory" in headers["cumulative"]
+    assert len(set(headers.values())) == 4  # no two settings share a header
