@@ -49,7 +49,7 @@ KINDS: dict[str, Kind] = {
             **LWE_DEFAULTS,
             "batch_size": 4,
             "summary_threshold": 10_000,
-            "inconsistent_swap": "lwe",
+            "inconsistent_swap": "vanilla",  # as published; "lwe": the project's variant
         },
     ),
     "vanilla": Kind(

@@ -36,17 +36,18 @@ class LweOptions:
     # (a refusal, a truncated answer) and discarded rather than wiping what was learned.
     min_keep_ratio: float = 0.25
     temperature: float = 0.0
-    # Selective LWE, swapped verdict of an inconsistent case: "lwe" judges the swapped pair with
-    # LWE (its own sample-specific prompt), as algorithm 2 returns LWE's results for those cases;
-    # "vanilla" keeps the vanilla pass's swapped verdict, as the authors' released code does.
-    inconsistent_swap: str = "lwe"
+    # Selective LWE, swapped verdict of an inconsistent case: "vanilla" (the default, Selective
+    # LWE as published: the authors' selective_lwe.py keeps the vanilla pass's swapped verdict and
+    # writes no swap response from LWE); "lwe" is the project's variant, which re-judges the
+    # swapped pair with LWE's own sample-specific prompt (a reading of algorithm 2's line 13).
+    inconsistent_swap: str = "vanilla"
 
     def __post_init__(self) -> None:
         if self.inconsistent_swap not in SWAP_SOURCES:
             raise ValueError(f"inconsistent_swap must be one of {SWAP_SOURCES}")
 
 
-SWAP_SOURCES = ("lwe", "vanilla")
+SWAP_SOURCES = ("vanilla", "lwe")
 
 
 def initial_meta_prompt() -> str:

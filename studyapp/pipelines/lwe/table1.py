@@ -214,6 +214,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME=TRAIN,VALIDATION",
         help="TextGrad*'s labelled cases per benchmark (paper: VL 10,10; MM 20,20; default 10,10).",
     )
+    parser.add_argument(
+        "--selective-swap",
+        choices=("vanilla", "lwe"),
+        default="vanilla",
+        help="Selective LWE, swapped verdict of an inconsistent case: vanilla (as published: the "
+        "vanilla pass's) or lwe (the project's variant: re-judged with LWE).",
+    )
     parser.add_argument("--limit", type=int, help="Only the first N cases of each benchmark.")
     parser.add_argument(
         "--prompts",
@@ -271,7 +278,9 @@ def main(argv: list[str] | None = None) -> int:
                     methods=tuple(args.methods),
                     orders=args.orders,
                     seed=args.seed,
-                    options=LweOptions(batch_size=args.batch_size),
+                    options=LweOptions(
+                        batch_size=args.batch_size, inconsistent_swap=args.selective_swap
+                    ),
                     textgrad_split=splits,
                     say=say,
                 )

@@ -49,7 +49,7 @@ def options_from(parameters: dict[str, Any]) -> LweOptions:
         batch_size=int(parameters.get("batch_size", 4)),
         summary_threshold=int(parameters.get("summary_threshold", 10_000)),
         temperature=float(parameters.get("temperature", 0.0)),
-        inconsistent_swap=str(parameters.get("inconsistent_swap", "lwe")),
+        inconsistent_swap=str(parameters.get("inconsistent_swap", "vanilla")),
     )
 
 
