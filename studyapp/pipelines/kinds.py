@@ -72,7 +72,8 @@ KINDS: dict[str, Kind] = {
         "studyapp.pipelines.runners.lwe.run",
         "Baseline: Dynamic Cheatsheet (DC-RS), a cheatsheet rewritten before every case from the "
         "most similar cases judged so far.",
-        {**LWE_DEFAULTS, "word_cap": 2000},
+        # dc_orders: LWE's orders DC runs over (the paper: 1, LWE's run0)
+        {**LWE_DEFAULTS, "word_cap": 2000, "dc_orders": 1},
     ),
     "policy": Kind(
         "studyapp.pipelines.runners.policy.run",

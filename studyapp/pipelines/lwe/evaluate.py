@@ -76,6 +76,8 @@ async def evaluate(
     word_cap: int | None = None,
     textgrad_train: int = 10,
     textgrad_validation: int = 10,
+    labelled_pool: list[PairCase] | None = None,
+    dc_orders: int = 1,
 ) -> dict[str, Any]:
     """Run ``method`` over ``orders`` random orders (one pass for order-free baselines).
 
@@ -89,11 +91,23 @@ async def evaluate(
     labelled: dict[str, Any] = {}
     tested = cases
     if method in LABELLED_BASELINES:
-        # TextGrad* trains on labelled cases and is scored on the rest (appendix B: 10 + 10 of
-        # VL-RewardBench, 20 + 20 of Multimodal RewardBench, drawn apart from the test cases).
-        train, validation, tested = split_labelled(cases, textgrad_train, textgrad_validation, seed)
+        # TextGrad* trains on labelled cases (appendix B): VL-RewardBench's 10 + 10 come from its
+        # test set and are scored on the other 1,227; Multimodal RewardBench's 20 + 20 come from
+        # the 3,711 cases outside the 1,000 tested (``labelled_pool``), which are all scored.
+        if labelled_pool:
+            train, validation, _ = split_labelled(
+                labelled_pool, textgrad_train, textgrad_validation, seed
+            )
+        else:
+            train, validation, tested = split_labelled(
+                cases, textgrad_train, textgrad_validation, seed
+            )
         labelled = {"train": train, "validation": validation}
     passes = shuffled_orders(tested, orders, seed) if method in SEQUENTIAL else [list(tested)]
+    if method == "dynamic-cheatsheet":
+        # Appendix A: Dynamic Cheatsheet runs once, on LWE's first order (run0); dc_orders > 1
+        # repeats it over LWE's further orders.
+        passes = passes[: max(1, dc_orders)]
     reference_cost: dict[str, Any] | None = None
     steps = len(passes) + (0 if method == "vanilla" or vanilla_chars else 1)
     step = 0

@@ -72,6 +72,8 @@ async def run_table(
     seed: int = 0,
     options: LweOptions | None = None,
     textgrad_split: dict[str, tuple[int, int]] | None = None,
+    labelled_pools: dict[str, list[PairCase]] | None = None,
+    dc_orders: int = 1,
     say: Any = None,
 ) -> list[dict[str, Any]]:
     """Every method on every benchmark (finished ones reused), then the table's rows."""
@@ -99,6 +101,8 @@ async def run_table(
                     vanilla_chars=vanilla_chars,
                     textgrad_train=train,
                     textgrad_validation=validation,
+                    labelled_pool=(labelled_pools or {}).get(bench),
+                    dc_orders=dc_orders,
                 )
                 saved.write_text(json.dumps(result, indent=2), encoding="utf-8")
                 state = "done"
@@ -215,6 +219,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="TextGrad*'s labelled cases per benchmark (paper: VL 10,10; MM 20,20; default 10,10).",
     )
     parser.add_argument(
+        "--dc-orders",
+        type=int,
+        default=1,
+        help="Dynamic Cheatsheet's orders (paper: 1, LWE's run0; up to --orders).",
+    )
+    parser.add_argument(
         "--selective-swap",
         choices=("vanilla", "lwe"),
         default="vanilla",
@@ -254,11 +264,15 @@ def main(argv: list[str] | None = None) -> int:
             if unknown:
                 raise TableError(f"{option}: no benchmark named {', '.join(sorted(unknown))}")
         use_prompts(args.prompts)
-        benchmarks = {}
+        benchmarks, pools = {}, {}
         for name, file in files.items():
             ids = json.loads(Path(id_files[name]).read_text()) if name in id_files else None
             cases = load_cases(file, image_root=roots.get(name), ids=ids)
             benchmarks[name] = cases[: args.limit] if args.limit else cases
+            if ids is not None:  # TextGrad*'s labelled cases: the file's cases outside the ids
+                kept = {case.id for case in cases}
+                everything = load_cases(file, image_root=roots.get(name))
+                pools[name] = [case for case in everything if case.id not in kept]
         config = config_from_env(args.model, os.environ)
     except (TableError, DatasetError, PromptDirError, ValueError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
@@ -282,6 +296,8 @@ def main(argv: list[str] | None = None) -> int:
                         batch_size=args.batch_size, inconsistent_swap=args.selective_swap
                     ),
                     textgrad_split=splits,
+                    labelled_pools=pools,
+                    dc_orders=args.dc_orders,
                     say=say,
                 )
             )

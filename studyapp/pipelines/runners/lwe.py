@@ -97,6 +97,7 @@ def _run(job: Job, parameters: dict[str, Any]) -> dict[str, Any]:
                 report=sync_to_async(job.set_progress),
                 runs=runs,
                 word_cap=int(parameters.get("word_cap", DC_WORD_CAP)),
+                dc_orders=int(parameters.get("dc_orders", 1)),
             )
         )
     except BaseException:

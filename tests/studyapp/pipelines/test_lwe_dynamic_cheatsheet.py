@@ -11,6 +11,7 @@ from django.core.management import call_command
 from studyapp.pipelines.lwe.baselines import most_similar, run_dynamic_cheatsheet, similarity
 from studyapp.pipelines.lwe.data import PairCase
 from studyapp.pipelines.models import Job
+from tests.fakes.llm_server import FakeLLMServer
 from tests.studyapp.pipelines.synthetic import CASE_ID, SyntheticJudge, make_cases, provider_for
 
 
@@ -82,6 +83,7 @@ def test_the_dynamic_cheatsheet_job_runs_over_random_orders(configured, tmp_path
         "--param", "model=openai-compatible:synthetic-judge",
         "--param", f"dataset={path}",
         "--param", "orders=2",
+        "--param", "dc_orders=2",  # the paper runs DC on LWE's run0 only (the default, 1)
         "--param", "word_cap=800",
         "--param", "cache=false",
         "--wait",
@@ -95,3 +97,34 @@ def test_the_dynamic_cheatsheet_job_runs_over_random_orders(configured, tmp_path
     assert "meta_prompt_order1.txt" in job.artifacts
     curates = [r for r in configured.requests if "# Updating the cheatsheet" in json.dumps(r.body)]
     assert len(curates) == 8 and all("under 800 words" in json.dumps(r.body) for r in curates)
+
+
+async def test_dynamic_cheatsheet_runs_on_lwes_first_order_by_default(tmp_path):
+    """Appendix A of the LWE paper: DC was run on the same order as LWE's run0, once."""
+    from studyapp.pipelines.lwe.evaluate import evaluate, shuffled_orders
+
+    cases = make_cases("ABBAAB")
+    with FakeLLMServer(SyntheticJudge(biased=set())) as server:
+        report = await evaluate(
+            "dynamic-cheatsheet", cases, provider_for(server), orders=3, seed=5, word_cap=800
+        )
+    assert report["orders"] == 1
+    run0 = [case.id for case in shuffled_orders(cases, 3, 5)[0]]
+    assert report["runs"][0]["order"] == run0
+
+
+async def test_textgrad_draws_its_labelled_cases_from_the_pool_outside_the_test_set():
+    """Appendix B: on Multimodal RewardBench TextGrad*'s 20 + 20 come from the 3,711 cases
+    outside the 1,000 tested, and all 1,000 are scored."""
+    from studyapp.pipelines.lwe.evaluate import evaluate
+
+    cases = make_cases("ABBAABBAAB")  # cases 1-4 tested, 5-10 the pool outside them
+    tested, pool = cases[:4], cases[4:]
+    with FakeLLMServer(SyntheticJudge(biased=set())) as server:
+        report = await evaluate(
+            "textgrad", tested, provider_for(server), textgrad_train=2, textgrad_validation=2,
+            labelled_pool=pool,
+        )  # fmt: skip
+    held = set(report["labelled_cases"]["train"]) | set(report["labelled_cases"]["validation"])
+    assert held <= {case.id for case in pool} and len(held) == 4
+    assert {r["id"] for r in report["runs"][0]["results"]} == {case.id for case in tested}
