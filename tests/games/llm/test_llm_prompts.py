@@ -50,7 +50,8 @@ def test_an_edited_file_replaces_its_namesake_and_changes_its_hash(tmp_path):
     ("name", "text", "message"),
     [
         ("rulez.txt", "anything", "rulez.txt: unknown prompt name"),
-        ("undercover_rules.txt", "for $players players", "missing $last_seat"),
+        # undercover_rules' slots are optional (the paper's A.2 text has none); a turn's are not
+        ("twenty_questions_questioner_turn.txt", "$history $number", "missing $max_questions"),
         ("undercover_rules.txt", "$players $last_seat $colour", "unknown $colour"),
         ("policy_section.txt", "costs $5 $policy", "a '$' that starts no placeholder"),
         ("notes.md", "hello", "notes.md: not a prompt file"),
@@ -123,3 +124,16 @@ def test_a_catalog_of_other_prompt_files_gets_the_same_overrides_and_hashes(tmp_
     with pytest.raises(prompts.PromptSetError, match=r"missing \$case"):
         catalog.use(tmp_path / "out")
     assert prompts.fingerprint()["name"] == "shipped"  # the games' set is untouched
+
+
+def test_the_papers_rules_without_slots_run_unchanged(tmp_path):
+    """Appendix A's texts name their numbers in words: a folder holding them is taken as is."""
+    (tmp_path / "twenty_questions_rules.txt").write_text(
+        "You are playing the game Twenty Questions. In this game, there are 157 candidate words."
+    )
+    (tmp_path / "undercover_rules.txt").write_text("Game Rules of Who is the Difference")
+    loaded = prompts.load_set(tmp_path)
+    assert set(loaded.overridden) == {"twenty_questions_rules", "undercover_rules"}
+    manifest = prompts.MANIFEST_ENTRIES
+    assert manifest["twenty_questions_rules"]["paper"].startswith("Appendix A.1")
+    assert manifest["human_policy_undercover"]["paper"].startswith("Appendix B.2")
