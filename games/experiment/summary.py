@@ -3,7 +3,7 @@ Questions, win rate for Undercover, accuracy for math), its 95% interval, the ga
 Improve % against ``none``.
 
 :func:`table2` is the one computation. ``python -m games experiment`` prints it from its records
-(:func:`summarize`), ``python -m games reproduce`` writes it as CSV, and the analysis
+(:func:`summarize`), ``python -m analysis reproduce`` writes it as CSV, and the analysis
 (``analysis.metrics.table2_rows`` and ``settings_table``, which the report, the dashboard and the
 exports read) calls it on the games frame, so none can disagree. Pure Python, because
 dependencies point from ``analysis`` to ``games`` and never back. The games that count are the same
