@@ -77,12 +77,16 @@ class Catalog:
     """A folder of prompt files with its manifest, and the set of it in force.
 
     ``games`` has one (:data:`GAMES`, this folder); other code with prompt files of its own (the
-    LWE judge's, for instance) can make another with ``Catalog(its_folder)`` and get the same
-    export, override, refusal and hashes. Without a ``manifest.toml`` the variables of each
+    LWE judge's: ``studyapp.pipelines.lwe.judging.CATALOG``) makes another with
+    ``Catalog(its_folder)`` and gets the same export, override, refusal and hashes: the one
+    ``--prompts`` loader of the project. Without a ``manifest.toml`` the variables of each
     file are the placeholders of its shipped text."""
 
-    def __init__(self, folder: str | Path) -> None:
+    def __init__(
+        self, folder: str | Path, where: str = "python -m games prompts export DIR writes them all"
+    ) -> None:
         self.folder = Path(folder)
+        self.where = where  # how a user finds the names, for the refusal of an unknown file
         manifest = self.folder / MANIFEST
         if manifest.exists():
             self.entries: dict[str, dict] = tomllib.loads(manifest.read_text(encoding="utf-8"))
@@ -142,10 +146,7 @@ class Catalog:
             return "not a prompt file (prompt files end in .txt)"
         name = path.stem
         if name not in self.entries:
-            return (
-                f"unknown prompt name; the names are {', '.join(self.names)} "
-                "(python -m games prompts export DIR writes them all)"
-            )
+            return f"unknown prompt name; the names are {', '.join(self.names)} ({self.where})"
         try:
             text = _read(path)
         except UnicodeDecodeError:

@@ -21,9 +21,9 @@ from studyapp.pipelines.lwe.judging import (
     flip,
     judge,
     no_report,
+    raw_text,
     render,
     tagged,
-    template,
 )
 from studyapp.pipelines.lwe.llm import METHOD, PROBE, Ledger, Provider, ask
 
@@ -51,7 +51,7 @@ SWAP_SOURCES = ("vanilla", "lwe")
 
 
 def initial_meta_prompt() -> str:
-    return template("meta_prompt").template.strip()
+    return raw_text("meta_prompt").strip()
 
 
 async def build_evaluation_prompt(

@@ -4,74 +4,51 @@ result whose two orders feed accuracy, consistency and pair accuracy.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from functools import cache
 from pathlib import Path
-from string import Template
 from typing import Any
 
+from games.llm.prompts import Catalog, PromptSetError
 from studyapp.pipelines.lwe.data import PairCase
 from studyapp.pipelines.lwe.llm import METHOD, Ledger, Provider, ask
 
 PROMPTS_DIR = Path(__file__).parent / "prompts"
-NAMES = tuple(sorted(p.stem for p in PROMPTS_DIR.glob("*.txt")))
-# Files from a ``--prompts DIR`` that replace built-in ones of the same name (`use_prompts`).
-_overrides: dict[str, Path] = {}
+# The judge's prompt files, loaded, overridden (``--prompts DIR``), checked and hashed by the one
+# prompt loader, ``games.llm.prompts.Catalog``: a file whose name or ``$name`` slots differ from the
+# built-in one's is refused, and nothing changes.
+CATALOG = Catalog(PROMPTS_DIR, where="studyapp/pipelines/lwe/prompts/ holds them all")
+NAMES = CATALOG.names
+PromptDirError = PromptSetError  # the loader's error, under the name this package used
 
 # ``report(fraction_done, message)`` is awaited between steps; raising from it (a cancelled job)
 # stops the run, and the caller still holds everything recorded so far.
 Report = Callable[[float, str], Awaitable[None]]
 
 
-class PromptDirError(ValueError):
-    """A prompt directory that cannot be used; the message names the files."""
-
-
-def prompt_path(name: str) -> Path:
-    return _overrides.get(name, PROMPTS_DIR / f"{name}.txt")
-
-
-@cache
-def template(name: str) -> Template:
-    return Template(prompt_path(name).read_text(encoding="utf-8"))
-
-
 def use_prompts(directory: str | Path | None) -> dict[str, str]:
-    """Put a directory's prompt files in force (None: the built-in ones only) and return the
-    sha256 of every prompt file in force.
-
-    Files are matched by name (``vanilla.txt``, ``build_eval.txt``, …, ``$name`` placeholders);
-    a ``.txt`` file whose name is not one of the built-in prompts is refused, and nothing changes.
-    """
-    found: dict[str, Path] = {}
-    if directory is not None:
-        folder = Path(directory)
-        if not folder.is_dir():
-            raise PromptDirError(f"--prompts {folder}: not a directory")
-        files = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
-        unknown = [p.name for p in files if p.suffix != ".txt" or p.stem not in NAMES]
-        if unknown:
-            raise PromptDirError(
-                f"--prompts {folder}: unknown prompt file(s) {', '.join(unknown)}; "
-                f"the names are {', '.join(n + '.txt' for n in NAMES)}"
-            )
-        found = {p.stem: p for p in files}
-    _overrides.clear()
-    _overrides.update(found)
-    template.cache_clear()
+    """Put a directory's prompt files in force over the built-in ones (None: the built-in ones
+    only) and return the sha256 of every prompt in force (:func:`prompt_hashes`)."""
+    CATALOG.use(directory)
     return prompt_hashes()
 
 
 def prompt_hashes() -> dict[str, str]:
-    """Name → sha256 of each prompt file in force, for a run's record."""
-    return {name: hashlib.sha256(prompt_path(name).read_bytes()).hexdigest() for name in NAMES}
+    """Name → sha256 of each prompt text in force, for a run's record."""
+    return {
+        name.removesuffix(".txt"): digest
+        for name, digest in CATALOG.fingerprint()["sha256"].items()
+    }
+
+
+def raw_text(name: str) -> str:
+    """A prompt's text in force, unfilled (the initial meta-prompt is itself a template's text)."""
+    return CATALOG.current().texts[name]
 
 
 def render(name: str, **values: Any) -> str:
     """Fill a prompt template; ``$name`` placeholders, so braces in the data are harmless."""
-    return template(name).substitute(**values).strip()
+    return CATALOG.render(name, **values).strip()
 
 
 def case_block(case: PairCase) -> str:

@@ -81,7 +81,7 @@ def test_a_job_runs_with_its_own_prompt_files_and_records_them(configured, tmp_p
     )
     job = execute(job.pk)
     assert job.status == Job.Status.SUCCEEDED, job.error
-    assert job.result["prompts"]["vanilla"] == hashlib.sha256(own.encode()).hexdigest()
+    assert job.result["prompts"]["vanilla"] == hashlib.sha256(own.strip().encode()).hexdigest()
     assert all("JUDGE WITH CARE." in prompt_text(r.body) for r in configured.requests)
     assert prompt_hashes()["vanilla"] != job.result["prompts"]["vanilla"]  # reset after the job
 

@@ -143,7 +143,7 @@ async def test_a_prompt_directory_overrides_by_name_and_is_recorded(tmp_path, ll
     (folder / "vanilla.txt").write_text(own)
     try:
         hashes = use_prompts(folder)
-        assert hashes["vanilla"] == hashlib.sha256(own.encode()).hexdigest()
+        assert hashes["vanilla"] == hashlib.sha256(own.strip().encode()).hexdigest()
         cases, _ = image_cases(tmp_path, "AB")
         result = await evaluate("vanilla", cases, provider("openai", llm_server))
         assert result["prompts"] == hashes
@@ -154,5 +154,7 @@ async def test_a_prompt_directory_overrides_by_name_and_is_recorded(tmp_path, ll
         assert use_prompts(None)["vanilla"] != hashes["vanilla"]  # back to the built-in text
     finally:
         use_prompts(None)
-    built_in = hashlib.sha256((PROMPTS_DIR / "vanilla.txt").read_bytes()).hexdigest()
+    built_in = hashlib.sha256(
+        (PROMPTS_DIR / "vanilla.txt").read_text().strip().encode()
+    ).hexdigest()
     assert use_prompts(None)["vanilla"] == built_in
