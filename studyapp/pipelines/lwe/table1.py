@@ -177,14 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Table 1 of the LWE paper: every method on both benchmarks, cost included.",
     )
     parser.add_argument("--model", required=True, help="Judge model spec, e.g. openai:gpt-4.1.")
-    parser.add_argument(
-        "--benchmark",
-        action="append",
-        default=[],
-        metavar="NAME=FILE",
-        help="A benchmark file (VL-RewardBench parquet, Multimodal RewardBench JSON/JSONL, or the "
-        "project's pairwise JSONL); repeat for each.",
-    )
+    add_benchmark_arguments(parser)
     parser.add_argument("--out", required=True, help="Output directory (finished runs reused).")
     parser.add_argument(
         "--methods",
@@ -196,21 +189,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--orders", type=int, default=3, help="Random orders (paper: 3).")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--batch-size", type=int, default=4, help="LWE's b (paper: 4).")
-    parser.add_argument(
-        "--ids",
-        action="append",
-        default=[],
-        metavar="NAME=FILE",
-        help="A JSON list of case ids to keep for a benchmark, in order (the paper's 1,000 "
-        "Multimodal RewardBench cases).",
-    )
-    parser.add_argument(
-        "--image-root",
-        action="append",
-        default=[],
-        metavar="NAME=DIR",
-        help="Where a benchmark's relative image paths start (default: the file's folder).",
-    )
     parser.add_argument(
         "--textgrad-split",
         action="append",
@@ -231,48 +209,83 @@ def build_parser() -> argparse.ArgumentParser:
         help="Selective LWE, swapped verdict of an inconsistent case: vanilla (as published: the "
         "vanilla pass's) or lwe (the project's variant: re-judged with LWE).",
     )
+    parser.add_argument("--quiet", action="store_true", help="No progress lines.")
+    return parser
+
+
+def load_benchmarks(
+    args: argparse.Namespace,
+) -> tuple[dict[str, list[PairCase]], dict[str, list[PairCase]]]:
+    """The benchmarks of ``--benchmark`` (``--ids``, ``--image-root``, ``--limit``) with the
+    prompts of ``--prompts`` in force, and per benchmark given with ``--ids`` the file's other
+    cases (TextGrad*'s labelled pool). Shared with ``lwe.subsets``."""
+    files = named_values(args.benchmark, "--benchmark")
+    if not files:
+        raise TableError("give at least one --benchmark NAME=FILE")
+    id_files = named_values(args.ids, "--ids")
+    roots = named_values(args.image_root, "--image-root")
+    for option, names in (("--ids", id_files), ("--image-root", roots)):
+        unknown = set(names) - set(files)
+        if unknown:
+            raise TableError(f"{option}: no benchmark named {', '.join(sorted(unknown))}")
+    use_prompts(args.prompts)
+    benchmarks, pools = {}, {}
+    for name, file in files.items():
+        ids = json.loads(Path(id_files[name]).read_text()) if name in id_files else None
+        cases = load_cases(file, image_root=roots.get(name), ids=ids)
+        benchmarks[name] = cases[: args.limit] if args.limit else cases
+        if ids is not None:  # TextGrad*'s labelled cases: the file's cases outside the ids
+            kept = {case.id for case in cases}
+            everything = load_cases(file, image_root=roots.get(name))
+            pools[name] = [case for case in everything if case.id not in kept]
+    return benchmarks, pools
+
+
+def add_benchmark_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--benchmark``, ``--ids``, ``--image-root``, ``--limit`` and ``--prompts``."""
+    parser.add_argument(
+        "--benchmark",
+        action="append",
+        default=[],
+        metavar="NAME=FILE",
+        help="A benchmark file (VL-RewardBench parquet, Multimodal RewardBench JSON/JSONL).",
+    )
+    parser.add_argument(
+        "--ids",
+        action="append",
+        default=[],
+        metavar="NAME=FILE",
+        help="A JSON list of case ids to keep for a benchmark, in order (the paper's 1,000 "
+        "Multimodal RewardBench cases).",
+    )
+    parser.add_argument(
+        "--image-root",
+        action="append",
+        default=[],
+        metavar="NAME=DIR",
+        help="Where a benchmark's relative image paths start (default: the file's folder).",
+    )
     parser.add_argument("--limit", type=int, help="Only the first N cases of each benchmark.")
     parser.add_argument(
         "--prompts",
         help="Directory of prompt files overriding the built-in ones by name (their sha256 are "
         "recorded in every run's JSON).",
     )
-    parser.add_argument("--quiet", action="store_true", help="No progress lines.")
-    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        files = named_values(args.benchmark, "--benchmark")
-        if not files:
-            raise TableError("give at least one --benchmark NAME=FILE")
-        id_files = named_values(args.ids, "--ids")
-        roots = named_values(args.image_root, "--image-root")
         splits: dict[str, tuple[int, int]] = {}
         for name, value in named_values(args.textgrad_split, "--textgrad-split").items():
             train, _, validation = value.partition(",")
             if not (train.isdigit() and validation.isdigit()):
                 raise TableError(f"--textgrad-split {name}={value}: give TRAIN,VALIDATION")
             splits[name] = (int(train), int(validation))
-        for option, names in (
-            ("--ids", id_files),
-            ("--image-root", roots),
-            ("--textgrad-split", splits),
-        ):
-            unknown = set(names) - set(files)
-            if unknown:
-                raise TableError(f"{option}: no benchmark named {', '.join(sorted(unknown))}")
-        use_prompts(args.prompts)
-        benchmarks, pools = {}, {}
-        for name, file in files.items():
-            ids = json.loads(Path(id_files[name]).read_text()) if name in id_files else None
-            cases = load_cases(file, image_root=roots.get(name), ids=ids)
-            benchmarks[name] = cases[: args.limit] if args.limit else cases
-            if ids is not None:  # TextGrad*'s labelled cases: the file's cases outside the ids
-                kept = {case.id for case in cases}
-                everything = load_cases(file, image_root=roots.get(name))
-                pools[name] = [case for case in everything if case.id not in kept]
+        unknown = set(splits) - {name for name, _ in (v.split("=", 1) for v in args.benchmark)}
+        if unknown:
+            raise TableError(f"--textgrad-split: no benchmark named {', '.join(sorted(unknown))}")
+        benchmarks, pools = load_benchmarks(args)
         config = config_from_env(args.model, os.environ)
     except (TableError, DatasetError, PromptDirError, ValueError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)

@@ -1,0 +1,422 @@
+"""LWE's analyses on the vanilla judge's inconsistent and consistent cases, after Table 1.
+
+*Becoming Experienced Judges: Selective Test-Time Learning for Evaluators* (arXiv:2512.06751):
+
+- ``figure3``: cumulative accuracy over the vanilla-inconsistent cases, in Selective LWE's first
+  order (run 0), of the vanilla judge, the Sample-Specific Prompt and Selective LWE, with the
+  vanilla curve's 95% binomial (Wilson) interval at each point. From Table 1's runs: no call.
+- ``table3``: accuracy on the inconsistent cases (appendix I, Table 3, run 0): vanilla,
+  Sample-Specific and Selective LWE from Table 1's runs, and LWE run on those cases alone.
+- ``table4``: accuracy on the consistent cases (appendix I, Table 4): vanilla, and LWE run on them.
+- ``figure4``: LWE against vanilla on subsets of a fixed size (248 VL-RewardBench cases, 137
+  Multimodal RewardBench cases; ``--subset-size``) whose share of inconsistent cases is each of
+  ``--ratios`` (0, 0.25, 0.5, 0.75, 1), drawn with the seed.
+- ``figure7``: LWE on the inconsistent cases for each batch size b of ``--batch-sizes`` (1, 2, 4,
+  8): accuracy, and cost (characters in and out) relative to b = 4.
+
+    python -m studyapp.pipelines.lwe.subsets --model openai:gpt-4.1 --table1 var/table1 \\
+        --benchmark VL=... --benchmark MM=... --ids MM=... --out var/subsets [--dry-run]
+
+``--table1`` is the ``--out`` folder of ``python -m studyapp.pipelines.lwe.table1`` with at least
+the vanilla, sample-specific and selective-lwe methods; which cases are inconsistent comes from
+its vanilla run. New runs land under ``OUT/runs/<benchmark>/`` and are reused on a rerun, every
+call is cached in ``OUT/cache.sqlite``, and ``--dry-run`` prints the calls, tokens and cost of
+what is still to run, spending nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import csv
+import json
+import math
+import os
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+from games.experiment.summary import wilson
+from studyapp.pipelines.lwe.algorithm import LweOptions
+from studyapp.pipelines.lwe.data import DatasetError, PairCase
+from studyapp.pipelines.lwe.evaluate import evaluate
+from studyapp.pipelines.lwe.judging import CaseResult, PromptDirError
+from studyapp.pipelines.lwe.metrics import cumulative_accuracy, score
+from studyapp.pipelines.lwe.table1 import (
+    TableError,
+    add_benchmark_arguments,
+    load_benchmarks,
+    named_values,
+)
+
+TARGETS = ("figure3", "table3", "table4", "figure4", "figure7")
+SUBSET_SIZE = {"VL": 248, "MM": 137}  # figure 4's fixed totals
+RATIOS = (0.0, 0.25, 0.5, 0.75, 1.0)
+BATCH_SIZES = (1, 2, 4, 8)
+# Dry-run sizes (docs/reproduce.md's estimate for Table 1): LWE makes about 5 calls per case plus
+# one refinement per b cases, of some 1,300 input and 300 output tokens.
+LWE_CALLS_PER_CASE = 5
+INPUT_TOKENS, OUTPUT_TOKENS = 1300, 300
+
+
+class SubsetError(ValueError):
+    """Table 1's runs are missing or do not match the benchmarks; the message says which."""
+
+
+def results_of(run: dict[str, Any]) -> list[CaseResult]:
+    """The per-case verdicts of one pass of a saved method, in its order."""
+    return [
+        CaseResult(r["id"], r["label"], r["first"], r["second"], r.get("path", "vanilla"))
+        for r in run["results"]
+    ]
+
+
+def saved(table1: Path, bench: str, method: str) -> dict[str, Any]:
+    path = table1 / "runs" / bench / f"{method}.json"
+    if not path.is_file():
+        raise SubsetError(
+            f"{path}: missing; run python -m studyapp.pipelines.lwe.table1 --methods vanilla "
+            "sample-specific selective-lwe ... --out with the same benchmarks first"
+        )
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def split(table1: Path, bench: str) -> tuple[list[str], list[str]]:
+    """The ids of the vanilla judge's inconsistent and consistent cases (its one pass)."""
+    results = results_of(saved(table1, bench, "vanilla")["runs"][0])
+    return [r.id for r in results if not r.consistent], [r.id for r in results if r.consistent]
+
+
+def restricted(results: list[CaseResult], ids: list[str]) -> list[CaseResult]:
+    """``results`` of the cases in ``ids``, in ``ids``' order."""
+    by_id = {r.id: r for r in results}
+    return [by_id[i] for i in ids if i in by_id]
+
+
+def figure3_rows(table1: Path, bench: str) -> list[dict[str, Any]]:
+    """Cumulative accuracy on the inconsistent cases in Selective LWE's run-0 order; the vanilla
+    curve with its Wilson interval at each point (the paper's grey band)."""
+    inconsistent, _ = split(table1, bench)
+    selective = saved(table1, bench, "selective-lwe")["runs"][0]
+    order = [i for i in selective["order"] if i in set(inconsistent)]
+    rows = []
+    for method in ("vanilla", "sample-specific", "selective-lwe"):
+        results = restricted(results_of(saved(table1, bench, method)["runs"][0]), order)
+        curve = cumulative_accuracy(results)
+        for t, accuracy in enumerate(curve, start=1):
+            low = high = None
+            if method == "vanilla":
+                low, high = wilson(round(accuracy * t), t)
+            rows.append(
+                {"benchmark": bench, "method": method, "t": t, "accuracy": accuracy,
+                 "ci_low": low, "ci_high": high}
+            )  # fmt: skip
+    return rows
+
+
+def ratio_subset(
+    inconsistent: list[str], consistent: list[str], size: int, ratio: float, seed: int
+) -> list[str] | None:
+    """``size`` ids of which ``round(ratio * size)`` inconsistent, drawn with the seed; None when
+    either pool is too small."""
+    wanted = round(ratio * size)
+    if wanted > len(inconsistent) or size - wanted > len(consistent):
+        return None
+    rng = random.Random(f"{seed}:{ratio}")
+    chosen = rng.sample(inconsistent, wanted) + rng.sample(consistent, size - wanted)
+    rng.shuffle(chosen)
+    return chosen
+
+
+def planned_runs(
+    args: argparse.Namespace, bench: str, inconsistent: list[str], consistent: list[str]
+) -> dict[str, tuple[list[str], int]]:
+    """Name → (case ids, batch size) of every LWE run the targets need on one benchmark."""
+    runs: dict[str, tuple[list[str], int]] = {}
+    if {"table3", "figure7"} & set(args.targets):
+        runs["lwe-inconsistent-b4"] = (inconsistent, 4)
+    if "table4" in args.targets:
+        runs["lwe-consistent-b4"] = (consistent, 4)
+    if "figure7" in args.targets:
+        for b in args.batch_sizes:
+            runs[f"lwe-inconsistent-b{b}"] = (inconsistent, b)
+    if "figure4" in args.targets:
+        size = args.subset_size.get(bench, SUBSET_SIZE.get(bench, 0))
+        for ratio in args.ratios:
+            ids = ratio_subset(inconsistent, consistent, size, ratio, args.seed)
+            if ids is not None:
+                runs[f"lwe-ratio{ratio:g}-n{size}"] = (ids, 4)
+    return {name: spec for name, spec in runs.items() if spec[0]}
+
+
+async def run_lwe(
+    cases: list[PairCase], provider: Any, batch: int, seed: int, vanilla_chars: int, path: Path
+) -> dict[str, Any]:
+    """LWE in one order over ``cases``, saved to ``path`` (reused when it is there)."""
+    if path.is_file():
+        return json.loads(path.read_text(encoding="utf-8"))
+    result = await evaluate(
+        "lwe",
+        cases,
+        provider,
+        orders=1,
+        seed=seed,
+        options=LweOptions(batch_size=batch),
+        vanilla_chars=vanilla_chars,
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=2), encoding="utf-8")
+    return result
+
+
+def accuracy_row(target: str, bench: str, method: str, results: list[CaseResult], **extra) -> dict:
+    figures = score(results)
+    correct = sum(r.correct for r in results)
+    low, high = wilson(correct, len(results)) if results else (None, None)
+    return {
+        "target": target, "benchmark": bench, "method": method, "cases": len(results),
+        "accuracy": figures["accuracy"], "ci_low": low, "ci_high": high,
+        "pair_accuracy": figures["pair_accuracy"], **extra,
+    }  # fmt: skip
+
+
+def write_csv(path: Path, rows: list[dict[str, Any]]) -> Path:
+    columns: list[str] = []
+    for row in rows:
+        columns += [c for c in row if c not in columns]
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+def draw(out: Path, name: str, rows: list[dict[str, Any]], x: str, y: str, title: str) -> Path:
+    """One panel per benchmark, one line per method (with its band where the rows have one)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    benches = list(dict.fromkeys(r["benchmark"] for r in rows))
+    fig, axes = plt.subplots(1, max(1, len(benches)), figsize=(5 * max(1, len(benches)), 3.6))
+    axes = [axes] if len(benches) <= 1 else list(axes)
+    for ax, bench in zip(axes, benches, strict=False):
+        mine = [r for r in rows if r["benchmark"] == bench]
+        for method in dict.fromkeys(r["method"] for r in mine):
+            line = [r for r in mine if r["method"] == method]
+            xs, ys = [r[x] for r in line], [r[y] for r in line]
+            ax.plot(xs, ys, marker="o" if len(xs) < 12 else None, label=method)
+            if all(r.get("ci_low") is not None for r in line):
+                ax.fill_between(xs, [r["ci_low"] for r in line], [r["ci_high"] for r in line],
+                                color="grey", alpha=0.25)  # fmt: skip
+        ax.set_title(bench)
+        ax.set_xlabel(x)
+        ax.set_ylabel(y)
+        ax.legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    path = out / f"{name}.png"
+    fig.savefig(path, dpi=150)
+    plt.close(fig)
+    return path
+
+
+def dry_run(args: argparse.Namespace, needed: dict[str, dict[str, tuple[list[str], int]]]) -> str:
+    lines = [
+        "lwe subsets: plan (estimate; nothing is spent)",
+        "benchmark  run                        cases  calls",
+    ]
+    calls = 0
+    for bench, runs in needed.items():
+        for name, (ids, batch) in runs.items():
+            done = (args.out / "runs" / bench / f"{name}.json").is_file()
+            n = 0 if done else len(ids) * LWE_CALLS_PER_CASE + math.ceil(len(ids) / batch)
+            calls += n
+            lines.append(f"{bench:<10} {name:<26} {len(ids):>5} {n:>6}{'  (done)' if done else ''}")
+    tokens_in, tokens_out = calls * INPUT_TOKENS, calls * OUTPUT_TOKENS
+    cost = "? (pass --price IN,OUT)"
+    if args.price:
+        low, high = args.price
+        cost = f"{(tokens_in * low + tokens_out * high) / 1e6:.2f}"
+    lines.append(
+        f"total: {calls:,} calls, {tokens_in:,} input and {tokens_out:,} output tokens, cost ${cost}"
+        " (figure3 and the Table 1 rows need no call)"
+    )
+    return "\n".join(lines)
+
+
+def price(value: str) -> tuple[float, float]:
+    try:
+        low, high = (float(x) for x in value.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{value!r}: expected IN,OUT dollars per M tokens"
+        ) from None
+    return low, high
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m studyapp.pipelines.lwe.subsets",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--model", required=True, help="Judge model spec (Table 1's).")
+    parser.add_argument("--table1", type=Path, required=True, help="Table 1's --out folder.")
+    add_benchmark_arguments(parser)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--targets", nargs="+", choices=TARGETS, default=list(TARGETS))
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--ratios", nargs="+", type=float, default=list(RATIOS))
+    parser.add_argument("--batch-sizes", nargs="+", type=int, default=list(BATCH_SIZES))
+    parser.add_argument(
+        "--subset-size",
+        action="append",
+        default=[],
+        metavar="NAME=N",
+        help="figure 4's subset size per benchmark (paper: VL=248, MM=137)",
+    )
+    parser.add_argument("--price", type=price, help="dry run: dollars per M tokens IN,OUT")
+    parser.add_argument("--dry-run", action="store_true")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        args.subset_size = {
+            k: int(v) for k, v in named_values(args.subset_size, "--subset-size").items()
+        }
+        benchmarks, _ = load_benchmarks(args)
+        splits = {bench: split(args.table1, bench) for bench in benchmarks}
+    except (TableError, DatasetError, PromptDirError, SubsetError, ValueError, OSError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    needed = {bench: planned_runs(args, bench, *splits[bench]) for bench in benchmarks}
+    if args.dry_run:
+        print(dry_run(args, needed))
+        return 0
+    args.out.mkdir(parents=True, exist_ok=True)
+    lwe_runs = asyncio.run(play(args, benchmarks, needed))
+    for path in write_outputs(args, benchmarks, splits, lwe_runs):
+        print(path)
+    return 0
+
+
+async def play(
+    args: argparse.Namespace,
+    benchmarks: dict[str, list[PairCase]],
+    needed: dict[str, dict[str, tuple[list[str], int]]],
+) -> dict[tuple[str, str], dict[str, Any]]:
+    from games.llm.cache import ResponseCache
+    from games.llm.providers import close_clients, config_from_env, get_provider
+
+    if not any(needed.values()):
+        return {}
+    cache = ResponseCache(args.out / "cache.sqlite")
+    provider = get_provider(args.model, config_from_env(args.model, os.environ), cache=cache)
+    done: dict[tuple[str, str], dict[str, Any]] = {}
+    try:
+        for bench, runs in needed.items():
+            by_id = {case.id: case for case in benchmarks[bench]}
+            vanilla_chars = saved(args.table1, bench, "vanilla")["vanilla_chars"]
+            for name, (ids, batch) in runs.items():
+                path = args.out / "runs" / bench / f"{name}.json"
+                cases = [by_id[i] for i in ids]
+                done[bench, name] = await run_lwe(
+                    cases, provider, batch, args.seed, vanilla_chars, path
+                )
+    finally:
+        await close_clients()
+        cache.close()
+    return done
+
+
+def write_outputs(
+    args: argparse.Namespace,
+    benchmarks: dict[str, list[PairCase]],
+    splits: dict[str, tuple[list[str], list[str]]],
+    lwe_runs: dict[tuple[str, str], dict[str, Any]],
+) -> list[Path]:
+    out, written = args.out, []
+
+    def lwe_results(bench: str, name: str) -> list[CaseResult]:
+        return results_of(lwe_runs[bench, name]["runs"][0])
+
+    if "figure3" in args.targets:
+        rows = [row for bench in benchmarks for row in figure3_rows(args.table1, bench)]
+        written += [write_csv(out / "figure3.csv", rows)]
+        written += [draw(out, "figure3", rows, "t", "accuracy",
+                         "Cumulative accuracy on the vanilla-inconsistent cases")]  # fmt: skip
+    for target, part in (("table3", 0), ("table4", 1)):
+        if target not in args.targets:
+            continue
+        rows = []
+        for bench in benchmarks:
+            ids = splits[bench][part]
+            methods = ("vanilla", "sample-specific", "selective-lwe") if part == 0 else ("vanilla",)
+            for method in methods:
+                results = restricted(results_of(saved(args.table1, bench, method)["runs"][0]), ids)
+                rows.append(accuracy_row(target, bench, method, results))
+            name = "lwe-inconsistent-b4" if part == 0 else "lwe-consistent-b4"
+            if (bench, name) in lwe_runs:
+                rows.append(
+                    accuracy_row(target, bench, "lwe (on this subset)", lwe_results(bench, name))
+                )
+        written += [
+            write_csv(out / f"{target}.csv", rows),
+            write_markdown(out / f"{target}.md", rows),
+        ]
+    if "figure4" in args.targets:
+        rows = []
+        for bench in benchmarks:
+            vanilla = results_of(saved(args.table1, bench, "vanilla")["runs"][0])
+            for (b, name), run in sorted(lwe_runs.items()):
+                if b != bench or not name.startswith("lwe-ratio"):
+                    continue
+                ratio = float(name.removeprefix("lwe-ratio").split("-n")[0])
+                lwe = results_of(run["runs"][0])
+                ids = [r.id for r in lwe]
+                rows.append(accuracy_row("figure4", bench, "lwe", lwe, ratio=ratio))
+                rows.append(
+                    accuracy_row("figure4", bench, "vanilla", restricted(vanilla, ids), ratio=ratio)
+                )
+        if rows:
+            written += [write_csv(out / "figure4.csv", rows)]
+            written += [draw(out, "figure4", rows, "ratio", "accuracy",
+                             "LWE and vanilla by share of inconsistent cases")]  # fmt: skip
+    if "figure7" in args.targets:
+        rows = []
+        for bench in benchmarks:
+            base = lwe_runs.get((bench, "lwe-inconsistent-b4"))
+            base_chars = base["runs"][0]["cost"]["total_chars"] if base else None
+            for b in args.batch_sizes:
+                run = lwe_runs.get((bench, f"lwe-inconsistent-b{b}"))
+                if run is None:
+                    continue
+                chars = run["runs"][0]["cost"]["total_chars"]
+                rows.append(accuracy_row("figure7", bench, "lwe", results_of(run["runs"][0]),
+                                         batch_size=b,
+                                         relative_cost=chars / base_chars if base_chars else None))  # fmt: skip
+        if rows:
+            written += [write_csv(out / "figure7.csv", rows)]
+            written += [draw(out, "figure7", rows, "batch_size", "accuracy",
+                             "LWE by batch size on the inconsistent cases")]  # fmt: skip
+    return written
+
+
+def write_markdown(path: Path, rows: list[dict[str, Any]]) -> Path:
+    lines = ["| Benchmark | Method | Cases | Accuracy | 95% interval | PairAcc |",
+             "| --- | --- | ---: | ---: | --- | ---: |"]  # fmt: skip
+    for r in rows:
+        interval = "" if r["ci_low"] is None else f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
+        lines.append(f"| {r['benchmark']} | {r['method']} | {r['cases']} | {r['accuracy']:.3f} | "
+                     f"{interval} | {r['pair_accuracy']:.3f} |")  # fmt: skip
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+if __name__ == "__main__":
+    sys.exit(main())
