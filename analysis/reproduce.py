@@ -119,7 +119,9 @@ def voided_reason(records: list[dict[str, Any]]) -> str:
         elif oracle_failed(record):
             failures = record.get("failures") or []
             first = str(failures[0].get("error", "")) if failures else ""
-            errors[f"the oracle failed ({first[:120]})" if first else "the oracle failed"] += 1
+            if len(first) > 160:
+                first = first[:160].rsplit(" ", 1)[0] + " …"
+            errors[f"the oracle failed ({first})" if first else "the oracle failed"] += 1
     return "; ".join(f"{what}: {n}" for what, n in errors.most_common(3))
 
 
@@ -129,8 +131,16 @@ def block_notes(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], li
     blocks: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
     for record in records:
         blocks[(record["game"], record["setting"], record["model"])].append(record)
+    from games.experience.context import SETTINGS
+
+    def paper_order(key: tuple[str, str, str]) -> tuple[int, str, int]:
+        game, setting, model = key
+        rank = SETTINGS.index(setting) if setting in SETTINGS else len(SETTINGS)
+        return plan_order(game), model, rank
+
     notes, warnings = [], []
-    for (game, setting, model), group in blocks.items():
+    for game, setting, model in sorted(blocks, key=paper_order):
+        group = blocks[(game, setting, model)]
         scored = sum(1 for r in group if is_scored(r))
         note = ""
         if scored < len(group):
