@@ -365,8 +365,9 @@ def write_table4(
         rate = "–" if pd.isna(r.win_rate) else f"{r.win_rate:.4f}"
         interval = "" if pd.isna(r.ci_low) else f"[{r.ci_low:.4f}, {r.ci_high:.4f}]"
         names = "undercover / civilians" if r.role_names == "undercover" else "difference / normal"
+        note = str(r.note).replace("|", "/")
         lines.append(
-            f"| {names} | {r.model} | {r.games} | {r.wins} | {rate} | {interval} | {r.note} |"
+            f"| {names} | {r.model} | {r.games} | {r.wins} | {rate} | {interval} | {note} |"
         )
     lines.append(
         "\nThe seat scored holds the different word. The paper's Table 4 quotes DeepSeek-R1's "
