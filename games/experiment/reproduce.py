@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +103,7 @@ class PlanRow:
     input_tokens: int
     output_tokens: int
     cost: float | None  # dollars; None without a price for the model
+    prompt_set: str = ""  # table4: the role naming the row is played under
 
 
 def estimate(spec: ExperimentSpec, prices: dict[str, tuple[float, float]]) -> PlanRow:
@@ -135,13 +136,17 @@ def estimate(spec: ExperimentSpec, prices: dict[str, tuple[float, float]]) -> Pl
     return PlanRow(spec, games, earlier, calls, input_tokens, output_tokens, cost)
 
 
+def setting_label(row: PlanRow) -> str:
+    return f"{row.spec.setting} [{row.prompt_set}]" if row.prompt_set else row.spec.setting
+
+
 def format_plan(target: str, rows: list[PlanRow], done: int) -> str:
     header = f"{'task':<17} {'model':<30} {'setting':<18} {'games':>6} {'earlier':>7} {'calls':>8} {'tokens in':>11} {'tokens out':>11} {'cost $':>9}"
     lines = [f"reproduce {target}: plan (estimate; nothing is spent)", header, "-" * len(header)]
     for row in rows:
         cost = "?" if row.cost is None else f"{row.cost:.2f}"
         lines.append(
-            f"{row.spec.game:<17} {row.spec.model:<30} {row.spec.setting:<18} {row.games:>6} "
+            f"{row.spec.game:<17} {row.spec.model:<30} {setting_label(row):<18} {row.games:>6} "
             f"{row.earlier:>7} {row.calls:>8} {row.input_tokens:>11,} {row.output_tokens:>11,} {cost:>9}"
         )
     known = [r.cost for r in rows if r.cost is not None]
@@ -324,10 +329,12 @@ def play(args: argparse.Namespace) -> bool:
             for r in load_records(path)
             if record_key(r)[:3] in keys
         )
-        rows = [estimate(spec, _prices(args.price)) for spec in specs for _ in files]
+        rows = [
+            replace(estimate(spec, _prices(args.price)), prompt_set=variant)
+            for variant in files
+            for spec in specs
+        ]
         print(format_plan(args.target, rows, done))
-        if len(files) > 1:
-            print(f"(each row once per prompt set: {', '.join(files)})")
         return False
     config_for = provider_configs(args)
     try:
