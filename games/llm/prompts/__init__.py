@@ -18,7 +18,7 @@ import hashlib
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from string import Template
+from string import Formatter, Template
 
 import tomli_w
 
@@ -31,8 +31,26 @@ class PromptSetError(ValueError):
     """A prompt folder that cannot be used; the message names the file and what is wrong."""
 
 
-def placeholders(text: str) -> tuple[str, ...]:
-    """The ``$name`` placeholders of a template text; an invalid ``$`` raises PromptSetError."""
+STYLES = ("template", "format")  # $name (string.Template) or {name} (str.format)
+
+
+def placeholders(text: str, style: str = "template") -> tuple[str, ...]:
+    """The placeholders of a prompt text: ``$name`` (``template``; an invalid ``$`` raises
+    PromptSetError) or ``{name}`` (``format``, ``{{``/``}}`` literal braces; an unbalanced brace
+    or a positional ``{}`` raises PromptSetError).
+
+    >>> placeholders("Solve {question} {{x}}", "format")
+    ('question',)
+    """
+    if style == "format":
+        try:
+            fields = [field for _, field, _, _ in Formatter().parse(text) if field is not None]
+        except ValueError as err:
+            raise PromptSetError(f"a brace that starts no {{placeholder}} ({err})") from None
+        names = {field.split(".")[0].split("[")[0] for field in fields}
+        if "" in names or any(name.isdigit() for name in names):
+            raise PromptSetError("a positional {} placeholder (name it, or write {{ }} for braces)")
+        return tuple(sorted(names))
     template = Template(text)
     if not template.is_valid():
         raise PromptSetError("a '$' that starts no placeholder (write $$ for a dollar sign)")
@@ -83,16 +101,22 @@ class Catalog:
     file are the placeholders of its shipped text."""
 
     def __init__(
-        self, folder: str | Path, where: str = "python -m games prompts export DIR writes them all"
+        self,
+        folder: str | Path,
+        where: str = "python -m games prompts export DIR writes them all",
+        style: str = "template",
     ) -> None:
+        if style not in STYLES:
+            raise ValueError(f"style must be one of {STYLES}")
         self.folder = Path(folder)
         self.where = where  # how a user finds the names, for the refusal of an unknown file
+        self.style = style  # $name files (games, LWE) or {name} files (TTRA's format strings)
         manifest = self.folder / MANIFEST
         if manifest.exists():
             self.entries: dict[str, dict] = tomllib.loads(manifest.read_text(encoding="utf-8"))
         else:
             self.entries = {
-                path.stem: {"variables": list(placeholders(_read(path)))}
+                path.stem: {"variables": list(placeholders(self.read(path), style))}
                 for path in self.folder.glob("*.txt")
             }
         self.names: tuple[str, ...] = tuple(sorted(self.entries))
@@ -106,7 +130,18 @@ class Catalog:
 
     def shipped(self) -> PromptSet:
         """The set in the catalog's own folder."""
-        return PromptSet(SHIPPED, {n: _read(self.folder / f"{n}.txt") for n in self.names})
+        return PromptSet(SHIPPED, {n: self.read(self.folder / f"{n}.txt") for n in self.names})
+
+    def slot(self, name: str) -> str:
+        """A placeholder as a file writes it, for messages."""
+        return f"{{{name}}}" if self.style == "format" else f"${name}"
+
+    def read(self, path: Path) -> str:
+        """A prompt file's text: stripped (``template``), or only its one final newline dropped
+        (``format``: a completion prompt may end in a space the model must continue after)."""
+        if self.style == "format":
+            return path.read_text(encoding="utf-8").removesuffix("\n")
+        return _read(path)
 
     def load_set(self, folder: str | Path, base: PromptSet | None = None) -> PromptSet:
         """``base`` (the shipped set) with every ``*.txt`` of ``folder`` in place of its
@@ -148,11 +183,11 @@ class Catalog:
         if name not in self.entries:
             return f"unknown prompt name; the names are {', '.join(self.names)} ({self.where})"
         try:
-            text = _read(path)
+            text = self.read(path)
         except UnicodeDecodeError:
             return "not UTF-8 text"
         try:
-            found = placeholders(text)
+            found = placeholders(text, self.style)
         except PromptSetError as err:
             return str(err)
         wanted = self.variables(name)
@@ -164,10 +199,10 @@ class Catalog:
         if missing or extra:
             parts = []
             if missing:
-                parts.append("missing " + ", ".join(f"${v}" for v in missing))
+                parts.append("missing " + ", ".join(self.slot(v) for v in missing))
             if extra:
-                parts.append("unknown " + ", ".join(f"${v}" for v in extra))
-            listed = ", ".join(f"${v}" for v in wanted) or "none"
+                parts.append("unknown " + ", ".join(self.slot(v) for v in extra))
+            listed = ", ".join(self.slot(v) for v in wanted) or "none"
             return f"{'; '.join(parts)} (its variables: {listed})"
         if text != texts[name]:
             texts[name] = text
@@ -211,12 +246,14 @@ class Catalog:
 
     def render(self, name: str, **values: object) -> str:
         """Fill prompt ``name`` of the set in force; a missing value raises ``KeyError``."""
+        if self.style == "format":
+            return self._current.texts[name].format(**values)
         template = self._current.template(name)
         return template.substitute({key: str(value) for key, value in values.items()})
 
     def text(self, name: str) -> str:
         """A prompt with no placeholders, from the set in force."""
-        return self._current.template(name).substitute({})
+        return self.render(name)
 
 
 GAMES = Catalog(_DIR)

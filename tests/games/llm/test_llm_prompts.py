@@ -137,3 +137,28 @@ def test_the_papers_rules_without_slots_run_unchanged(tmp_path):
     manifest = prompts.MANIFEST_ENTRIES
     assert manifest["twenty_questions_rules"]["paper"].startswith("Appendix A.1")
     assert manifest["human_policy_undercover"]["paper"].startswith("Appendix B.2")
+
+
+def test_a_catalog_of_format_string_files_checks_and_fills_them_too(tmp_path):
+    """TTRA's prompt files are str.format strings ({question}, {{ }} literal): the same loader
+    reads them with style="format", refusing a file whose fields differ."""
+    from pathlib import Path
+
+    shipped = tmp_path / "shipped"
+    shipped.mkdir()
+    (shipped / "math.txt").write_text("Solve {question}. Put the answer in \\boxed{{}}. \n")
+    catalog = prompts.Catalog(shipped, where="the TTRA prompts", style="format")
+    assert catalog.variables("math") == ("question",)
+    assert catalog.render("math", question="1+1") == "Solve 1+1. Put the answer in \\boxed{}. "
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "math.txt").write_text("Solve {problem}.")
+    with pytest.raises(prompts.PromptSetError, match=r"missing \{question\}; unknown \{problem\}"):
+        catalog.load_set(mine)
+    (mine / "math.txt").write_text("Q: {question} {}")
+    with pytest.raises(prompts.PromptSetError, match="positional"):
+        catalog.load_set(mine)
+    (mine / "math.txt").write_text("Q: {question}\nA:")
+    assert catalog.use(mine).overridden == ("math",)
+    assert catalog.render("math", question="2+2") == "Q: 2+2\nA:"
+    assert Path(catalog.current().source).name == "mine"
