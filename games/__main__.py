@@ -29,11 +29,17 @@ def build_parser() -> argparse.ArgumentParser:
         experiment_cli = None
     if experiment_cli is not None:
         experiment_cli.add_experiment(commands)
-        moved = commands.add_parser(
-            "reproduce", help="moved: python -m analysis reproduce (plays, then lays out)"
+        from games.experiment import reproduce
+
+        reproducer = commands.add_parser(
+            "reproduce",
+            help="play one table or figure of the test-time learning paper, then lay it out "
+            "(python -m analysis reproduce-layout)",
+            description=reproduce.__doc__,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-        moved.add_argument("rest", nargs=argparse.REMAINDER)
-        moved.set_defaults(func=reproduce_moved)
+        reproduce.add_arguments(reproducer)
+        reproducer.set_defaults(func=reproduce.run)
     add_prompts(commands)
     return parser
 
@@ -64,15 +70,6 @@ def run_prompts(args: argparse.Namespace) -> int:
     except prompts.PromptSetError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-
-
-def reproduce_moved(args: argparse.Namespace) -> int:
-    print(
-        "error: the paper's tables and figures are made by `python -m analysis reproduce "
-        "TARGET ...` (same flags): it plays the games here and lays them out in analysis",
-        file=sys.stderr,
-    )
-    return 2
 
 
 def main(argv: list[str] | None = None) -> int:

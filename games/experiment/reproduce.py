@@ -1,7 +1,8 @@
 """The paper's reproduction targets as games to play: the plan, its cost and the play itself, for
-``python -m analysis reproduce`` (the command; see docs/reproduce.md), which lays the records out
-as the paper's tables and figures afterwards. Nothing here imports ``analysis``: dependencies point
-from ``analysis`` to ``games``.
+``python -m analysis reproduce`` (see docs/reproduce.md), which lays the records out as the
+paper's tables and figures afterwards, and for ``python -m games reproduce``, which plays here and
+runs ``python -m analysis reproduce-layout`` as a process of its own. Nothing here imports
+``analysis``: dependencies point from ``analysis`` to ``games``.
 
 Targets of "How Far Can LLMs Improve from Experience? Measuring Test-Time Learning Ability in LLMs
 with Human Comparison" (arXiv:2506.14448): ``table1`` (token lengths of the instruction, one
@@ -367,3 +368,25 @@ def play(args: argparse.Namespace) -> bool:
         asyncio.run(one())
     use_prompts(args.prompts)
     return True
+
+
+def run(args: argparse.Namespace) -> int:
+    """``python -m games reproduce``: play here, then hand the records to ``python -m analysis
+    reproduce-layout`` in a process of its own (``games`` imports no ``analysis``); its exit
+    status is the command's. ``python -m analysis reproduce`` does the same in one process."""
+    import os
+    import subprocess
+    import sys
+
+    if not play(args):
+        return 0  # a dry run
+    command = [sys.executable, "-m", "analysis", "reproduce-layout", args.target]
+    command += ["--out", str(args.out)]
+    if args.strict:
+        command.append("--strict")
+    if args.tokenizer is not None:
+        command += ["--tokenizer", str(args.tokenizer)]
+    root = str(Path(__file__).resolve().parents[2])  # the checkout that holds games and analysis
+    path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
+    sys.stdout.flush()
+    return subprocess.run(command, env={**os.environ, "PYTHONPATH": path}, check=False).returncode

@@ -240,3 +240,25 @@ def prompt_text_of(body):
     from tests.fakes.llm_server import prompt_text
 
     return prompt_text(body)
+
+
+def test_python_m_games_reproduce_plays_here_and_lays_out_in_analysis(
+    tmp_path, llm_server, monkeypatch, capsys
+):
+    """The games entry point: its dry run in process, its layout by `python -m analysis
+    reproduce-layout` in a process of its own (games imports no analysis), exit status passed on."""
+    from games.__main__ import main as games_main
+
+    for target in ("table1", "table4"):
+        argv = ["reproduce", target, "--model", "openai:gpt-4o", "--out", str(tmp_path / target),
+                "--dry-run"]  # fmt: skip
+        assert games_main(argv) == 0
+        assert "plan (estimate; nothing is spent)" in capsys.readouterr().out
+    llm_server.responder = DeadOracle()
+    monkeypatch.setenv("OPENAI_BASE_URL", llm_server.openai_base_url)
+    out = tmp_path / "g"
+    argv = ["reproduce", "figure3", "--model", MODEL, "--out", str(out), "--rounds", "2",
+            "--samples", "1", "--no-progress"]  # fmt: skip
+    assert games_main(argv) == 0  # every game voided: a warning
+    assert (out / "figure3.csv").exists() and "no scorable game" in (out / "figure3.md").read_text()
+    assert games_main([*argv, "--strict"]) == 1
