@@ -125,6 +125,12 @@ def voided_reason(records: list[dict[str, Any]]) -> str:
     return "; ".join(f"{what}: {n}" for what, n in errors.most_common(3))
 
 
+def ended_at_cap(record: dict[str, Any]) -> bool:
+    """Whether an Undercover game ended because its vote rounds ran out (the engine's cap)."""
+    outcome = record.get("outcome") or {}
+    return any(isinstance(v, dict) and v.get("end") == "vote_cap" for v in outcome.values())
+
+
 def block_notes(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
     """Per (task, setting, model): games played, games scored and a note when some were voided;
     a warning for each block with none scored."""
@@ -142,10 +148,12 @@ def block_notes(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], li
     for game, setting, model in sorted(blocks, key=paper_order):
         group = blocks[(game, setting, model)]
         scored = sum(1 for r in group if is_scored(r))
-        note = ""
+        capped = sum(1 for r in group if is_scored(r) and ended_at_cap(r))
+        note = f"{capped} of {scored} ended at the vote cap" if capped else ""
         if scored < len(group):
             reason = voided_reason(group)
-            note = f"{len(group) - scored} of {len(group)} games voided ({reason})"
+            voided = f"{len(group) - scored} of {len(group)} games voided ({reason})"
+            note = f"{voided}; {note}" if note else voided
             if scored == 0:
                 note = f"no scorable game: all {len(group)} voided ({reason})"
                 warnings.append(
@@ -200,7 +208,11 @@ def notes_markdown(notes: list[dict[str, Any]]) -> str:
         if n["note"]
     ]
     return (
-        ("\n**Voided games** (not scored, counted in no n):\n\n" + "\n".join(lines) + "\n")
+        (
+            "\n**Notes** (voided games are not scored and counted in no n):\n\n"
+            + "\n".join(lines)
+            + "\n"
+        )
         if lines
         else ""
     )

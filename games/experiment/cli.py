@@ -71,6 +71,11 @@ def add_experiment(commands: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--players", type=int, default=5, help="Undercover players per table")
     parser.add_argument(
+        "--max-vote-rounds",
+        type=int,
+        help="Undercover: vote rounds before the difference wins (default: the engine's 6)",
+    )
+    parser.add_argument(
         "--human-policy",
         "--policy-file",
         dest="policy_file",
@@ -150,6 +155,7 @@ def specs_from_args(args: argparse.Namespace) -> tuple[list[ExperimentSpec], Pat
         evaluated_role=grid.get("evaluated_role", args.evaluated_role),
         max_tokens_for=args.max_tokens_for,
         tasks=str(grid.get("tasks", args.math_tasks or "")) or None,
+        max_vote_rounds=grid.get("max_vote_rounds", args.max_vote_rounds),
     )
     # Per-model options in a grid: [options."openai:o3"] max_tokens = 32000, reasoning_effort = "high"
     per_model = grid.get("options", {})

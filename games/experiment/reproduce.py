@@ -188,6 +188,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--temperature", type=float, default=1.0)
     parser.add_argument("--players", type=int, default=5, help="Undercover players per table")
     parser.add_argument(
+        "--max-vote-rounds",
+        type=int,
+        help="Undercover: vote rounds before the game ends with the difference winning "
+        "(default: the engine's 6; the paper states no cap)",
+    )
+    parser.add_argument(
         "--human-policy",
         action="append",
         default=[],
@@ -305,6 +311,7 @@ def plan_specs(args: argparse.Namespace) -> list[ExperimentSpec]:
                             evaluated_role="difference" if args.target == "table4" else None,
                             max_tokens_for=tuple(args.max_tokens_for),
                             tasks=str(args.math_tasks) if game == MATH else None,
+                            max_vote_rounds=args.max_vote_rounds if game == UC else None,
                         )
                     )
     except ValueError as err:

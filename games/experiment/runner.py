@@ -188,7 +188,11 @@ class Runner:
     def engine_options(self, spec: ExperimentSpec) -> dict[str, Any]:
         if spec.game == MATH:
             return {}
-        return {"players": spec.players} if spec.game == "undercover" else {}
+        if spec.game != "undercover":
+            return {}
+        if spec.max_vote_rounds is not None:
+            return {"players": spec.players, "max_vote_rounds": spec.max_vote_rounds}
+        return {"players": spec.players}
 
     def warmup_config(self, spec: ExperimentSpec, sample: int, index: int, seed: int) -> Config:
         """The config of an earlier game. Math: the ``index``-th of N distinct problems drawn

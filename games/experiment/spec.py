@@ -66,6 +66,8 @@ class ExperimentSpec:
     # (("openai-compatible:deepseek-r1", 32768),); the evaluated model's max_tokens wins.
     max_tokens_for: tuple[tuple[str, int], ...] = ()
     tasks: str | None = None  # math: the JSONL task file (games.mathtest)
+    # Undercover: the engine's cap on vote rounds (None: its default, 6); the paper states none.
+    max_vote_rounds: int | None = None
 
     def __post_init__(self) -> None:
         check_setting(self.setting)
@@ -83,6 +85,11 @@ class ExperimentSpec:
         self.options_for(self.model)  # raises on an unknown effort or a too small budget
         if self.memory_word_cap < 1:
             raise ValueError("memory_word_cap must be positive")
+        if self.max_vote_rounds is not None:
+            if self.game != "undercover":
+                raise ValueError("max_vote_rounds is for undercover only")
+            if self.max_vote_rounds < 1:
+                raise ValueError("max_vote_rounds must be at least 1")
         if self.evaluated_role is not None:
             if self.game != "undercover":
                 raise ValueError("evaluated_role is for undercover only")

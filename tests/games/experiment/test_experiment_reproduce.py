@@ -262,3 +262,26 @@ def test_python_m_games_reproduce_plays_here_and_lays_out_in_analysis(
     assert games_main(argv) == 0  # every game voided: a warning
     assert (out / "figure3.csv").exists() and "no scorable game" in (out / "figure3.md").read_text()
     assert games_main([*argv, "--strict"]) == 1
+
+
+def test_the_undercover_vote_cap_is_a_flag_and_capped_games_are_counted(
+    tmp_path, llm_server, monkeypatch
+):
+    llm_server.responder = Responder()
+    monkeypatch.setenv("OPENAI_BASE_URL", llm_server.openai_base_url)
+    out = tmp_path / "cap"
+    argv = ["reproduce", "table3", "--model", MODEL, "--out", str(out), "--cases", "3",
+            "--samples", "1", "--experience-games", "1", "--max-vote-rounds", "1",
+            "--no-progress"]  # fmt: skip
+    assert main(argv) == 0
+    records = read(out / "table3.jsonl")
+    assert all(r["config"]["max_vote_rounds"] == 1 for r in records)
+    assert all(r["outcome"]["0"]["vote_rounds"] <= 1 for r in records)
+    capped = {}
+    for r in records:
+        hit = r["outcome"]["0"]["end"] == "vote_cap"
+        capped[r["setting"]] = capped.get(r["setting"], 0) + hit
+    assert sum(capped.values()) > 0  # one vote round rarely leaves three players
+    notes = {r["setting"]: r["note"] for r in csv.DictReader((out / "table3.csv").open())}
+    for setting, count in capped.items():
+        assert (f"{count} of 3 ended at the vote cap" in notes[setting]) == (count > 0)
