@@ -250,7 +250,8 @@ class PresetAction(argparse.Action):
         from studyapp.pipelines.ttra.presets import PRESETS, listing
 
         if values == "list":
-            parser.exit(0, listing())
+            print(listing(), end="")  # to stdout, as --help prints
+            parser.exit(0)
         if values not in PRESETS:
             parser.error(f"--preset: no preset {values!r}; see --preset list")
         setattr(namespace, self.dest, values)
@@ -276,7 +277,7 @@ def add_options(parser: argparse.ArgumentParser, exclude: tuple[str, ...] = ()) 
             continue
         flag = "--" + f.name.replace("_", "-")
         kind = _field_type(hints[f.name])
-        help_text = str(f.metadata["help"])
+        help_text = str(f.metadata["help"]).replace("%", "%%")  # argparse formats help
         if f.default is MISSING:
             parser.add_argument(flag, dest=f.name, required=True, help=help_text)
         elif kind is bool:
