@@ -146,3 +146,26 @@ def test_one_shot_ids_and_one_shot_id_are_exclusive(tmp_path, capsys):
     code = main(["--model", "m", "--tasks", str(tasks), "--out", str(tmp_path / "o"),
                  "--experiment", "sft"])  # fmt: skip
     assert code == 2 and "--sft-data" in capsys.readouterr().err
+
+
+def test_harmonize_gives_each_benchmark_its_own_preset(tmp_path):
+    from studyapp.pipelines.ttra.harmonize import benchmark_options, parse_overrides
+
+    files = {"gsm8k": tmp_path / "g.jsonl", "mathqa": tmp_path / "m.jsonl"}
+    sets = ["gsm8k.preset=a1-gsm8k", "mathqa.preset=a1-mathqa", "mathqa.ttrl_steps=7"]
+    overrides = parse_overrides(sets, files)
+    base = TTRAOptions(model="first", num_generations=4)
+    gsm8k = benchmark_options(base, "second", overrides["gsm8k"])
+    mathqa = benchmark_options(base, "second", overrides["mathqa"])
+    assert (gsm8k.preset, gsm8k.ttrl_learning_rate, gsm8k.prompt_set) == (
+        "a1-gsm8k",
+        5e-7,
+        "a1-gsm8k",
+    )
+    assert (mathqa.preset, mathqa.ttrl_learning_rate, mathqa.ttrl_steps) == ("a1-mathqa", 5e-8, 7)
+    assert gsm8k.model == "second" and gsm8k.experiment == "ttra"
+    assert gsm8k.num_generations == 32  # the preset's, over a value not given as a flag
+    given = benchmark_options(base, "second", overrides["gsm8k"], frozenset({"num_generations"}))
+    assert given.num_generations == 4 and given.ttrl_learning_rate == 5e-7  # a flag wins
+    with pytest.raises(ValueError, match="no preset"):
+        benchmark_options(base, "m", parse_overrides(["gsm8k.preset=zz"], files)["gsm8k"])
