@@ -312,10 +312,12 @@ def run_stage(
     work_dir: Path,
     progress: Progress | None = None,
     monitor: CollapseMonitor | None = None,
+    callbacks: list[TrainerCallback] | None = None,
 ) -> tuple[PreTrainedModel, StageResult]:
     """One GRPO run: stage "one-shot" (labels, correctness) or "ttrl" (no labels, majority vote).
 
-    In stage 2 ``monitor`` (a fresh one from the options by default) watches for collapse.
+    In stage 2 ``monitor`` (a fresh one from the options by default) watches for collapse;
+    ``callbacks`` are more trainer callbacks (the GPU benchmark times steps with one).
     """
     result = StageResult(stage=stage, steps=0)
     gather = gather_object if PartialState().num_processes > 1 else None
@@ -338,7 +340,8 @@ def run_stage(
         train_dataset=stage_dataset(tasks, stage, options, tokenizer),
         processing_class=tokenizer,
         callbacks=[
-            ProgressCallback(stage, result, progress, monitor, options.on_collapse == "stop")
+            ProgressCallback(stage, result, progress, monitor, options.on_collapse == "stop"),
+            *(callbacks or []),
         ],
     )
     trainer.remove_callback(PrinterCallback)  # progress goes through ProgressCallback instead
