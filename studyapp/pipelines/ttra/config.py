@@ -115,7 +115,7 @@ class TTRAOptions:
     vllm_gpu_memory_utilization: float = _opt(
         0.3,
         "Share of GPU memory vLLM may take while colocated with training (TRL's default); "
-        "evaluation's own vLLM engine, which runs alone, takes 0.85.",
+        "evaluation's own vLLM engine, which runs alone, takes up to 0.85.",
     )
     system_prompt: str | None = _opt(
         "You are a helpful assistant.",

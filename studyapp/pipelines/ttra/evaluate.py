@@ -66,7 +66,7 @@ def completion_lengths(new: torch.Tensor, tokenizer: PreTrainedTokenizerBase) ->
 
 CPU_EVAL_QUESTIONS = 8  # questions per generate call on a CPU, where memory is not the limit
 GPU_MEMORY_SHARE = 0.8  # of the free GPU memory, for one evaluation generate call
-VLLM_MEMORY_SHARE = 0.85  # of the GPU, for the evaluation's own vLLM engine
+VLLM_MEMORY_SHARE = 0.85  # of the GPU at most, for the evaluation's own vLLM engine
 
 
 def sequence_bytes(config: object, prompt_tokens: int, new_tokens: int, dtype_bytes: int) -> int:
@@ -203,12 +203,16 @@ def _vllm_sample(
     _free_cuda()  # the trainer's colocated engine and buffers, if any, go first
     plain = not (options.use_chat_template and tokenizer.chat_template is not None)
     ids = tokenizer(texts, add_special_tokens=plain)["input_ids"]
+    free, total = torch.cuda.mem_get_info()
+    # vLLM's share is of the whole card and must be free when it starts: what is held already
+    # (a model in memory, another engine not yet gone) lowers it.
+    share = max(0.05, min(VLLM_MEMORY_SHARE, free / total - 0.05))
     engine = LLM(
         model=source,
         tokenizer=source,
         dtype="auto",
         seed=options.seed,
-        gpu_memory_utilization=VLLM_MEMORY_SHARE,
+        gpu_memory_utilization=share,
         max_model_len=max(len(i) for i in ids) + options.eval_max_completion_length,
     )
     params = SamplingParams(
@@ -428,7 +432,10 @@ def _source(
     None when the evaluation uses transformers, which samples the model in memory."""
     if eval_engine(options) != "vllm":
         return None
-    return _save(model, tokenizer, path)
+    saved = _save(model, tokenizer, path)
+    model.to("cpu")  # the vLLM engine gets the card; the trained weights are in the folder
+    _free_cuda()
+    return saved
 
 
 def _ttra(
