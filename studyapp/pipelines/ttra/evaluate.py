@@ -353,6 +353,7 @@ def score(tasks: list[Task], completions: list[list[str]], ties: str = "first") 
             }
         )
     collapse = dominant_share(winners)
+    labels = per_label(per_question, [t.kind for t in tasks])
     n = len(per_question)
     return {
         "questions": n,
@@ -360,7 +361,9 @@ def score(tasks: list[Task], completions: list[list[str]], ties: str = "first") 
         "avg_at_k": sum(q["avg"] for q in per_question) / n if n else 0.0,
         "majority_accuracy": sum(q["majority_correct"] for q in per_question) / n if n else 0.0,
         "collapse": asdict(collapse),
-        "per_label": per_label(per_question, [t.kind for t in tasks]),
+        "per_label": labels,
+        # Appendix C's figure for a categorical benchmark, beside avg@k; None for math.
+        "macro_avg_at_k": labels["macro_avg_at_k"] if labels else None,
         "per_question": per_question,
     }
 

@@ -2,10 +2,11 @@
 evaluation as TTRA (§3.2 and appendix A.2: stability across SFT data; §6.2 and appendix D.2: the
 cost table's middle row).
 
-One run of TRL's `SFTTrainer` over a JSONL file. A line is either ``{question, response[, kind,
-options]}``, whose question is prompted exactly as an evaluated task of that kind is (the same prompt
-files, system message and chat template), or ``{prompt, completion}``, used as written. The loss is
-on the response only. The stage is timed like TTRA's stages, so its wall time and GPU-seconds land
+One run of TRL's `SFTTrainer` over a JSONL file. A line is ``{question, response[, kind,
+options]}`` (or the field names of MetaMathQA, Orca-Math and Alpaca-style sets), whose question is
+prompted exactly as an evaluated task of that kind is (the same prompt files, system message and
+chat template), or ``{prompt, completion}``, used as written, or ``{messages}``, a conversation.
+The loss is on the response only (on the whole conversation for ``messages``). The stage is timed like TTRA's stages, so its wall time and GPU-seconds land
 in the cost table.
 """
 
@@ -37,23 +38,54 @@ log = logging.getLogger(__name__)
 SFT = "sft"
 
 
+# The field names common SFT sets use (MetaMathQA: query/response; Orca-Math: question/answer;
+# Alpaca-style: instruction/output), tried in this order.
+QUESTION_FIELDS = ("question", "query", "instruction", "problem")
+RESPONSE_FIELDS = ("response", "answer", "output", "solution")
+
+
+def _first_text(record: dict, names: tuple[str, ...]) -> str | None:
+    for name in names:
+        value = record.get(name)
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
+
+
 def read_sft_data(path: str | Path) -> list[dict]:
-    """The examples of an SFT file as ``{question, response, kind, options}`` or ``{prompt,
-    completion}`` dicts; a bad line raises `TaskFileError` naming ``file:line``."""
+    """The examples of an SFT file, one JSON object a line, each one of:
+
+    - ``{question, response[, kind, options]}`` (also ``query``, ``instruction`` or ``problem``
+      for the question, ``answer``, ``output`` or ``solution`` for the response): prompted as an
+      evaluated task of that kind is;
+    - ``{prompt, completion}``: strings used as written;
+    - ``{messages}``: a whole conversation (role and content), trained on as TRL does.
+
+    A file holds conversations only or no conversation. A bad line raises `TaskFileError` naming
+    ``file:line``."""
     examples = []
     for _, where, record in json_lines(path):
         if not isinstance(record, dict):
             raise TaskFileError(f"{where}: expected a JSON object")
+        if isinstance(record.get("messages"), list):
+            messages = record["messages"]
+            if not messages or not all(
+                isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(
+                    m.get("content"), str) for m in messages
+            ):  # fmt: skip
+                raise TaskFileError(f"{where}: 'messages' must be a list of {{role, content}}")
+            examples.append({"messages": messages})
+            continue
         if isinstance(record.get("prompt"), str) and isinstance(record.get("completion"), str):
             examples.append({"prompt": record["prompt"], "completion": record["completion"]})
             continue
-        question, response = record.get("question"), record.get("response")
-        if not isinstance(question, str) or not question.strip():
+        question = _first_text(record, QUESTION_FIELDS)
+        response = _first_text(record, RESPONSE_FIELDS)
+        if question is None or response is None:
             raise TaskFileError(
-                f"{where}: needs 'question' and 'response', or 'prompt' and 'completion' (strings)"
+                f"{where}: needs a question ({', '.join(QUESTION_FIELDS)}) and a response "
+                f"({', '.join(RESPONSE_FIELDS)}), or 'prompt' and 'completion', or 'messages'"
             )
-        if not isinstance(response, str) or not response.strip():
-            raise TaskFileError(f"{where}: 'response' must be a non-empty string")
         options = record.get("options") or []
         kind = record.get("kind") or ("choice" if options else "math")
         if kind not in KINDS:
@@ -65,13 +97,19 @@ def read_sft_data(path: str | Path) -> list[dict]:
         )
     if not examples:
         raise TaskFileError(f"{path}: no examples")
+    conversations = sum("messages" in e for e in examples)
+    if 0 < conversations < len(examples):
+        raise TaskFileError(f"{path}: mixes 'messages' lines with other lines; use one form")
     return examples
 
 
 def sft_dataset(
     examples: list[dict], options: TTRAOptions, tokenizer: PreTrainedTokenizerBase
 ) -> Dataset:
-    """Prompt-completion rows: chat messages when the run uses the chat template, else text."""
+    """Prompt-completion rows: chat messages when the run uses the chat template, else text;
+    a file of conversations stays conversations."""
+    if all("messages" in e for e in examples):
+        return Dataset.from_list([{"messages": e["messages"]} for e in examples])
     rows = []
     for number, example in enumerate(examples):
         if "prompt" in example:
@@ -127,7 +165,7 @@ def sft_config(options: TTRAOptions, out_dir: Path, examples: int) -> SFTConfig:
         adam_beta2=options.sft_adam_beta2,
         optim=options.optimizer,
         max_length=options.sft_max_length,
-        completion_only_loss=True,
+        completion_only_loss=None,  # TRL: the response only for prompt-completion rows
         **checkpointing_args(options.gradient_checkpointing, SFTConfig),
         bf16=on_gpu and torch.cuda.is_bf16_supported(),
         use_cpu=not on_gpu,

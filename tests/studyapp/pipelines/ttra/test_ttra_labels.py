@@ -65,7 +65,9 @@ def test_score_gives_accuracy_per_label_and_its_macro_average():
     assert result["avg_at_k"] == pytest.approx(3.5 / 4)  # the micro average: 0.875
     assert result["per_label"]["macro_avg_at_k"] == pytest.approx(0.75)  # (1.0 + 0.5) / 2
     assert result["per_label"]["macro_majority_accuracy"] == pytest.approx(0.5)
-    assert score([Task("m", "q", "2")], [["\\boxed{2}"]])["per_label"] is None  # math: none
+    assert result["macro_avg_at_k"] == result["per_label"]["macro_avg_at_k"]
+    math = score([Task("m", "q", "2")], [["\\boxed{2}"]])
+    assert math["per_label"] is None and math["macro_avg_at_k"] is None  # math: no labels
 
 
 def test_four_one_shot_ids_train_stage_1_and_are_named_in_the_results(tiny_model, tmp_path):
@@ -120,5 +122,6 @@ def test_macro_accuracy_reaches_results_json_for_choice_tasks(tiny_model, tmp_pa
         assert sum(v["questions"] for v in found["labels"].values()) == 7
         mean = sum(v["avg_at_k"] for v in found["labels"].values()) / 4
         assert found["macro_avg_at_k"] == pytest.approx(mean)
+        assert saved[when]["macro_avg_at_k"] == found["macro_avg_at_k"]
         assert 0.0 <= found["macro_majority_accuracy"] <= 1.0
     assert "per_label" in summary(results)["aligned"]  # the printed summary keeps it

@@ -119,3 +119,35 @@ def test_sft_prompts_its_questions_as_the_evaluation_does(tiny_model, tmp_path):
     assert (config.adam_beta1, config.adam_beta2, config.weight_decay) == (0.9, 0.95, 1e-4)
     assert config.per_device_train_batch_size == 16
     assert config.warmup_steps == int(0.05 * 4 * 5)  # 5% of 4 steps an epoch for 5 epochs
+
+
+def test_common_sft_formats_are_read_and_a_mix_of_forms_is_refused(tiny_model, tmp_path):
+    from studyapp.pipelines.ttra.config import resolve
+    from studyapp.pipelines.ttra.sft import read_sft_data, sft_dataset
+    from studyapp.pipelines.ttra.tasks import TaskFileError
+    from studyapp.pipelines.ttra.train import load
+
+    rows = [
+        {"query": "What is 2 + 2?", "response": "\\boxed{4}"},  # MetaMathQA
+        {"question": "What is 3 + 3?", "answer": "6"},  # Orca-Math
+        {"instruction": "Pick.", "output": "A", "options": ["x", "y"]},  # Alpaca-style, choice
+    ]
+    examples = read_sft_data(write_jsonl(tmp_path / "mixed.jsonl", rows))
+    assert [(e["question"], e["response"], e["kind"]) for e in examples] == [
+        ("What is 2 + 2?", "\\boxed{4}", "math"),
+        ("What is 3 + 3?", "6", "math"),
+        ("Pick.", "A", "choice"),
+    ]
+    talk = [
+        {"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "4"}]}
+    ]
+    conversations = read_sft_data(write_jsonl(tmp_path / "talk.jsonl", talk * 2))
+    _, tokenizer = load(tiny_model)
+    options = resolve({"model": tiny_model, "sft_data": "x"}, "sft-s6.2")
+    assert sft_dataset(conversations, options, tokenizer).column_names == ["messages"]
+    with pytest.raises(TaskFileError, match="one form"):
+        read_sft_data(write_jsonl(tmp_path / "both.jsonl", talk + rows))
+    with pytest.raises(TaskFileError, match="both.jsonl:1"):
+        read_sft_data(write_jsonl(tmp_path / "both.jsonl", [{"query": "q"}]))
+    with pytest.raises(TaskFileError, match="no examples"):
+        read_sft_data(write_jsonl(tmp_path / "empty.jsonl", []))
