@@ -85,7 +85,10 @@ def main(argv: list[str] | None = None) -> int:
         # a bad SFT file: TaskFileError is a ValueError)
         print(f"error: {err}", file=sys.stderr)
         return 2
-    print(json.dumps(summary(results), indent=2))
+    from accelerate import PartialState
+
+    if PartialState().is_main_process:  # under accelerate launch, one summary
+        print(json.dumps(summary(results), indent=2))
     return 0
 
 

@@ -322,6 +322,14 @@ def write_label_tables(out: Path, rows: list[dict[str, Any]]) -> None:
     )
 
 
+def _main_process() -> bool:
+    try:
+        from accelerate import PartialState
+    except ImportError:
+        return True
+    return PartialState().is_main_process
+
+
 def harmonize(
     models: list[str],
     benchmarks: dict[str, Path],
@@ -359,8 +367,9 @@ def harmonize(
             rows.append(cost_row(model, bench, results))
             labels.extend(label_rows(model, bench, results))
     result = ranking(models, list(benchmarks), runs)
-    write_outputs(out, rows, result)
-    write_label_tables(out, labels)
+    if _main_process():  # under accelerate launch, one process writes the tables
+        write_outputs(out, rows, result)
+        write_label_tables(out, labels)
     return {"cost": rows, "ranking": result, "per_label": labels}
 
 
@@ -421,7 +430,9 @@ def main(argv: list[str] | None = None) -> int:
     except (HarmonizeError, ValueError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    print(json.dumps({"ranking": {k: summary["ranking"][k] for k in ("direct", "ttra")}}, indent=2))
+    if _main_process():
+        ranking_only = {k: summary["ranking"][k] for k in ("direct", "ttra")}
+        print(json.dumps({"ranking": ranking_only}, indent=2))
     return 0
 
 
