@@ -135,7 +135,7 @@ class TTRAOptions:
     eval_engine: str = _opt(
         "auto",
         "Engine of the evaluation's sampling: hf (transformers generate), vllm, or auto = vllm "
-        "where it is installed, a GPU is present and one process runs, the same rule as rollouts.",
+        "where it is installed, a GPU is present and one process runs (rollouts: --use-vllm).",
         ("auto", "hf", "vllm"),
     )
     max_questions: int | None = _opt(None, "Use only the first N tasks (after the one-shot pick).")
@@ -162,7 +162,8 @@ class TTRAOptions:
     sft_data: str | None = _opt(
         None,
         "JSONL of SFT examples for --experiment sft: {question, response[, kind, options]} "
-        "(prompted like the tasks) or {prompt, completion} (used as written).",
+        "(prompted like the tasks; also query/instruction/problem and answer/output/solution), "
+        "{prompt, completion} (used as written) or {messages} (conversations).",
     )
     sft_learning_rate: float = _opt(2e-6, "Peak learning rate of SFT (appendix D.2: 2e-6).")
     sft_epochs: float = _opt(
@@ -178,7 +179,7 @@ class TTRAOptions:
     sft_adam_beta2: float = _opt(0.999, "AdamW beta2 of SFT (A.2: 0.95; D.2 names none).")
     sft_lr_scheduler: str = _opt("cosine", "Learning-rate schedule of SFT after warm-up.")
     sft_max_length: int = _opt(
-        4096, "Longest SFT example in tokens, prompt and response; longer ones are cut."
+        4096, "Longest SFT example in tokens, prompt and response; longer ones lose their end."
     )
     sft_with_ttra: bool = _opt(
         True,
