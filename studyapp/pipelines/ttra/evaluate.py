@@ -189,6 +189,22 @@ def _free_cuda() -> None:
         torch.cuda.empty_cache()
 
 
+def _reset_vllm() -> None:
+    """Tear down vLLM's process-wide parallel state (left by a finished engine: the trainer's
+    colocated one, or the evaluation's), so the next engine starts clean, and free the cache."""
+    try:
+        from vllm.distributed.parallel_state import (
+            destroy_distributed_environment,
+            destroy_model_parallel,
+        )
+
+        destroy_model_parallel()
+        destroy_distributed_environment()
+    except (ImportError, AssertionError, RuntimeError):
+        pass
+    _free_cuda()
+
+
 def _vllm_sample(
     source: str,
     tokenizer: PreTrainedTokenizerBase,
@@ -200,7 +216,7 @@ def _vllm_sample(
     from the model folder ``source`` and shut down after, so training gets its memory back."""
     from vllm import LLM, SamplingParams
 
-    _free_cuda()  # the trainer's colocated engine and buffers, if any, go first
+    _reset_vllm()  # the trainer's colocated engine and buffers, if any, go first
     plain = not (options.use_chat_template and tokenizer.chat_template is not None)
     ids = tokenizer(texts, add_special_tokens=plain)["input_ids"]
     free, total = torch.cuda.mem_get_info()
@@ -226,17 +242,7 @@ def _vllm_sample(
         outputs = engine.generate([{"prompt_token_ids": i} for i in ids], params, use_tqdm=False)
     finally:
         del engine
-        try:
-            from vllm.distributed.parallel_state import (
-                destroy_distributed_environment,
-                destroy_model_parallel,
-            )
-
-            destroy_model_parallel()
-            destroy_distributed_environment()
-        except (ImportError, AssertionError, RuntimeError):
-            pass
-        _free_cuda()
+        _reset_vllm()
     bar.update(len(texts))
     completions = [[c.text for c in out.outputs] for out in outputs]
     lengths = [[len(c.token_ids) for c in out.outputs] for out in outputs]
