@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install install-ttra lock lock-check chromium run production test lint format worker bench
+.PHONY: install install-ttra install-gpu lock lock-check chromium run production test lint format worker bench
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,12 @@ install: $(BIN)/python
 # folder (/opt/wheels on the lab's machines; elsewhere PIP_FIND_LINKS=https://download.pytorch.org/whl/cpu/torch/).
 install-ttra: $(BIN)/python
 	$(BIN)/pip install -q --require-hashes -r requirements/lock-ttra.txt
+	$(BIN)/pip install -q --no-deps -e .
+
+# TTRA on NVIDIA GPUs (linux x86-64): the gpu extra's lock, PyPI's CUDA build of torch and vLLM for
+# rollouts and evaluation (docs/reproduce.md). Needs a CUDA driver; not for CPU-only machines.
+install-gpu: $(BIN)/python
+	$(BIN)/pip install -q --require-hashes -r requirements/lock-gpu.txt
 	$(BIN)/pip install -q --no-deps -e .
 
 # Rewrite the lock files after a change to pyproject.toml's dependencies (requirements/compile).

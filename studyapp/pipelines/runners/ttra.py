@@ -11,15 +11,18 @@ from studyapp.pipelines.sources import jsonl_records, resolve_path, table_record
 
 
 def run(job: Job) -> dict[str, Any]:
-    from studyapp.pipelines.ttra.config import TTRAOptions
+    from studyapp.pipelines.ttra.config import resolve
     from studyapp.pipelines.ttra.evaluate import run_experiment, summary
     from studyapp.pipelines.ttra.tasks import load_tasks, tasks_from_games
 
     parameters = job.parameters
-    names = {f.name for f in fields(TTRAOptions)}
+    from studyapp.pipelines.ttra.config import TTRAOptions
+
+    names = {f.name for f in fields(TTRAOptions)} - {"preset"}
     # No progress bars in a worker's log: progress goes to the job row instead.
     given = {k: v for k, v in parameters.items() if k in names}
-    options = TTRAOptions(**({"progress_bars": False} | given))
+    # A "preset" parameter is the command line's --preset: its values, then the given ones.
+    options = resolve({"progress_bars": False} | given, parameters.get("preset"))
     if parameters.get("tasks"):
         tasks = load_tasks(resolve_path(parameters["tasks"]))
     else:
@@ -39,7 +42,9 @@ def run(job: Job) -> dict[str, Any]:
             )
         tasks = tasks_from_games(records)
     per_run = options.one_shot_steps + options.ttrl_steps
-    planned = {"ttra": per_run, "split-half": per_run, "ablation": 2 * per_run}[options.experiment]
+    planned = {"ttra": per_run, "split-half": per_run, "ablation": 2 * per_run, "sft": per_run}[
+        options.experiment
+    ]
     done: dict[str, Any] = {"offset": 0, "last": 0, "stage": None}
 
     def progress(report: dict) -> None:

@@ -4,6 +4,8 @@ Runs one TTRA experiment without Django, shows progress bars with an ETA (TRL's 
 per evaluation) and a progress line per logged step, prints a JSON summary, and leaves
 ``results.json`` and the aligned model in ``--out``. ``--quiet`` leaves only the summary;
 ``--report-to tensorboard|trackio`` sends TRL's training metrics to that tracker.
+``--preset NAME`` starts from a setting of the paper (``--preset list`` names them); a flag given
+explicitly overrides the preset's value.
 """
 
 from __future__ import annotations
@@ -56,7 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     from studyapp.pipelines.ttra.train import silence_library_bars
 
     try:
-        templates = load_prompts(options.prompts)  # an unknown file name is refused here
+        # An unknown file name is refused here.
+        templates = load_prompts(options.prompts, options.prompt_set)
         if args.tasks:
             tasks = load_tasks(args.tasks)
         else:
@@ -78,10 +81,14 @@ def main(argv: list[str] | None = None) -> int:
         # each logged dict there): keep them on stderr so stdout is the summary alone.
         with contextlib.redirect_stdout(sys.stderr):
             results = run_experiment(options, tasks, args.out, None if args.quiet else progress)
-    except ValueError as err:  # options that do not fit (batch splits, a missing tracker, ids)
+    except ValueError as err:  # options that do not fit (batch splits, a missing tracker, ids,
+        # a bad SFT file: TaskFileError is a ValueError)
         print(f"error: {err}", file=sys.stderr)
         return 2
-    print(json.dumps(summary(results), indent=2))
+    from accelerate import PartialState
+
+    if PartialState().is_main_process:  # under accelerate launch, one summary
+        print(json.dumps(summary(results), indent=2))
     return 0
 
 

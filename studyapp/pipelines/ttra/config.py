@@ -3,8 +3,9 @@
 Defaults follow appendix B of the TTRA paper (the reasoning setup): GRPO with 32 rollouts per
 question at temperature 0.6, AdamW, a cosine schedule with 10% linear warm-up; stage 1 at 5e-7 for
 100 steps on one question, stage 2 at 5e-6 for 300 steps on 4 questions per step; completions up to
-3072 tokens; evaluation avg@32 at temperature 0.6 and top-p 0.95. Appendix A.1 (GSM8K: 1e-6 then
-5e-7, 1024 tokens) and A.3 (split-half: 1e-6 in stage 2) are one override away.
+3072 tokens; evaluation avg@32 at temperature 0.6 and top-p 0.95. Every other setting the paper
+names is a preset (`presets.PRESETS`, ``--preset NAME``): the preset's values replace these
+defaults and a flag given on the command line replaces the preset's value.
 """
 
 from __future__ import annotations
@@ -31,8 +32,9 @@ class TTRAOptions:
     experiment: str = _opt(
         "ttra",
         "ttra: direct evaluation vs after alignment; split-half: align on one half of the "
-        "questions, evaluate on both (§3.3); ablation: one-shot only, TTRL only, both (§6.1).",
-        ("ttra", "split-half", "ablation"),
+        "questions, evaluate on both (§3.3); ablation: one-shot only, TTRL only, both (§6.1); sft: "
+        "the SFT baseline on --sft-data, evaluated as TTRA is, beside TTRA (§3.2, §6.2 table 1).",
+        ("ttra", "split-half", "ablation", "sft"),
     )
     stages: str = _opt(
         "both",
@@ -40,8 +42,22 @@ class TTRAOptions:
         ("one-shot", "ttrl", "both"),
     )
     seed: int = _opt(0, "Seed for picking the one-shot example, the split, shuffling and sampling.")
+    preset: str | None = _opt(
+        None,
+        "The paper's setting this run started from (`--preset NAME`, `--preset list`); the other "
+        "options are the resolved values.",
+    )
     one_shot_id: str | None = _opt(
         None, "Id of the labeled task for stage 1; by default one is picked with the seed."
+    )
+    one_shot_ids: str | None = _opt(
+        None,
+        "Comma-separated ids of k labeled tasks for stage 1 (appendix C: one case per pathology, "
+        "four in all); choice tasks still train on every rotation of their options.",
+    )
+    one_shot_per_label: bool = _opt(
+        False,
+        "Draw stage 1's labeled tasks with the seed, one per distinct label (appendix C).",
     )
     num_generations: int = _opt(32, "Rollouts per question, used for GRPO and the majority vote.")
     temperature: float = _opt(0.6, "Sampling temperature during training and evaluation.")
@@ -86,11 +102,20 @@ class TTRAOptions:
         "Split each optimizer step's completions into this many micro-batches (less memory); the "
         "questions per step stay --one-shot/--ttrl-prompts-per-step.",
     )
-    gradient_checkpointing: bool = _opt(True, "Recompute activations to save memory.")
+    gradient_checkpointing: bool = _opt(
+        True,
+        "Recompute activations to save memory (passed to transformers as activation_checkpointing "
+        "where it has that name, from 5.x).",
+    )
     use_vllm: str = _opt(
         "auto",
         "Generate rollouts with vLLM: auto = when vllm is importable and a GPU is present.",
         ("auto", "on", "off"),
+    )
+    vllm_gpu_memory_utilization: float = _opt(
+        0.3,
+        "Share of GPU memory vLLM may take while colocated with training (TRL's default); "
+        "evaluation's own vLLM engine, which runs alone, takes up to 0.85.",
     )
     system_prompt: str | None = _opt(
         "You are a helpful assistant.",
@@ -101,7 +126,18 @@ class TTRAOptions:
     )
     eval_samples: int = _opt(32, "k of avg@k: completions sampled per question in evaluation.")
     eval_top_p: float = _opt(0.95, "Top-p in evaluation (the paper's 'top-k of 0.95').")
-    eval_batch_questions: int = _opt(4, "Questions generated together in one evaluation batch.")
+    eval_batch_questions: str | int = _opt(
+        "auto",
+        "Questions whose samples are generated together in one generate call: a number, or auto "
+        "= as many as the free GPU memory holds at the prompts' and completions' lengths "
+        "(8 on a CPU).",
+    )
+    eval_engine: str = _opt(
+        "auto",
+        "Engine of the evaluation's sampling: hf (transformers generate), vllm, or auto = vllm "
+        "where it is installed, a GPU is present and one process runs (rollouts: --use-vllm).",
+        ("auto", "hf", "vllm"),
+    )
     max_questions: int | None = _opt(None, "Use only the first N tasks (after the one-shot pick).")
     collapse_threshold: float = _opt(
         0.9, "Collapse when one answer is the majority answer of more than this share of questions."
@@ -114,8 +150,41 @@ class TTRAOptions:
     save_model: bool = _opt(True, "Write the aligned model and tokenizer to the output directory.")
     prompts: str | None = _opt(
         None,
-        "Directory of prompt files (math.txt, choice.txt, word.txt) overriding the built-in ones "
-        "by name; unknown names are refused. Their sha256 go into results.json.",
+        "Directory of prompt files (math.txt, choice.txt, word.txt, label.txt) overriding the "
+        "built-in ones by name; unknown names are refused. Their sha256 go into results.json.",
+    )
+    prompt_set: str | None = _opt(
+        None,
+        "A built-in set of prompts a section of the paper uses, in force under --prompts: "
+        "a1-gsm8k (appendix A.1's 'Q: ' form), s5-clinical (appendix C's clinical frame).",
+        ("a1-gsm8k", "s5-clinical"),
+    )
+    sft_data: str | None = _opt(
+        None,
+        "JSONL of SFT examples for --experiment sft: {question, response[, kind, options]} "
+        "(prompted like the tasks; also query/instruction/problem and answer/output/solution), "
+        "{prompt, completion} (used as written) or {messages} (conversations).",
+    )
+    sft_learning_rate: float = _opt(2e-6, "Peak learning rate of SFT (appendix D.2: 2e-6).")
+    sft_epochs: float = _opt(
+        1.0, "Epochs of SFT over --sft-data (appendix A.2: 5; D.2 names none: 1 assumed)."
+    )
+    sft_batch_size: int = _opt(
+        64, "Examples per SFT optimizer step (appendix D.2: 64; A.2, after s1: 16)."
+    )
+    sft_warmup_ratio: float = _opt(
+        0.01, "Share of SFT's steps in linear warm-up (D.2: 1%; A.2: 5%)."
+    )
+    sft_weight_decay: float = _opt(0.1, "AdamW weight decay of SFT (D.2: 0.1; A.2: 1e-4).")
+    sft_adam_beta2: float = _opt(0.999, "AdamW beta2 of SFT (A.2: 0.95; D.2 names none).")
+    sft_lr_scheduler: str = _opt("cosine", "Learning-rate schedule of SFT after warm-up.")
+    sft_max_length: int = _opt(
+        4096, "Longest SFT example in tokens, prompt and response; longer ones lose their end."
+    )
+    sft_with_ttra: bool = _opt(
+        True,
+        "In --experiment sft, also run TTRA from the same base model, so one results.json holds "
+        "table 1's three rows (direct, SFT, TTRA).",
     )
     report_to: str = _opt(
         "none",
@@ -128,12 +197,45 @@ class TTRAOptions:
         for name in ("gradient_accumulation_steps", "num_generations", "eval_samples"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
-        for name in ("max_completion_length", "eval_max_completion_length"):
+        for name in ("max_completion_length", "eval_max_completion_length", "sft_batch_size"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
+        self.eval_batch_questions = parse_batch_questions(self.eval_batch_questions)
+        if self.one_shot_id is not None and self.one_shot_ids is not None:
+            raise ValueError("give --one-shot-id or --one-shot-ids, not both")
+        if self.one_shot_ids is not None and not one_shot_id_list(self.one_shot_ids):
+            raise ValueError("--one-shot-ids names no task id")
+        if self.experiment == "sft" and not self.sft_data:
+            raise ValueError("--experiment sft needs --sft-data FILE")
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
+
+
+def parse_batch_questions(value: object) -> str | int:
+    """``auto`` or a whole number of at least 1, from the command line's text or Python.
+
+    >>> parse_batch_questions("auto"), parse_batch_questions("16"), parse_batch_questions(4)
+    ('auto', 16, 4)
+    """
+    if value == "auto":
+        return "auto"
+    try:
+        number = int(str(value))
+    except ValueError:
+        raise ValueError(f"eval_batch_questions must be auto or a number, not {value!r}") from None
+    if number < 1:
+        raise ValueError("eval_batch_questions must be at least 1")
+    return number
+
+
+def one_shot_id_list(text: str | None) -> list[str]:
+    """The ids of ``--one-shot-ids``, in order, blanks dropped.
+
+    >>> one_shot_id_list("a, b,,c")
+    ['a', 'b', 'c']
+    """
+    return [part.strip() for part in (text or "").split(",") if part.strip()]
 
 
 def _field_type(hint: object) -> type:
@@ -142,15 +244,41 @@ def _field_type(hint: object) -> type:
     return args[0] if args else hint  # type: ignore[return-value]
 
 
+class PresetAction(argparse.Action):
+    """``--preset NAME`` keeps the name; ``--preset list`` prints the presets and exits, like --help."""
+
+    def __call__(self, parser, namespace, values, option_string=None):  # noqa: ANN001
+        from studyapp.pipelines.ttra.presets import PRESETS, listing
+
+        if values == "list":
+            print(listing(), end="")  # to stdout, as --help prints
+            parser.exit(0)
+        if values not in PRESETS:
+            parser.error(f"--preset: no preset {values!r}; see --preset list")
+        setattr(namespace, self.dest, values)
+
+
 def add_options(parser: argparse.ArgumentParser, exclude: tuple[str, ...] = ()) -> None:
-    """Add one ``--flag`` per `TTRAOptions` field (but those in ``exclude``), help and choices."""
+    """Add ``--preset`` and one ``--flag`` per `TTRAOptions` field (but those in ``exclude``).
+
+    A flag left out stays out of the parsed namespace (``argparse.SUPPRESS``), so
+    `options_from_args` can tell an explicit flag, which wins over the preset, from a default.
+    """
     hints = typing.get_type_hints(TTRAOptions)
+    parser.add_argument(
+        "--preset",
+        action=PresetAction,
+        default=argparse.SUPPRESS,
+        metavar="NAME",
+        help="Start from a setting of the paper (list: print them and exit); flags given "
+        "explicitly override it.",
+    )
     for f in fields(TTRAOptions):
-        if f.name in exclude:
+        if f.name in exclude or f.name == "preset":
             continue
         flag = "--" + f.name.replace("_", "-")
         kind = _field_type(hints[f.name])
-        help_text = str(f.metadata["help"])
+        help_text = str(f.metadata["help"]).replace("%", "%%")  # argparse formats help
         if f.default is MISSING:
             parser.add_argument(flag, dest=f.name, required=True, help=help_text)
         elif kind is bool:
@@ -158,23 +286,37 @@ def add_options(parser: argparse.ArgumentParser, exclude: tuple[str, ...] = ()) 
                 flag,
                 dest=f.name,
                 action=argparse.BooleanOptionalAction,
-                default=f.default,
-                help=help_text,
+                default=argparse.SUPPRESS,
+                help=f"{help_text} (default: {f.default})",
             )
         else:
             parser.add_argument(
                 flag,
                 dest=f.name,
                 type=kind,
-                default=f.default,
-                help=help_text,
+                default=argparse.SUPPRESS,
+                help=f"{help_text} (default: {f.default})",
                 choices=f.metadata.get("choices"),
             )
 
 
-def options_from_args(args: argparse.Namespace) -> TTRAOptions:
-    """Build `TTRAOptions` from parsed arguments, turning an empty system prompt into None."""
-    values = {f.name: vars(args)[f.name] for f in fields(TTRAOptions)}
-    if not values["system_prompt"]:
-        values["system_prompt"] = None
+def resolve(given: dict[str, object], preset_name: str | None = None) -> TTRAOptions:
+    """Options from the defaults, then the preset's values, then ``given`` (explicit values)."""
+    from studyapp.pipelines.ttra.presets import preset
+
+    values: dict[str, object] = {}
+    if preset_name:
+        values.update(preset(preset_name).values)
+    values.update(given)
+    values["preset"] = preset_name or None
     return TTRAOptions(**values)
+
+
+def options_from_args(args: argparse.Namespace) -> TTRAOptions:
+    """Build `TTRAOptions` from parsed arguments: defaults, then ``--preset``, then the flags
+    given; an empty system prompt becomes None."""
+    names = {f.name for f in fields(TTRAOptions)} - {"preset"}
+    given = {name: value for name, value in vars(args).items() if name in names}
+    if "system_prompt" in given and not given["system_prompt"]:
+        given["system_prompt"] = None
+    return resolve(given, getattr(args, "preset", None))

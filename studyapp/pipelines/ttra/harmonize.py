@@ -8,12 +8,15 @@ TTRL, evaluation after alignment) for every model on every benchmark, then write
   TTRA's cost relative to direct evaluation (the paper's table 1, §6.2);
 - ``ranking.json`` / ``ranking.md``: each model's score on both benchmarks, direct and after TTRA,
   and the rank correlation of the two benchmarks' rankings before and after (Kendall's τ, and
-  Spearman's ρ, the figure the paper's figure 10 prints; §3.1).
+  Spearman's ρ, the figure the paper's figure 10 prints; §3.1);
+- ``per_label.csv`` / ``per_label.md``: for a choice or word benchmark, accuracy per label and its
+  macro average (appendix C's per-pathology figure), direct and after TTRA.
 
 Each model-benchmark run keeps its own ``results.json`` under ``DIR/runs/``; a rerun with the same
 options reuses it, so a killed command resumes where it stopped. Options apply to every run;
 ``--set BENCHMARK.option=value`` changes one for one benchmark (the paper trains MathQA's stage 2
-at 5e-8, GSM8K's at 5e-7: appendix A.1).
+at 5e-8, GSM8K's at 5e-7: appendix A.1), and ``--set BENCHMARK.preset=NAME`` gives one benchmark a
+preset's values (``--set gsm8k.preset=a1-gsm8k --set mathqa.preset=a1-mathqa``).
 """
 
 from __future__ import annotations
@@ -99,6 +102,25 @@ def parse_overrides(values: list[str], benchmarks: dict[str, Path]) -> dict[str,
             raise HarmonizeError(f"--set {value!r}: {raw!r} is not a {kind.__name__}") from None
         out[bench][option] = converted
     return out
+
+
+def benchmark_options(
+    base: TTRAOptions,
+    model: str,
+    overrides: dict[str, Any],
+    explicit: frozenset[str] = frozenset(),
+) -> TTRAOptions:
+    """One benchmark's options: the command line's, where its ``--set BENCH.preset=NAME`` (e.g.
+    a1-gsm8k for one benchmark, a1-mathqa for the other) gives values for the options not in
+    ``explicit`` (the flags given), then its other ``--set`` values; always the ttra experiment."""
+    from studyapp.pipelines.ttra.presets import preset
+
+    values = dict(overrides)
+    name = values.pop("preset", None)
+    if name:
+        kept = {k: v for k, v in preset(name).values.items() if k not in explicit}
+        values = kept | {"preset": name} | values
+    return dataclasses.replace(base, **(values | {"model": model, "experiment": "ttra"}))
 
 
 def _comparable(options: dict[str, Any]) -> dict[str, Any]:
@@ -248,6 +270,66 @@ def write_outputs(out: Path, rows: list[dict[str, Any]], result: dict) -> None:
     (out / "ranking.md").write_text(ranking_markdown(result), encoding="utf-8")
 
 
+LABEL_COLUMNS = (
+    "model",
+    "benchmark",
+    "evaluation",
+    "label",
+    "questions",
+    "avg_at_k",
+    "majority_accuracy",
+)
+
+
+def label_rows(model: str, benchmark: str, results: dict) -> list[dict[str, Any]]:
+    """Accuracy per label, then the macro average (label ``(macro)``), direct and after TTRA, for
+    a run of choice or word tasks (`evaluate.per_label`); none for math."""
+    rows = []
+    for evaluation, key in (("direct", "direct"), ("ttra", "aligned")):
+        found = (results.get(key) or {}).get("per_label")
+        if not found:
+            continue
+        for label, figures in found["labels"].items():
+            rows.append(
+                {"model": model, "benchmark": benchmark, "evaluation": evaluation, "label": label}
+                | figures
+            )
+        rows.append(
+            {
+                "model": model,
+                "benchmark": benchmark,
+                "evaluation": evaluation,
+                "label": "(macro)",
+                "questions": found["questions"],
+                "avg_at_k": found["macro_avg_at_k"],
+                "majority_accuracy": found["macro_majority_accuracy"],
+            }
+        )
+    return rows
+
+
+def write_label_tables(out: Path, rows: list[dict[str, Any]]) -> None:
+    """``per_label.csv`` / ``per_label.md``: accuracy per label and macro accuracy (appendix C's
+    figure) of every model on every categorical benchmark, direct and after TTRA."""
+    with (out / "per_label.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=LABEL_COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    (out / "per_label.md").write_text(
+        "Accuracy (avg@k, majority vote) per label and their macro average, for the choice and "
+        "word benchmarks\n\n" + markdown_table(LABEL_COLUMNS, rows),
+        encoding="utf-8",
+    )
+
+
+def _main_process() -> bool:
+    try:
+        from accelerate import PartialState
+    except ImportError:
+        return True
+    return PartialState().is_main_process
+
+
 def harmonize(
     models: list[str],
     benchmarks: dict[str, Path],
@@ -257,6 +339,7 @@ def harmonize(
     *,
     progress: Any = None,
     say: Any = None,
+    explicit: frozenset[str] = frozenset(),
 ) -> dict:
     """Run every model on both benchmarks (reusing finished runs) and write the two results."""
     if len(models) < 2:
@@ -267,11 +350,10 @@ def harmonize(
     out.mkdir(parents=True, exist_ok=True)
     runs: dict[tuple[str, str], dict] = {}
     rows = []
+    labels: list[dict[str, Any]] = []
     for model in models:
         for bench, task_file in benchmarks.items():
-            options = dataclasses.replace(
-                base, model=model, experiment="ttra", **overrides.get(bench, {})
-            )
+            options = benchmark_options(base, model, overrides.get(bench, {}), explicit)
             results, reused = run_one(
                 options, task_file, out / "runs" / slug(model) / bench, progress
             )
@@ -283,9 +365,12 @@ def harmonize(
                 )
             runs[model, bench] = results
             rows.append(cost_row(model, bench, results))
+            labels.extend(label_rows(model, bench, results))
     result = ranking(models, list(benchmarks), runs)
-    write_outputs(out, rows, result)
-    return {"cost": rows, "ranking": result}
+    if _main_process():  # under accelerate launch, one process writes the tables
+        write_outputs(out, rows, result)
+        write_label_tables(out, labels)
+    return {"cost": rows, "ranking": result, "per_label": labels}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -330,19 +415,24 @@ def main(argv: list[str] | None = None) -> int:
         base = options_from_args(args)
         benchmarks = parse_benchmarks(args.benchmark)
         overrides = parse_overrides(args.set, benchmarks)
+        explicit = frozenset(vars(args)) - {"model", "experiment"}  # flags given (SUPPRESS)
         for values in overrides.values():
-            dataclasses.replace(base, **values)  # checks the values
+            benchmark_options(base, base.model, values, explicit)  # checks values, preset names
         say = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
         if args.quiet:
             from studyapp.pipelines.ttra.train import silence_library_bars
 
             silence_library_bars()
         with contextlib.redirect_stdout(sys.stderr):  # library log lines; stdout is the result
-            summary = harmonize(models, benchmarks, base, Path(args.out), overrides, say=say)
+            summary = harmonize(
+                models, benchmarks, base, Path(args.out), overrides, say=say, explicit=explicit
+            )
     except (HarmonizeError, ValueError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    print(json.dumps({"ranking": {k: summary["ranking"][k] for k in ("direct", "ttra")}}, indent=2))
+    if _main_process():
+        ranking_only = {k: summary["ranking"][k] for k in ("direct", "ttra")}
+        print(json.dumps({"ranking": ranking_only}, indent=2))
     return 0
 
 

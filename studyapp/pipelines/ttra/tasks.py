@@ -29,15 +29,16 @@ class Task(tasks.Task):
     it."""
 
     def prompt(self, templates: Mapping[str, str] | None = None) -> str:
-        """The user message the model sees (the paper's prompts, appendices A.1 and B), from
-        ``templates`` (`prompt_files.load_prompts`) or the built-in ones."""
+        """The user message the model sees (the paper's prompts, appendices A.1, B and C), from
+        ``templates`` (`prompt_files.load_prompts`) or the built-in ones; a ``word`` task's
+        question goes into the ``label`` frame (by default the question as it is)."""
         templates = templates or BUILT_IN
         if self.kind == "choice":
             lines = "\n".join(f"{LETTERS[i]}. {o}" for i, o in enumerate(self.options))
             return templates["choice"].format(question=self.question, options=lines)
         if self.kind == "math":
             return templates["math"].format(question=self.question)
-        return self.question
+        return templates.get("label", "{question}").format(question=self.question)
 
 
 def rotations(task: Task) -> list[Task]:

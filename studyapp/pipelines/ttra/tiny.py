@@ -25,12 +25,23 @@ TRAINING_TEXT = [
 
 
 def build_tiny_model(
-    out_dir: str | Path, *, hidden_size: int = 32, layers: int = 2, seed: int = 0
+    out_dir: str | Path,
+    *,
+    hidden_size: int = 32,
+    layers: int = 2,
+    seed: int = 0,
+    heads: int = 2,
+    kv_heads: int = 1,
+    max_positions: int = 1024,
+    dtype: str | None = None,
 ) -> Path:
-    """Write a randomly initialised 2-layer Qwen2-style model and a byte-level BPE tokenizer.
+    """Write a randomly initialised Qwen2-style model (2 layers by default) and a byte-level BPE
+    tokenizer. ``dtype`` ("bfloat16", "float16") sets the saved weights' type, which
+    ``from_pretrained(dtype="auto")`` keeps, as a downloaded bf16 checkpoint does.
 
     Returns the directory, which `AutoModelForCausalLM.from_pretrained` and
-    `AutoTokenizer.from_pretrained` load like any downloaded checkpoint.
+    `AutoTokenizer.from_pretrained` load like any downloaded checkpoint. The benchmark
+    (``benchmarks/ttra_gpu.py``) builds a larger one: 16 layers, width 1024, 16 heads.
     """
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
@@ -59,9 +70,9 @@ def build_tiny_model(
         hidden_size=hidden_size,
         intermediate_size=hidden_size * 2,
         num_hidden_layers=layers,
-        num_attention_heads=2,
-        num_key_value_heads=1,
-        max_position_embeddings=1024,
+        num_attention_heads=heads,
+        num_key_value_heads=kv_heads,
+        max_position_embeddings=max_positions,
         tie_word_embeddings=True,
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
@@ -69,6 +80,8 @@ def build_tiny_model(
     )
     torch.manual_seed(seed)
     model = Qwen2ForCausalLM(config)
+    if dtype is not None:
+        model = model.to(getattr(torch, dtype))
     model.generation_config.eos_token_id = tokenizer.eos_token_id
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     model.save_pretrained(out)

@@ -7,6 +7,7 @@ benchmark's distribution. Stage 2's dataset carries no labels at all, so nothing
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib.util
 import logging
@@ -30,7 +31,7 @@ from transformers import (
 from trl import GRPOConfig, GRPOTrainer
 
 from studyapp.pipelines.ttra.collapse import Collapse, CollapseMonitor
-from studyapp.pipelines.ttra.config import TTRAOptions
+from studyapp.pipelines.ttra.config import TTRAOptions, one_shot_id_list
 from studyapp.pipelines.ttra.prompt_files import load_prompts
 from studyapp.pipelines.ttra.rewards import correctness_reward, majority_vote_reward
 from studyapp.pipelines.ttra.tasks import Task, rotations
@@ -49,6 +50,7 @@ class StageResult:
     stage: str
     steps: int
     reward_mean: float | None = None
+    loss: float | None = None  # the SFT stage's last logged training loss
     majority_agreement: float | None = None
     collapse: Collapse | None = None
     stopped_for_collapse: bool = False
@@ -56,22 +58,36 @@ class StageResult:
     time: dict = field(default_factory=dict)  # `timing.StageTime.as_dict()` of the training run
 
 
-def pick_one_shot(tasks: list[Task], options: TTRAOptions) -> tuple[Task, list[Task]]:
-    """The labeled task for stage 1 (given by id, else drawn with the seed) and the rest."""
-    if options.one_shot_id is not None:
-        chosen = [t for t in tasks if t.id == options.one_shot_id]
-        if not chosen:
-            raise ValueError(f"no task has id {options.one_shot_id!r}")
-        one = chosen[0]
+def pick_one_shot(tasks: list[Task], options: TTRAOptions) -> tuple[list[Task], list[Task]]:
+    """The labeled tasks for stage 1 and the rest (the questions of stage 2 and evaluation).
+
+    By ``one_shot_ids`` (k tasks, in that order) or ``one_shot_id``; else with
+    ``one_shot_per_label`` one task per distinct label, each drawn with the seed (appendix C: one
+    case per pathology); else one task drawn with the seed (§2.2). An unknown id raises ValueError.
+    """
+    if options.one_shot_ids is not None or options.one_shot_id is not None:
+        wanted = one_shot_id_list(options.one_shot_ids) or [str(options.one_shot_id)]
+        by_id = {t.id: t for t in tasks}
+        missing = [i for i in wanted if i not in by_id]
+        if missing:
+            raise ValueError(f"no task has id {', '.join(repr(i) for i in missing)}")
+        chosen = [by_id[i] for i in dict.fromkeys(wanted)]
+    elif options.one_shot_per_label:
+        rng = random.Random(options.seed)
+        by_label: dict[str, list[Task]] = {}
+        for task in tasks:
+            by_label.setdefault(task.answer, []).append(task)
+        chosen = [rng.choice(by_label[label]) for label in sorted(by_label)]
     else:
-        one = random.Random(options.seed).choice(tasks)
-    return one, [t for t in tasks if t.id != one.id]
+        chosen = [random.Random(options.seed).choice(tasks)]
+    ids = {t.id for t in chosen}
+    return chosen, [t for t in tasks if t.id not in ids]
 
 
 @functools.lru_cache(maxsize=8)
-def templates(directory: str | None) -> dict[str, str]:
+def templates(directory: str | None, prompt_set: str | None = None) -> dict[str, str]:
     """The prompt texts in force for a run (`prompt_files.load_prompts`), read once."""
-    return load_prompts(directory)
+    return load_prompts(directory, prompt_set)
 
 
 def fit_prompt(text: str, tokenizer: PreTrainedTokenizerBase, room: int) -> str:
@@ -90,7 +106,7 @@ def chat_prompt(task: Task, options: TTRAOptions, tokenizer: PreTrainedTokenizer
     system message included, is held to that many tokens by cutting the user message's start;
     training and evaluation see the same prompt.
     """
-    text = task.prompt(templates(options.prompts))
+    text = task.prompt(templates(options.prompts, options.prompt_set))
     chat = options.use_chat_template and tokenizer.chat_template is not None
     messages = (
         [{"role": "system", "content": options.system_prompt}] if options.system_prompt else []
@@ -127,12 +143,34 @@ def stage_dataset(
     return Dataset.from_list(rows)
 
 
+def vllm_available() -> bool:
+    """Whether vLLM can run here: the package imports and a GPU is present."""
+    return importlib.util.find_spec("vllm") is not None and torch.cuda.is_available()
+
+
 def vllm_wanted(options: TTRAOptions) -> bool:
     """vLLM generation: on when asked, and on "auto" when vllm imports and a GPU is present."""
     if options.use_vllm == "on":
         return True
-    available = importlib.util.find_spec("vllm") is not None and torch.cuda.is_available()
-    return options.use_vllm == "auto" and available
+    return options.use_vllm == "auto" and vllm_available()
+
+
+def eval_engine(options: TTRAOptions) -> str:
+    """The evaluation's engine, "hf" or "vllm", by the rollouts' rule, so that the cost table
+    compares like with like: ``auto`` is vLLM where it is installed, a GPU is present and one
+    process runs (under accelerate's several processes each evaluates its share with HF)."""
+    if options.eval_engine != "auto":
+        return options.eval_engine
+    return "vllm" if vllm_available() and PartialState().num_processes == 1 else "hf"
+
+
+def checkpointing_args(enabled: bool, config_class: type) -> dict[str, bool]:
+    """The activation-checkpointing switch under the name this transformers knows: 5.x renamed
+    ``gradient_checkpointing`` to ``activation_checkpointing`` and warns on the old name."""
+    names = {f.name for f in dataclasses.fields(config_class)}
+    if "activation_checkpointing" in names:
+        return {"activation_checkpointing": enabled}
+    return {"gradient_checkpointing": enabled}
 
 
 def warmup_steps(ratio: float, max_steps: int) -> int:
@@ -208,11 +246,12 @@ def grpo_config(options: TTRAOptions, stage: str, out_dir: Path) -> GRPOConfig:
         warmup_steps=warmup_steps(options.warmup_ratio, max_steps),
         weight_decay=options.weight_decay,
         beta=options.beta,
-        gradient_checkpointing=options.gradient_checkpointing,
+        **checkpointing_args(options.gradient_checkpointing, GRPOConfig),
         bf16=on_gpu and torch.cuda.is_bf16_supported(),
         use_cpu=not on_gpu,
         use_vllm=use_vllm,
         vllm_mode="colocate",
+        vllm_gpu_memory_utilization=options.vllm_gpu_memory_utilization,
         seed=options.seed,
         logging_steps=options.logging_steps,
         save_strategy="no",
@@ -273,10 +312,12 @@ def run_stage(
     work_dir: Path,
     progress: Progress | None = None,
     monitor: CollapseMonitor | None = None,
+    callbacks: list[TrainerCallback] | None = None,
 ) -> tuple[PreTrainedModel, StageResult]:
     """One GRPO run: stage "one-shot" (labels, correctness) or "ttrl" (no labels, majority vote).
 
-    In stage 2 ``monitor`` (a fresh one from the options by default) watches for collapse.
+    In stage 2 ``monitor`` (a fresh one from the options by default) watches for collapse;
+    ``callbacks`` are more trainer callbacks (the GPU benchmark times steps with one).
     """
     result = StageResult(stage=stage, steps=0)
     gather = gather_object if PartialState().num_processes > 1 else None
@@ -299,7 +340,8 @@ def run_stage(
         train_dataset=stage_dataset(tasks, stage, options, tokenizer),
         processing_class=tokenizer,
         callbacks=[
-            ProgressCallback(stage, result, progress, monitor, options.on_collapse == "stop")
+            ProgressCallback(stage, result, progress, monitor, options.on_collapse == "stop"),
+            *(callbacks or []),
         ],
     )
     trainer.remove_callback(PrinterCallback)  # progress goes through ProgressCallback instead
@@ -338,7 +380,7 @@ def load(path: str) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
 
 def align(
     options: TTRAOptions,
-    one_shot: Task,
+    one_shot: list[Task],
     pool: list[Task],
     work_dir: Path,
     stages: tuple[str, ...] = ("one-shot", "ttrl"),
@@ -348,7 +390,7 @@ def align(
     model, tokenizer = load(options.model)
     results = []
     for stage in stages:
-        tasks = [one_shot] if stage == "one-shot" else pool
+        tasks = one_shot if stage == "one-shot" else pool
         model, result = run_stage(model, tokenizer, tasks, stage, options, work_dir, progress)
         results.append(result)
         log.info("stage %s done: %s steps, reward %s", stage, result.steps, result.reward_mean)

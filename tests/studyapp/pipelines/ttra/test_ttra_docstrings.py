@@ -4,16 +4,27 @@ import doctest
 
 import pytest
 
-from studyapp.pipelines.ttra import answers, collapse, harmonize, rewards, tasks, timing
+from studyapp.pipelines.ttra import answers, collapse, config, harmonize, rewards, tasks, timing
 
 
-@pytest.mark.parametrize("module", [answers, collapse, rewards, tasks, timing, harmonize])
+@pytest.mark.parametrize("module", [answers, collapse, rewards, tasks, timing, harmonize, config])
 def test_the_docstring_examples_hold(module):
     if module is harmonize:
         pytest.importorskip("scipy")
     if module is rewards:
         pytest.importorskip("math_verify")  # correctness_reward's example compares 1/2 and 0.5
     failures, tried = doctest.testmod(module)
+    assert tried > 0
+    assert failures == 0
+
+
+@pytest.mark.ttra
+@pytest.mark.parametrize("name", ["evaluate", "train"])
+def test_the_docstring_examples_of_the_torch_modules_hold(name):
+    pytest.importorskip("trl")
+    import importlib
+
+    failures, tried = doctest.testmod(importlib.import_module(f"studyapp.pipelines.ttra.{name}"))
     assert tried > 0
     assert failures == 0
 

@@ -120,6 +120,24 @@ def test_two_models_on_two_benchmarks_give_the_cost_table_and_the_rankings(
         assert printed["ranking"][when] == ranking[when]
     assert "Rank correlation" in (out / "ranking.md").read_text()
 
+    # Per-label and macro accuracy of the choice benchmark (the math one has no labels to split).
+    with (out / "per_label.csv").open() as handle:
+        labels = list(csv.DictReader(handle))
+    assert {r["benchmark"] for r in labels} == {"mathqa"}
+    for model in models:
+        folder = out / "runs" / slug(model) / "mathqa"
+        run = json.loads((folder / "results.json").read_text())
+        for when, key in (("direct", "direct"), ("ttra", "aligned")):
+            mine = {
+                r["label"]: r for r in labels if r["model"] == model and r["evaluation"] == when
+            }
+            assert set(mine) == {"A", "(macro)"}
+            assert float(mine["(macro)"]["avg_at_k"]) == pytest.approx(
+                run[key]["per_label"]["macro_avg_at_k"]
+            )
+            assert int(mine["A"]["questions"]) == run["questions"]
+    assert "(macro)" in (out / "per_label.md").read_text()
+
     # A second run reuses every finished model-benchmark run instead of training again.
     before = {p: p.stat().st_mtime_ns for p in out.glob("runs/*/*/results.json")}
     assert len(before) == 4

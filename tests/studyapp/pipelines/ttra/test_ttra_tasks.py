@@ -150,7 +150,7 @@ def test_prompt_files_override_the_built_in_ones_by_name(tmp_path):
     hashes, built_in = prompt_hashes(tmp_path), prompt_hashes()
     assert hashes["math"] == hashlib.sha256((tmp_path / "math.txt").read_bytes()).hexdigest()
     assert hashes["math"] != built_in["math"] and hashes["choice"] == built_in["choice"]
-    assert set(built_in) == {"math", "choice", "word"}
+    assert set(built_in) == {"math", "choice", "word", "label"}
 
 
 def test_an_unknown_prompt_file_name_is_refused(tmp_path):
