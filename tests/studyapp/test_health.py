@@ -1,0 +1,65 @@
+"""``/healthz`` (studyapp/health.py): 200 naming each check, or 503 naming what failed; no login,
+nothing of the settings shown, no rate limit. A worker answering is checked on the production
+topology (tests/production/test_production_topology.py)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from django.test import Client
+
+pytestmark = pytest.mark.django_db
+
+# Nothing listens on port 1 of this machine: a connection is refused at once.
+CLOSED = "redis://127.0.0.1:1/0"
+
+
+def get(client: Client):
+    response = client.get("/healthz")
+    return response, response.json()
+
+
+def test_the_embedded_site_is_healthy_and_says_it_is_embedded(settings):
+    settings.REDIS_URL = ""
+    response, body = get(Client())  # nobody logged in
+    assert response.status_code == 200
+    assert body["status"] == "ok" and "failed" not in body
+    assert body["checks"]["database"] == "ok"
+    assert body["checks"]["redis"].startswith("not configured")
+    assert body["checks"]["celery"].startswith("embedded")
+    assert "no-cache" in response["Cache-Control"]
+
+
+def test_an_unreachable_redis_and_broker_answer_503_naming_them_and_no_address(settings):
+    settings.REDIS_URL = settings.CELERY_BROKER_URL = CLOSED
+    settings.CELERY_TASK_ALWAYS_EAGER = False  # background work goes to Celery workers
+    response, body = get(Client())
+    assert response.status_code == 503
+    assert body["status"] == "failing"
+    assert body["failed"] == ["redis", "celery"]
+    assert body["checks"]["database"] == "ok"
+    assert body["checks"]["redis"].startswith("failed")
+    text = response.content.decode()
+    assert "127.0.0.1" not in text and ":1" not in text and "redis://" not in text
+    assert settings.SECRET_KEY not in text
+
+
+@pytest.mark.skipif(
+    not os.environ.get("REDIS_URL", "").startswith("redis"), reason="needs REDIS_URL (a Redis)"
+)
+def test_celery_mode_with_no_worker_running_fails_on_celery_alone(settings):
+    settings.REDIS_URL = settings.CELERY_BROKER_URL = os.environ["REDIS_URL"]
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    response, body = get(Client())
+    assert response.status_code == 503
+    assert body["failed"] == ["celery"]
+    assert body["checks"]["redis"] == "ok"
+    assert body["checks"]["celery"] == "failed: no worker answered"
+
+
+def test_probes_are_not_rate_limited(settings):
+    settings.REDIS_URL = ""
+    settings.PARTICIPANT_RATE_BURST = settings.PARTICIPANT_RATE_PER_MINUTE = 1
+    client = Client()
+    assert all(client.get("/healthz").status_code == 200 for _ in range(20))
