@@ -23,7 +23,7 @@ from django.db.models import Count, Max
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from studyapp.tables import signals
+from studyapp.tables import hooks, signals
 from studyapp.tables.agent_turns import SKIP_SPEC
 from studyapp.tables.broadcast import broadcast
 from studyapp.tables.models import Seat, Table, new_exit_code
@@ -245,9 +245,8 @@ def sweep() -> dict[str, int]:
             settle(snap, now)
     for table_id in paused_too_long(now):
         done[f"paused table {end_paused(table_id)}"] += 1
-    for counts in signals.announce(signals.swept, now=now):
-        for name, count in (counts or {}).items():
-            done[name] += count
+    for name, count in hooks.swept(now).items():
+        done[name] += count
     return dict(done)
 
 
@@ -326,9 +325,9 @@ SETTLED_SECONDS = 3600
 
 
 def drop_idle(snap: TableState, now: Any) -> list[str]:
-    """Drop the people this table has waited on longer than its idle limit: announced
-    (``signals.seat_idle``), so a study marks its participant dropped (which applies the table's
-    dropout policy to the seat); a table with no study behind it applies the policy alone."""
+    """Drop the people this table has waited on longer than its idle limit: the hooks are asked
+    (``seat_idle``), so a study marks its participant dropped (which applies the table's dropout
+    policy to the seat); a table with no study behind it applies the policy alone."""
     limit = idle_limit(snap.table)
     waited = (now - (snap.last_at or now)).total_seconds()
     if limit is None or waited < limit:
@@ -337,8 +336,7 @@ def drop_idle(snap: TableState, now: Any) -> list[str]:
     for index in snap.waiting_for():
         if snap.seat(index).kind != Seat.Kind.HUMAN:
             continue
-        answers = signals.seat_idle.send(sender=Table, table_id=snap.table.pk, seat=index)
-        if not any(taken for _, taken in answers):
+        if not hooks.hooks().seat_idle(snap.table.pk, index):
             drop_out(snap.table.pk, index)
         dropped.append("idle person dropped")
     return dropped
