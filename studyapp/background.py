@@ -10,22 +10,43 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import os
 import threading
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
-from asgiref.sync import SyncToAsync, async_to_sync
+from asgiref.sync import async_to_sync
 from django.db import connections
 
 _loops = threading.local()
 _serving = threading.local()  # the server loop a background thread works for (:func:`serving`)
+# The server's loop (and process) while it serves a request or a socket (:func:`in_server`). A
+# context variable: asgiref runs a sync call in a copy of its caller's context, so the threads
+# the server starts for views and database calls see it, and no other thread does.
+_server: contextvars.ContextVar[tuple[asyncio.AbstractEventLoop, int] | None] = (
+    contextvars.ContextVar("studyapp_server_loop", default=None)
+)
+
+
+@contextlib.contextmanager
+def in_server() -> Iterator[None]:
+    """Entered by the site's ASGI application (studyapp.asgi) around each request and socket,
+    on the server's loop: code run for them, in the sync threads asgiref starts too, finds that
+    loop (:func:`server_loop`)."""
+    token = _server.set((asyncio.get_running_loop(), os.getpid()))
+    try:
+        yield
+    finally:
+        # a coroutine closed by the garbage collector exits in another context: nothing to undo
+        with contextlib.suppress(ValueError):
+            _server.reset(token)
 
 
 def server_loop() -> asyncio.AbstractEventLoop | None:
     """The running event loop of the server this code runs under, if any: the current one in
     async code; from a sync thread the server started (a view, a consumer's database call) the
-    loop asgiref recorded for it. None with no server (a management command, a test using
+    loop :func:`in_server` marked for it. None with no server (a management command, a test using
     Django's test client, a Celery worker) or once the server's loop has stopped: a job that
     asks while the server shuts down must not wait on a loop that will never run it."""
     try:
@@ -36,7 +57,7 @@ def server_loop() -> asyncio.AbstractEventLoop | None:
     if loop is None:
         if not in_server_thread():
             return None
-        loop = SyncToAsync.threadlocal.main_event_loop
+        loop = _server.get()[0]  # type: ignore[index]  # in_server_thread: it is set
     return loop if loop.is_running() and not loop.is_closed() else None
 
 
@@ -52,14 +73,17 @@ def serving(loop: asyncio.AbstractEventLoop | None) -> Iterator[None]:
 
 
 def in_server_thread() -> bool:
-    """Whether this sync thread was started from a running server's event loop (a view, a
-    consumer's database call): asgiref marks such threads, and its ``async_to_sync`` sends async
-    work back to that loop. The same test asgiref makes."""
-    local = SyncToAsync.threadlocal
-    return (
-        getattr(local, "main_event_loop", None) is not None
-        and getattr(local, "main_event_loop_pid", None) == os.getpid()
-    )
+    """Whether this is a sync thread the server started for a request or a socket (a view, a
+    consumer's database call): it runs in the context :func:`in_server` marked, in this process
+    (a forked child's copy is not the server's), and asgiref's ``async_to_sync`` sends async work
+    from it back to the server's loop."""
+    try:
+        asyncio.get_running_loop()
+        return False  # the loop's own thread, not one it started
+    except RuntimeError:
+        pass
+    marked = _server.get()
+    return marked is not None and marked[1] == os.getpid()
 
 
 def run_async(coro: Awaitable[Any]) -> Any:

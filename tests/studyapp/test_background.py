@@ -9,7 +9,7 @@ import time
 import pytest
 from asgiref.sync import sync_to_async
 
-from studyapp.background import call_async, run_async, server_loop
+from studyapp.background import call_async, in_server, run_async, server_loop
 
 
 def test_a_job_that_asks_for_the_loop_while_the_server_stops_is_not_left_waiting() -> None:
@@ -27,8 +27,12 @@ def test_a_job_that_asks_for_the_loop_while_the_server_stops_is_not_left_waiting
         seen["after stopping"] = server_loop()
         done.set()
 
+    async def request() -> None:  # what the site's ASGI application does for each request
+        with in_server():
+            await sync_to_async(job, thread_sensitive=False)()
+
     with pytest.raises(RuntimeError, match="stopped"):
-        loop.run_until_complete(sync_to_async(job, thread_sensitive=False)())
+        loop.run_until_complete(request())
     assert done.wait(5), "the job waited on the stopped loop"
     assert seen == {"while running": True, "after stopping": None}
     loop.close()
