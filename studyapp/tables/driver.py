@@ -23,7 +23,7 @@ from django.db.models import Count, Max
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from studyapp.tables import hooks, signals
+from studyapp.tables import hooks, reasons, signals
 from studyapp.tables.agent_turns import SKIP_SPEC
 from studyapp.tables.broadcast import broadcast
 from studyapp.tables.models import Seat, Table, new_exit_code
@@ -92,7 +92,7 @@ def apply_dropout(snap: TableState, index: int, *, dropped: bool = False) -> str
     policy = snap.table.option("dropout")
     try:
         if policy == "end":
-            why = "A player left the study." if dropped else "A player missed the turn deadline."
+            why = reasons.PLAYER_LEFT if dropped else reasons.MISSED_DEADLINE
             event = {"type": "abort", "reason": why}
             record(snap, event, snap.engine.apply(snap.state, event))
             return "ended"
@@ -250,12 +250,6 @@ def sweep() -> dict[str, int]:
     return dict(done)
 
 
-PAUSED_ENDED = (
-    "The game was ended: the answering side stayed unavailable. This round counts as ended; "
-    "you can go on."
-)
-
-
 def paused_too_long(now: Any) -> list[int]:
     """Paused tables whose pause (the turn that paused them) is older than their limit."""
     rows = (
@@ -282,7 +276,7 @@ def end_paused(table_id: int) -> str:
         if locked is None or locked.status != Table.Status.PAUSED:
             return "resumed"
         snap = table_state(table_id)
-        event = {"type": "abort", "reason": PAUSED_ENDED, "paused": True}
+        event = {"type": "abort", "reason": reasons.PAUSED_ENDED, "paused": True}
         try:
             record(snap, event, snap.engine.apply(snap.state, event))
         except IntegrityError:

@@ -199,12 +199,4 @@ def table_language(table: Any) -> str:
 # The oracle's answers and a clue's "passed" are shown through {% translate %} with a variable;
 # listed here so that makemessages collects them.
 SHOWN_WORDS = [gettext_noop("Yes"), gettext_noop("No"), gettext_noop("Invalid")]
-# The reasons a table's abort turn gives people (studyapp.tables.driver), shown the same way.
-SHOWN_REASONS = [
-    gettext_noop(
-        "The game was ended: the answering side stayed unavailable. This round counts as ended; "
-        "you can go on."
-    ),
-    gettext_noop("A player left the study."),
-    gettext_noop("A player missed the turn deadline."),
-]
+# The reasons a table's abort turn gives people are shown the same way (studyapp.tables.reasons).
