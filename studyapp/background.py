@@ -9,10 +9,12 @@ nothing to return to early, so callers run the work inline and stay deterministi
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import contextvars
 import os
 import threading
+import weakref
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
@@ -20,6 +22,7 @@ from asgiref.sync import async_to_sync
 from django.db import connections
 
 _loops = threading.local()
+_kept: weakref.WeakSet[asyncio.AbstractEventLoop] = weakref.WeakSet()  # every loop of run_async
 _serving = threading.local()  # the server loop a background thread works for (:func:`serving`)
 # The server's loop (and process) while it serves a request or a socket (:func:`in_server`). A
 # context variable: asgiref runs a sync call in a copy of its caller's context, so the threads
@@ -95,7 +98,40 @@ def run_async(coro: Awaitable[Any]) -> Any:
     if loop is None or loop.is_closed():
         loop = asyncio.new_event_loop()
         _loops.loop = loop
+        _kept.add(loop)
     return loop.run_until_complete(coro)
+
+
+def close_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """Close an idle loop of :func:`run_async` and, first, the model clients opened on it (their
+    connections are bound to it). Nothing for a loop that runs or is closed."""
+    if loop.is_running() or loop.is_closed():
+        return
+    from games.llm.providers import close_clients
+
+    try:
+        loop.run_until_complete(close_clients())
+        loop.run_until_complete(loop.shutdown_asyncgens())
+    finally:
+        loop.close()
+
+
+def close_thread_loop() -> None:
+    """Close this thread's loop (:func:`close_loop`), for a thread about to end."""
+    loop = getattr(_loops, "loop", None)
+    _loops.loop = None
+    if loop is not None:
+        close_loop(loop)
+
+
+@atexit.register
+def close_kept_loops() -> None:
+    """At exit, the loops threads kept (a server's background threads, a worker's) close their
+    model clients: left to the garbage collector during the interpreter's shutdown, each client
+    logged "Unclosed client session" to streams already closed."""
+    for loop in list(_kept):
+        with contextlib.suppress(Exception):
+            close_loop(loop)
 
 
 def call_async(func: Callable[..., Awaitable[Any]], *args: Any) -> Any:
@@ -112,12 +148,14 @@ def call_async(func: Callable[..., Awaitable[Any]], *args: Any) -> Any:
 
 def start_thread(name: str, work: Callable[..., Any], *args: Any) -> threading.Thread:
     """Run ``work(*args)`` in a daemon thread of this process. The thread closes its own database
-    connections when done, so finished jobs leave no idle connection behind."""
+    connections and its event loop (with the model clients on it) when done, so finished jobs
+    leave no idle connection behind."""
 
     def target() -> None:
         try:
             work(*args)
         finally:
+            close_thread_loop()
             connections.close_all()
 
     thread = threading.Thread(target=target, name=name, daemon=True)
