@@ -5,6 +5,7 @@ topology (tests/production/test_production_topology.py)."""
 from __future__ import annotations
 
 import os
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from django.test import Client
@@ -49,7 +50,11 @@ def test_an_unreachable_redis_and_broker_answer_503_naming_them_and_no_address(s
     not os.environ.get("REDIS_URL", "").startswith("redis"), reason="needs REDIS_URL (a Redis)"
 )
 def test_celery_mode_with_no_worker_running_fails_on_celery_alone(settings):
-    settings.REDIS_URL = settings.CELERY_BROKER_URL = os.environ["REDIS_URL"]
+    # Another database number than the environment's: the production tests' site (and its
+    # worker, which would answer) may still run on that one; Celery's broadcasts are per number.
+    parts = urlsplit(os.environ["REDIS_URL"])
+    number = (int(parts.path.strip("/") or 0) + 5) % 16
+    settings.REDIS_URL = settings.CELERY_BROKER_URL = urlunsplit(parts._replace(path=f"/{number}"))
     settings.CELERY_TASK_ALWAYS_EAGER = False
     response, body = get(Client())
     assert response.status_code == 503
