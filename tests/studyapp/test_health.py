@@ -4,7 +4,11 @@ topology (tests/production/test_production_topology.py)."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
+from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
@@ -68,3 +72,32 @@ def test_probes_are_not_rate_limited(settings):
     settings.PARTICIPANT_RATE_BURST = settings.PARTICIPANT_RATE_PER_MINUTE = 1
     client = Client()
     assert all(client.get("/healthz").status_code == 200 for _ in range(20))
+
+
+def test_a_database_out_of_reach_answers_503_naming_it():
+    """A site whose PostgreSQL does not answer (nothing listens on port 1): its own process, as
+    the settings are read once."""
+    code = (
+        "import django; django.setup()\n"
+        "from django.test import Client\n"
+        "response = Client().get('/healthz')\n"
+        "print(response.status_code, response.content.decode())\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "studyapp.settings",
+        "PYTHONPATH": str(root),
+        "DATABASE_URL": "postgres://study:secret-word@127.0.0.1:1/study",
+        "DB_POOL_TIMEOUT": "1",
+        "REDIS_URL": "",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120, cwd=root
+    )
+    status, _, text = done.stdout.strip().splitlines()[-1].partition(" ")
+    body = json.loads(text)
+    assert status == "503"
+    assert body["failed"] == ["database"]
+    assert body["checks"]["database"].startswith("failed")
+    assert "secret-word" not in text and "127.0.0.1" not in text
