@@ -66,6 +66,7 @@ production: install
 	DEBUG=false VAR_DIR=$(VAR_DIR) $(BIN)/python manage.py seed_demo
 	@echo "Open http://$(HOST):$(PORT)/ ($(WEB) daphne processes on ports $(PORT) and up, $(WORKERS) worker(s), beat)"
 	@echo "Processes: VAR_DIR=$(VAR_DIR) $(BIN)/supervisorctl -c deploy/supervisord.conf status"
+	@echo "Health: curl -fsS http://$(HOST):$(PORT)/healthz (200 once the database, Redis and a worker answer)"
 	DEBUG=false HOST=$(HOST) PORT=$(PORT) WEB=$(WEB) WORKERS=$(WORKERS) VAR_DIR=$(VAR_DIR) \
 	  $(BIN)/supervisord -n -c deploy/supervisord.conf
 

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from games.experience.context import SETTINGS
-from games.experiment.summary import TABLE2_COLUMNS, Z95, t95, table2
+from games.experiment.summary import TABLE2_COLUMNS, t95, table2, wilson
 from games.twenty_questions import CANDIDATES as WORDS
 from games.twenty_questions import ndcg_reward
 
@@ -408,15 +408,6 @@ def setting_differences(games: pd.DataFrame, baseline: str = "none") -> pd.DataF
     return pd.DataFrame(rows, columns=[*columns, "reads_policy"])
 
 
-def wilson(wins: pd.Series, n: pd.Series, z: float = Z95) -> tuple[pd.Series, pd.Series]:
-    """The Wilson score 95% interval of a win rate."""
-    n = n.astype("float64")
-    p = wins / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return centre - half, centre + half
-
-
 def role_win_rates(games: pd.DataFrame) -> pd.DataFrame:
     """Undercover: win rate per role, with Wilson 95% intervals, for the people (per condition
     when the study has several) and for each agent and setting, keeping apart the games at
@@ -442,7 +433,9 @@ def role_win_rates(games: pd.DataFrame) -> pd.DataFrame:
         .reset_index()
     )
     out["win_rate"] = out["wins"] / out["games"]
-    out["low"], out["high"] = wilson(out["wins"], out["games"])
+    bounds = [wilson(wins, n) for wins, n in zip(out["wins"], out["games"], strict=True)]
+    out["low"] = [low for low, _ in bounds]
+    out["high"] = [high for _, high in bounds]
     return out[columns]
 
 

@@ -21,7 +21,7 @@ from games.base import Agent
 from games.experience.context import human_policy
 from games.llm.agents import LLMAgent, make_llm_agent
 from games.llm.cache import ResponseCache
-from games.llm.local import LOCAL_PREFIX, LocalProvider
+from games.llm.local import LocalProvider
 from games.llm.providers import (
     Completion,
     Provider,
@@ -29,6 +29,7 @@ from games.llm.providers import (
     ProviderError,
     compatible_config,
     get_provider,
+    local_path,
     parse_spec,
     server_url,
 )
@@ -91,9 +92,9 @@ def model_server(spec: str) -> str | None:
     """Where ``spec``'s calls go from this site: the server's address (credentials removed by
     :mod:`games.provenance`), ``local:<path>`` for a local model, None for rule-based agents or a
     spec this site cannot reach."""
-    if spec.startswith(LOCAL_PREFIX):
-        return spec
     try:
+        if local_path(spec) is not None:
+            return spec
         return server_url(spec, provider_config(spec))
     except ValueError:
         return None
@@ -116,9 +117,7 @@ def response_cache() -> ResponseCache:
 def local_provider(spec: str) -> Provider:
     """The provider of a ``local:<path>`` model, one per folder and process (loading is the slow
     part). Torch is imported on the first generation, not here, so the site runs without it."""
-    path = spec[len(LOCAL_PREFIX) :]
-    if not spec.startswith(LOCAL_PREFIX) or not path:
-        raise ValueError(f"a local model spec looks like 'local:<path>', not {spec!r}")
+    path = str(local_path(spec, required=True))
     if path not in _local:
         missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
         if missing:
@@ -135,7 +134,7 @@ def local_provider(spec: str) -> Provider:
 def provider_for(spec: str, *, cache: bool = True, live: bool = False) -> Provider:
     """The shared provider for ``spec``; ``cache`` replays identical API requests from disk;
     ``live`` gives the live tables' time budget (:func:`provider_config`)."""
-    if spec.startswith(LOCAL_PREFIX):
+    if local_path(spec) is not None:
         return local_provider(spec)
     config = provider_config(spec, live=live)
     return get_provider(spec, config, cache=response_cache() if cache else None)

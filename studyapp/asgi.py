@@ -21,6 +21,7 @@ from django.http import HttpRequest, HttpResponse  # noqa: E402
 from django.urls import get_resolver  # noqa: E402
 
 from studyapp import dispatch  # noqa: E402
+from studyapp.background import in_server  # noqa: E402
 from studyapp.db import TRANSIENT, returning_connections  # noqa: E402
 from studyapp.heap import freeze_startup  # noqa: E402
 from studyapp.tables.routing import websocket_urlpatterns  # noqa: E402
@@ -72,8 +73,9 @@ async def application(scope: dict, receive: object, send: object) -> None:
     """The site. In the embedded mode the first request or socket after a start also starts the
     periodic tasks on the server's loop (:func:`studyapp.dispatch.start_beat`), so a lobby or a
     deadline that fell due while the server was down is handled without waiting for a socket."""
-    dispatch.start_beat()
-    await router(scope, receive, send)
+    with in_server():  # its sync threads find this loop (studyapp.background.server_loop)
+        dispatch.start_beat()
+        await router(scope, receive, send)
 
 
 # The HTTP URLconf, loaded now: the board templates reverse URLs, and the URLconf imports every

@@ -73,11 +73,18 @@ class BriefDatabaseErrors(logging.Filter):
     """A database that is away for a moment fails every request and socket call at once: each
     such error is logged as one line (its message), not a traceback per request."""
 
-    def filter(self, record: logging.LogRecord) -> bool:
+    def __init__(self) -> None:
+        super().__init__()
+        # Imported once, when the logging is configured, not for each record: a thread that logs
+        # while the interpreter shuts down (its modules going, sys.meta_path None) can import
+        # nothing, and its last line would end the run with an ImportError instead.
         from studyapp.db import TRANSIENT
 
+        self.transient = TRANSIENT
+
+    def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
-        if isinstance(error, TRANSIENT):
+        if isinstance(error, self.transient):
             first = str(error).strip().splitlines()[0] if str(error).strip() else ""
             record.msg = f"{record.getMessage()} ({type(error).__name__}: {first})"
             record.args = None

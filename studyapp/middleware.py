@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import sys
-import time
 from collections.abc import Callable
 from urllib.parse import unquote
 
@@ -42,30 +41,32 @@ class RetryTransientDatabaseErrors:
     a 503 page that says to try again, and one log line each. Outermost but for the security
     middleware, so that a retry runs the whole request again (session and user included)."""
 
-    RETRY_PAUSES = (0.2, 0.6)  # seconds before the second and third try
-
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
         got_request_exception.connect(mark_transient, dispatch_uid="studyapp.mark_transient")
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        from studyapp.db import is_pool_timeout
+        from studyapp.db import TRANSIENT, is_pool_timeout
+        from studyapp.retry import DATABASE_PAUSES, retry
 
-        safe = request.method in ("GET", "HEAD")
-        pauses = list(self.RETRY_PAUSES) if safe else []
-        while True:
+        def attempt() -> HttpResponse:
             request._transient_db_error = None
             response = self.get_response(request)
-            error = request._transient_db_error
-            if error is None:
-                return response
-            if not pauses or is_pool_timeout(error):
-                break
-            from django.db import connections
+            if request._transient_db_error is not None:
+                raise request._transient_db_error  # the error Django turned into a response
+            return response
 
-            for conn in connections.all(initialized_only=True):
-                conn.close_if_unusable_or_obsolete()
-            time.sleep(pauses.pop(0))
+        safe = request.method in ("GET", "HEAD")
+        try:
+            return retry(
+                attempt,
+                retry_on=TRANSIENT,
+                pauses=DATABASE_PAUSES if safe else (),
+                give_up=is_pool_timeout,
+                before_retry=drop_unusable_connections,
+            )
+        except TRANSIENT as err:
+            error = err
         log.warning(
             "database unavailable, %s %s answered 503: %s: %s",
             request.method,
@@ -97,3 +98,12 @@ def mark_transient(sender: object = None, request: HttpRequest | None = None, **
     error = sys.exc_info()[1]
     if request is not None and isinstance(error, TRANSIENT):
         request._transient_db_error = error
+
+
+def drop_unusable_connections() -> None:
+    """Before a request is run again: a connection that broke goes (back to the pool, which drops
+    it), so the next try opens a fresh one."""
+    from django.db import connections
+
+    for conn in connections.all(initialized_only=True):
+        conn.close_if_unusable_or_obsolete()

@@ -97,6 +97,11 @@ INSTALLED_APPS = [
     "studyapp.dashboard",
 ]
 
+# Where the tables app asks for answers it cannot give itself (studyapp/tables/hooks.py): a group
+# lobby closing, an idle seat, the sweep's tick, a table's page, a final board. The participants
+# app answers for studies.
+TABLES_HOOKS = "studyapp.participants.hooks.ParticipantsHooks"
+
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "studyapp.middleware.RetryTransientDatabaseErrors",

@@ -5,10 +5,10 @@ Improve % against ``none``.
 :func:`table2` is the one computation. ``python -m games experiment`` prints it from its records
 (:func:`summarize`), ``python -m analysis reproduce`` writes it as CSV, and the analysis
 (``analysis.metrics.table2_rows`` and ``settings_table``, which the report, the dashboard and the
-exports read) calls it on the games frame, so none can disagree. Pure Python, because
-dependencies point from ``analysis`` to ``games`` and never back. The games that count are the same
-everywhere (:func:`is_scored`): a game whose answering seat failed, or a person's seat an agent
-took over, is left out.
+exports read) calls it on the games frame, so none can disagree. No pandas and no Django, because
+dependencies point from ``analysis`` to ``games`` and never back; the quantiles and intervals are
+scipy's. The games that count are the same everywhere (:func:`is_scored`): a game whose answering
+seat failed, or a person's seat an agent took over, is left out.
 """
 
 from __future__ import annotations
@@ -22,32 +22,25 @@ from games.experience.context import SETTINGS
 
 TABLE2_COLUMNS = ("task", "setting", "model", "score", "improve_pct", "ci_low", "ci_high", "n")
 
-# Two-sided 95% quantiles of Student's t for 1..30 degrees of freedom (no scipy needed).
-T95 = (
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
-)  # fmt: skip
-Z95 = 1.959964
-
 
 def t95(df: float) -> float:
-    """The 0.975 quantile of Student's t with ``df`` degrees of freedom; NaN below 1 (or NaN).
-    Beyond the table, the Cornish-Fisher expansion (error under 1e-4 from 30 on)."""
+    """The 0.975 quantile of Student's t with ``df`` degrees of freedom (scipy); NaN below 1 (or
+    NaN)."""
     if df is None or df != df or df < 1:
         return math.nan
-    if df <= len(T95):
-        return T95[int(df) - 1]
-    z = Z95
-    return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+    from scipy.stats import t  # here, not at import: the site's processes load this module
+
+    return float(t.ppf(0.975, df))
 
 
-def wilson(wins: float, n: int, z: float = Z95) -> tuple[float, float]:
-    """The Wilson score 95% interval of ``wins`` out of ``n``."""
-    p = wins / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return centre - half, centre + half
+def wilson(wins: float, n: int) -> tuple[float, float]:
+    """The Wilson score 95% interval of ``wins`` (a whole number) out of ``n`` (scipy's
+    ``binomtest(...).proportion_ci(method="wilson")``). The one copy: the analysis's win-rate
+    intervals call it too."""
+    from scipy.stats import binomtest
+
+    ci = binomtest(round(wins), int(n)).proportion_ci(0.95, method="wilson")
+    return float(ci.low), float(ci.high)
 
 
 def improve(value: float, baseline: float | None) -> float | None:

@@ -13,9 +13,14 @@ import asyncio
 import threading
 import time
 
-from games.llm.providers import Completion, Message, content_text, has_images, prompt_chars
-
-LOCAL_PREFIX = "local:"
+from games.llm.providers import (
+    Completion,
+    Message,
+    content_text,
+    has_images,
+    local_path,
+    prompt_chars,
+)
 
 
 class LocalProvider:
@@ -30,9 +35,7 @@ class LocalProvider:
     @classmethod
     def from_spec(cls, spec: str) -> LocalProvider:
         """``local:/path/to/model`` → a provider for that folder."""
-        if not spec.startswith(LOCAL_PREFIX) or not spec[len(LOCAL_PREFIX) :]:
-            raise ValueError(f"a local model spec looks like 'local:<path>', not {spec!r}")
-        return cls(spec[len(LOCAL_PREFIX) :])
+        return cls(str(local_path(spec, required=True)))
 
     def _load(self) -> tuple:
         if self._loaded is None:

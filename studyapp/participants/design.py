@@ -225,12 +225,12 @@ def model_specs(study: Study) -> list[tuple[str, str, str]]:
 
 def spec_problem(spec: str, game: str, role: str) -> str:
     """Why ``spec`` cannot play ``role`` here, or '' when it can (no call is made)."""
-    from games.llm.providers import parse_spec
-    from studyapp.agents import LOCAL_PREFIX, provider_config
+    from games.llm.providers import local_path, parse_spec
+    from studyapp.agents import provider_config
 
-    if spec.startswith(LOCAL_PREFIX):
-        return "" if spec[len(LOCAL_PREFIX) :] else "a local model spec needs a path"
     try:
+        if local_path(spec) is not None:
+            return ""
         kind, _ = parse_spec(spec)
         if kind == "offline":
             return _offline_problem(spec, game, role)

@@ -9,7 +9,6 @@ does that itself in the thread that uses the connection."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import time
@@ -26,6 +25,7 @@ from django.utils.translation import gettext_lazy
 
 from games.base import IllegalMove
 from studyapp.db import TRANSIENT, is_pool_timeout, returning_connections
+from studyapp.retry import retry_async
 from studyapp.tables import driver, services, store
 from studyapp.tables.broadcast import table_group
 from studyapp.tables.models import Table
@@ -46,9 +46,8 @@ TOO_LARGE_MESSAGE = (
     "Reload the page to go on."
 )
 # A database call that fails for a moment (PostgreSQL restarting, a connection cut, no pooled
-# connection free): reads are tried again after these pauses; then the socket stays open with a
-# notice, and the next heartbeat or move tries again.
-RETRY_PAUSES = (0.2, 0.6)
+# connection free): reads are tried again (studyapp.retry.DATABASE_PAUSES); then the socket stays
+# open with a notice, and the next heartbeat or move tries again.
 UNAVAILABLE_MESSAGE = (
     "The table could not be reached for a moment. Your last move may not have been saved: if "
     "the board does not show it within a few seconds, send it again."
@@ -75,19 +74,14 @@ def db_call(func: Any) -> Any:
 def db_read(func: Any) -> Any:
     """:func:`db_call` for a call that may safely run twice (a read, or marking a seat
     connected): a transient database error is tried again, on a fresh connection (the failed one
-    goes back to the pool, which drops it), after each of RETRY_PAUSES. Not for a move: a move
-    whose commit failed may have been written."""
+    goes back to the pool, which drops it), after each of the database pauses
+    (:mod:`studyapp.retry`). Not for a move: a move whose commit failed may have been written."""
     call = db_call(func)
 
     async def retrying(*args: Any, **kwargs: Any) -> Any:
-        for pause in (*RETRY_PAUSES, None):
-            try:
-                return await call(*args, **kwargs)
-            except TRANSIENT as err:
-                if pause is None or is_pool_timeout(err):
-                    raise
-                await asyncio.sleep(pause)
-        raise AssertionError("unreachable")
+        return await retry_async(
+            lambda: call(*args, **kwargs), retry_on=TRANSIENT, give_up=is_pool_timeout
+        )
 
     return retrying
 

@@ -23,7 +23,7 @@ from django.db.models import Count, Max
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from studyapp.tables import signals
+from studyapp.tables import hooks, reasons, signals
 from studyapp.tables.agent_turns import SKIP_SPEC
 from studyapp.tables.broadcast import broadcast
 from studyapp.tables.models import Seat, Table, new_exit_code
@@ -92,7 +92,7 @@ def apply_dropout(snap: TableState, index: int, *, dropped: bool = False) -> str
     policy = snap.table.option("dropout")
     try:
         if policy == "end":
-            why = "A player left the study." if dropped else "A player missed the turn deadline."
+            why = reasons.PLAYER_LEFT if dropped else reasons.MISSED_DEADLINE
             event = {"type": "abort", "reason": why}
             record(snap, event, snap.engine.apply(snap.state, event))
             return "ended"
@@ -245,16 +245,9 @@ def sweep() -> dict[str, int]:
             settle(snap, now)
     for table_id in paused_too_long(now):
         done[f"paused table {end_paused(table_id)}"] += 1
-    for counts in signals.announce(signals.swept, now=now):
-        for name, count in (counts or {}).items():
-            done[name] += count
+    for name, count in hooks.swept(now).items():
+        done[name] += count
     return dict(done)
-
-
-PAUSED_ENDED = (
-    "The game was ended: the answering side stayed unavailable. This round counts as ended; "
-    "you can go on."
-)
 
 
 def paused_too_long(now: Any) -> list[int]:
@@ -283,7 +276,7 @@ def end_paused(table_id: int) -> str:
         if locked is None or locked.status != Table.Status.PAUSED:
             return "resumed"
         snap = table_state(table_id)
-        event = {"type": "abort", "reason": PAUSED_ENDED, "paused": True}
+        event = {"type": "abort", "reason": reasons.PAUSED_ENDED, "paused": True}
         try:
             record(snap, event, snap.engine.apply(snap.state, event))
         except IntegrityError:
@@ -326,9 +319,9 @@ SETTLED_SECONDS = 3600
 
 
 def drop_idle(snap: TableState, now: Any) -> list[str]:
-    """Drop the people this table has waited on longer than its idle limit: announced
-    (``signals.seat_idle``), so a study marks its participant dropped (which applies the table's
-    dropout policy to the seat); a table with no study behind it applies the policy alone."""
+    """Drop the people this table has waited on longer than its idle limit: the hooks are asked
+    (``seat_idle``), so a study marks its participant dropped (which applies the table's dropout
+    policy to the seat); a table with no study behind it applies the policy alone."""
     limit = idle_limit(snap.table)
     waited = (now - (snap.last_at or now)).total_seconds()
     if limit is None or waited < limit:
@@ -337,8 +330,7 @@ def drop_idle(snap: TableState, now: Any) -> list[str]:
     for index in snap.waiting_for():
         if snap.seat(index).kind != Seat.Kind.HUMAN:
             continue
-        answers = signals.seat_idle.send(sender=Table, table_id=snap.table.pk, seat=index)
-        if not any(taken for _, taken in answers):
+        if not hooks.hooks().seat_idle(snap.table.pk, index):
             drop_out(snap.table.pk, index)
         dropped.append("idle person dropped")
     return dropped

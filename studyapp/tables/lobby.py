@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db import transaction
 
 from studyapp.tables import services, signals
+from studyapp.tables.hooks import hooks
 from studyapp.tables.models import Seat, Table
 
 UNDERCOVER_PLAYERS = 5
@@ -103,11 +104,9 @@ def start_if_full(table_id: int, full: bool) -> None:
 
 def form_group(table_id: int) -> str:
     """A study's group lobby is never played: whoever runs the study (the participants app,
-    listening to :data:`signals.group_lobby_closing`) draws the group's condition and seats its
-    people at tables of that condition. Returns what the listener did."""
-    answers = signals.group_lobby_closing.send(sender=Table, table_id=table_id)
-    done = [answer for _, answer in answers if answer]
-    return done[0] if done else "nobody forms groups"
+    through the tables' hooks, :meth:`~studyapp.tables.hooks.TablesHooks.form_group`) draws the
+    group's condition and seats its people at tables of that condition. Returns what it did."""
+    return hooks().form_group(table_id) or "nobody forms groups"
 
 
 def leave(seat: Seat) -> bool:

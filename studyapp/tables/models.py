@@ -14,9 +14,6 @@ from django.conf import settings
 from django.db import models, transaction
 from django.utils import timezone
 
-DROPOUT_POLICIES = ("replace", "skip", "end")
-LOBBY_TIMEOUT_POLICIES = ("fill", "exit")
-
 
 def default_options() -> dict[str, Any]:
     return {}
@@ -91,9 +88,6 @@ class Table(models.Model):
         except (TypeError, ValueError):
             return None
         return seconds if seconds > 0 else None
-
-    def has_humans(self) -> bool:
-        return any(seat.kind == Seat.Kind.HUMAN for seat in self.seats.all())
 
 
 def new_exit_code() -> str:

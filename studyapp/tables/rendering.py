@@ -21,8 +21,8 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext_noop
 
+from studyapp.tables.hooks import hooks
 from studyapp.tables.models import Seat, Table
-from studyapp.tables.signals import final_board
 from studyapp.tables.store import TableState
 
 GAME_TEMPLATES = {
@@ -181,14 +181,13 @@ def staff_seats(snap: TableState) -> list[dict[str, Any]]:
 def render_board(snap: TableState, seat: int | None, error: str | None = None) -> str:
     """The board a socket pushes. At a study table whose game is over it carries what the study
     adds for the seat too (its bar's running total, swapped into the page by id like the board):
-    the tables announce the board (signals.final_board) and the study answers."""
+    the tables ask the hooks (``final_board``) and the study answers."""
     table = snap.table
     with translation.override(table_language(table)):
         html = render_to_string("tables/_board.html", board_context(snap, seat, error))
         over = snap.is_over and table.status != Table.Status.LOBBY  # the board shows the outcome
         if seat is not None and over and table.options.get("study"):
-            for _, extra in final_board.send(sender=Table, table=table, seat=seat):
-                html += extra or ""
+            html += hooks().final_board(table, seat) or ""
     return html
 
 
@@ -200,12 +199,4 @@ def table_language(table: Any) -> str:
 # The oracle's answers and a clue's "passed" are shown through {% translate %} with a variable;
 # listed here so that makemessages collects them.
 SHOWN_WORDS = [gettext_noop("Yes"), gettext_noop("No"), gettext_noop("Invalid")]
-# The reasons a table's abort turn gives people (studyapp.tables.driver), shown the same way.
-SHOWN_REASONS = [
-    gettext_noop(
-        "The game was ended: the answering side stayed unavailable. This round counts as ended; "
-        "you can go on."
-    ),
-    gettext_noop("A player left the study."),
-    gettext_noop("A player missed the turn deadline."),
-]
+# The reasons a table's abort turn gives people are shown the same way (studyapp.tables.reasons).

@@ -11,7 +11,8 @@ from django.views.decorators.http import require_POST
 
 from games.base import IllegalMove
 from studyapp import ratelimit
-from studyapp.tables import lobby, services, signals
+from studyapp.tables import lobby, services
+from studyapp.tables.hooks import hooks
 from studyapp.tables.models import Seat, Table
 from studyapp.tables.rendering import board_context, table_language
 
@@ -75,9 +76,7 @@ def table_page(request: HttpRequest, table_id: int) -> HttpResponse:
         context["heartbeat_seconds"] = settings.HEARTBEAT_SECONDS
         if request.htmx:
             return render(request, "tables/_board.html", context)
-        parts: dict[str, str] = {}
-        for _, added in signals.table_page.send(sender=Table, table=table, request=request):
-            parts.update(added or {})
+        parts = hooks().table_page(table, request) or {}
         context["page_title"], context["page_bar"] = parts.get("title"), parts.get("bar", "")
         return render(request, "tables/table.html", context)
 

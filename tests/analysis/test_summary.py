@@ -2,15 +2,27 @@
 
 import pytest
 
+from analysis import metrics
 from analysis.frames import games_frame
 from analysis.metrics import t95
 from analysis.report import table_markdown
 from analysis.summary import summarize
+from games.experiment import summary as games_summary
+
+
+def test_the_wilson_interval_is_one_function_with_the_published_values():
+    assert metrics.wilson is games_summary.wilson  # the analysis's win rates use the same
+    low, high = games_summary.wilson(5, 10)
+    assert (low, high) == (pytest.approx(0.2366, abs=1e-4), pytest.approx(0.7634, abs=1e-4))
+    low, high = games_summary.wilson(0, 20)
+    assert low == 0 and high == pytest.approx(0.1611, abs=1e-4)
+    assert games_summary.wilson(20, 20)[1] == 1
 
 
 def test_the_t_quantiles_match_the_tables():
-    assert t95(1) == pytest.approx(12.706)
-    assert t95(30) == pytest.approx(2.042)
+    # scipy's quantiles against the printed tables' three decimals
+    assert t95(1) == pytest.approx(12.706, abs=5e-4)
+    assert t95(30) == pytest.approx(2.042, abs=5e-4)
     assert t95(60) == pytest.approx(2.000, abs=1e-3)
     assert t95(10_000) == pytest.approx(1.960, abs=1e-3)
 

@@ -9,6 +9,7 @@ import os
 import re
 import signal
 import time
+import urllib.request
 
 import pytest
 from websockets.asyncio.client import connect
@@ -64,6 +65,17 @@ def undercover_player(frame: str, n: int) -> dict | None:
     if targets:
         return {"type": "vote", "target": int(targets[0])}
     return None
+
+
+def test_healthz_names_the_database_redis_and_a_celery_worker(topology: Topology) -> None:
+    for port in topology.ports:  # every daphne process, asked as a monitor would: no login
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=30) as response:
+            assert response.status == 200
+            body = json.loads(response.read())
+        assert body["status"] == "ok", body
+        assert body["checks"]["database"] == "ok"
+        assert body["checks"]["redis"] == "ok"
+        assert body["checks"]["celery"].startswith("ok ("), body
 
 
 def test_a_study_participant_plays_their_own_round(topology: Topology) -> None:

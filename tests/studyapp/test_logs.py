@@ -114,3 +114,30 @@ def test_a_celery_worker_logs_json_lines_when_asked(settings) -> None:
     site_log_format(logger=logger)
     record = logging.LogRecord("celery.worker", logging.ERROR, __file__, 1, "lost %s", ("x",), None)
     assert json.loads(handler.format(record))["message"] == "lost x"
+
+
+def test_a_database_error_logged_while_the_interpreter_shuts_down_is_still_one_line() -> None:
+    """A thread that logs as the interpreter shuts down finds its modules gone and
+    ``sys.meta_path`` None: the site's filters must import nothing then (a pytest run used to end
+    with ``ImportError: sys.meta_path is None`` from the database-error filter)."""
+    code = (
+        "import django, logging, sys; django.setup()\n"
+        "from django.db import OperationalError\n"
+        "try:\n"
+        "    raise OperationalError('the server closed the connection\\nmore')\n"
+        "except OperationalError:\n"
+        "    info = sys.exc_info()\n"
+        "sys.modules.pop('studyapp.db'); sys.meta_path = None  # as at shutdown\n"
+        "logging.getLogger('studyapp.jobs').error('heartbeat failed', exc_info=info)\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "studyapp.settings", "PYTHONPATH": str(root)},
+        capture_output=True, text=True, timeout=60, cwd=root,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "ImportError" not in done.stderr and "Traceback" not in done.stderr
+    assert done.stderr.strip().endswith(
+        "ERROR studyapp.jobs: heartbeat failed (OperationalError: the server closed the connection)"
+    )

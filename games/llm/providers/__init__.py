@@ -39,6 +39,7 @@ from games.llm.providers.base import (
 )
 from games.llm.providers.config import (
     ANTHROPIC_URL,
+    LOCAL_PREFIX,
     OPENAI_URL,
     PROVIDER_KINDS,
     REASONING_EFFORTS,
@@ -49,6 +50,7 @@ from games.llm.providers.config import (
     compatible_config,
     config_from_env,
     is_reasoning_model,
+    local_path,
     model_options,
     needs_reasoning_budget,
     parse_spec,
@@ -70,6 +72,7 @@ from games.llm.servers import parse_servers  # importable from here, as before t
 
 __all__ = [
     "ANTHROPIC_URL",
+    "LOCAL_PREFIX",
     "OPENAI_URL",
     "PROVIDER_KINDS",
     "REASONING_EFFORTS",
@@ -95,6 +98,7 @@ __all__ = [
     "image_media_type",
     "image_part",
     "is_reasoning_model",
+    "local_path",
     "model_options",
     "needs_reasoning_budget",
     "parse_servers",

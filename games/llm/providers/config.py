@@ -143,6 +143,27 @@ def split_spec(spec: str) -> tuple[str, str | None, str]:
     return kind, server, model
 
 
+# A model loaded from a folder in this process (games.llm.local), not reached through a server.
+LOCAL_PREFIX = "local:"
+
+
+def local_path(spec: str, *, required: bool = False) -> str | None:
+    """The folder of a ``local:<path>`` spec; None for any other spec (a ValueError instead when
+    ``required``). A ``local:`` spec with no path is a ValueError.
+
+    >>> local_path("local:/models/aligned"), local_path("openai:gpt-4o")
+    ('/models/aligned', None)
+    """
+    if not spec.startswith(LOCAL_PREFIX):
+        if required:
+            raise ValueError(f"a local model spec looks like 'local:<path>', not {spec!r}")
+        return None
+    path = spec[len(LOCAL_PREFIX) :]
+    if not path:
+        raise ValueError(f"a local model spec needs a path: 'local:<path>', not {spec!r}")
+    return path
+
+
 def parse_spec(spec: str) -> tuple[str, str]:
     """Split ``kind:model`` (or ``openai-compatible@server:model``) and check the kind."""
     kind, _, model = split_spec(spec)

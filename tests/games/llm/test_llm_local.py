@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from games.llm.local import LocalProvider
+from games.llm.providers import local_path
 
 ROOT = Path(__file__).resolve().parents[3]  # python -c imports this checkout's games
 
@@ -17,6 +18,16 @@ ROOT = Path(__file__).resolve().parents[3]  # python -c imports this checkout's 
 def test_a_local_spec_needs_a_path():
     with pytest.raises(ValueError, match="local:<path>"):
         LocalProvider.from_spec("local:")
+
+
+def test_local_specs_are_read_in_one_place():
+    assert local_path("local:/models/aligned") == "/models/aligned"
+    assert local_path("openai:gpt-4o") is None
+    with pytest.raises(ValueError, match="needs a path"):
+        local_path("local:")
+    with pytest.raises(ValueError, match="local:<path>"):
+        local_path("openai:gpt-4o", required=True)
+    assert LocalProvider.from_spec("local:/models/aligned").path == "/models/aligned"
 
 
 def test_importing_the_local_provider_loads_no_model_library():

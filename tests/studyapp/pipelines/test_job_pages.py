@@ -12,6 +12,7 @@ from asgiref.sync import sync_to_async
 from django.core.management import CommandError, call_command
 from django.db import connection, transaction
 
+from studyapp.background import in_server
 from studyapp.pipelines.jobs import create_job, execute, start_job
 from studyapp.pipelines.models import Job
 from studyapp.tables.models import PolicyRecord
@@ -39,7 +40,8 @@ def test_it_runs_a_job_in_a_server_thread_so_the_start_request_returns_at_once(c
             connection.close()
 
     async def server() -> int:  # stands in for daphne: views run in a thread beside its loop
-        return await sync_to_async(start_request)()
+        with in_server():  # as the site's ASGI application marks each request
+            return await sync_to_async(start_request)()
 
     job_id = asyncio.run(server())
     assert asked.wait(5)  # the job reached its model while the request had already returned

@@ -1,0 +1,108 @@
+"""``/healthz``: whether this site can serve, for a load balancer, supervisord's neighbours or a
+monitor. It checks what a move needs: the database (one ``SELECT 1``), Redis where configured (a
+``PING``) and, where background work goes to Celery, that a worker answers (Celery's own remote
+control ping; a worker that answers is alive and consuming from the broker). In the embedded mode
+there is no worker to ask, and the answer says so.
+
+The answer is JSON: ``{"status": "ok", "checks": {"database": "ok", ...}}`` with 200, or
+``"status": "failing"``, ``"failed": [the names]`` and 503. No login is asked for and nothing is
+shown but each check's name and a short verdict (never a URL, a host or an exception's text,
+which may carry either: the cause goes to the log). It is not rate limited, and a study's pages'
+limits (studyapp.ratelimit) do not count it.
+
+A small view rather than django-health-check: three checks, each a few lines, and the answer's
+every word chosen here (the embedded mode named, no error text shown), with no app, settings or
+templates added to the site.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from django.conf import settings
+from django.db import connections
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.cache import never_cache
+
+log = logging.getLogger(__name__)
+
+# How long each service may take to answer (seconds); a monitor probes every few seconds.
+TIMEOUT = 2.0
+
+
+def check_database() -> str:
+    for alias in connections:
+        with connections[alias].cursor() as cursor:
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+    return "ok"
+
+
+def check_redis() -> str:
+    if not settings.REDIS_URL:
+        return "not configured (the embedded mode: the site's own memory)"
+    import redis
+
+    client = redis.Redis.from_url(
+        settings.REDIS_URL, socket_timeout=TIMEOUT, socket_connect_timeout=TIMEOUT
+    )
+    try:
+        client.ping()
+    finally:
+        client.close()
+    return "ok"
+
+
+def check_celery() -> str:
+    from studyapp.dispatch import celery_mode
+
+    if not celery_mode():
+        return "embedded (background work runs in the web process; no worker to ask)"
+    from studyapp.celery import app
+
+    with app.connection_for_write(settings.CELERY_BROKER_URL) as connection:
+        connection.ensure_connection(max_retries=1, interval_start=0, timeout=TIMEOUT)
+        answers = app.control.ping(timeout=TIMEOUT, limit=1, connection=connection)
+    if not answers:
+        raise NoWorker("no worker answered")
+    return f"ok ({len(answers)} worker answered)"
+
+
+class NoWorker(Exception):
+    pass
+
+
+CHECKS: dict[str, Callable[[], str]] = {
+    "database": check_database,
+    "redis": check_redis,
+    "celery": check_celery,
+}
+
+
+def run_checks() -> dict[str, tuple[bool, str]]:
+    """Each check's name: (passed, its verdict as shown)."""
+    results = {}
+    for name, check in CHECKS.items():
+        try:
+            results[name] = (True, check())
+        except NoWorker as err:
+            log.warning("healthz: %s: %s", name, err)
+            results[name] = (False, f"failed: {err}")
+        except Exception as err:  # any failure of the service is the answer, not a 500
+            log.warning("healthz: %s failed: %s: %s", name, type(err).__name__, err)
+            results[name] = (False, f"failed ({type(err).__name__})")
+    return results
+
+
+@never_cache
+def healthz(request: HttpRequest) -> JsonResponse:
+    results = run_checks()
+    failed = [name for name, (passed, _) in results.items() if not passed]
+    body: dict = {
+        "status": "failing" if failed else "ok",
+        "checks": {name: verdict for name, (_, verdict) in results.items()},
+    }
+    if failed:
+        body["failed"] = failed
+    return JsonResponse(body, status=503 if failed else 200)
