@@ -10,7 +10,9 @@ TTRL, evaluation after alignment) for every model on every benchmark, then write
   and the rank correlation of the two benchmarks' rankings before and after (Kendall's τ, and
   Spearman's ρ, the figure the paper's figure 10 prints; §3.1);
 - ``per_label.csv`` / ``per_label.md``: for a choice or word benchmark, accuracy per label and its
-  macro average (appendix C's per-pathology figure), direct and after TTRA.
+  macro average (appendix C's per-pathology figure), direct and after TTRA;
+- the rank figures drawn from ``ranking.json`` (`rank_figures.draw`): ``rank_bump.png/.svg/.pdf``
+  (figure 3), ``rank_scatter.png/.svg/.pdf`` (figures 10 and 11) and ``rank_figures.csv``.
 
 Each model-benchmark run keeps its own ``results.json`` under ``DIR/runs/``; a rerun with the same
 options reuses it, so a killed command resumes where it stopped. Options apply to every run;
@@ -341,7 +343,8 @@ def harmonize(
     say: Any = None,
     explicit: frozenset[str] = frozenset(),
 ) -> dict:
-    """Run every model on both benchmarks (reusing finished runs) and write the two results."""
+    """Run every model on both benchmarks (reusing finished runs) and write the tables and the
+    rank figures."""
     if len(models) < 2:
         raise HarmonizeError("give at least two --model to rank")
     if len({slug(m) for m in models}) != len(models):
@@ -367,10 +370,14 @@ def harmonize(
             rows.append(cost_row(model, bench, results))
             labels.extend(label_rows(model, bench, results))
     result = ranking(models, list(benchmarks), runs)
-    if _main_process():  # under accelerate launch, one process writes the tables
+    figures: list[str] = []
+    if _main_process():  # under accelerate launch, one process writes the tables and figures
+        from studyapp.pipelines.ttra.rank_figures import draw
+
         write_outputs(out, rows, result)
         write_label_tables(out, labels)
-    return {"cost": rows, "ranking": result, "per_label": labels}
+        figures = [str(path) for path in draw(result, out)]
+    return {"cost": rows, "ranking": result, "per_label": labels, "figures": figures}
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -143,3 +143,17 @@ def test_two_models_on_two_benchmarks_give_the_cost_table_and_the_rankings(
     assert len(before) == 4
     assert main(argv) == 0
     assert {p: p.stat().st_mtime_ns for p in out.glob("runs/*/*/results.json")} == before
+
+    # The rank figures (the paper's figures 3, 10 and 11) lie next to the tables, drawn from the
+    # ranking.json beside them.
+    for stem in ("rank_bump", "rank_scatter"):
+        for ext in ("png", "svg", "pdf"):
+            assert (out / f"{stem}.{ext}").stat().st_size > 0, (stem, ext)
+    with (out / "rank_figures.csv").open() as handle:
+        drawn = list(csv.DictReader(handle))
+    assert {(r["model"], r["evaluation"]) for r in drawn} == {
+        (m, when) for m in models for when in ("direct", "ttra")
+    }
+    for row in drawn:
+        score = ranking["scores"][row["model"]]["gsm"][row["evaluation"]]
+        assert float(row["gsm_score"]) == pytest.approx(score)
