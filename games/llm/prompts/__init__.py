@@ -63,12 +63,14 @@ def _sha256(text: str) -> str:
 
 @dataclass(frozen=True)
 class PromptSet:
-    """Prompt texts by name; ``overridden`` names the files that came from ``source``."""
+    """Prompt texts by name; ``overridden`` names the files that came from ``source``; ``files``
+    is the file each text was read from (for hashes of the files as written)."""
 
     name: str
     texts: dict[str, str]
     overridden: tuple[str, ...] = ()
     source: str | None = None
+    files: dict[str, Path] = field(default_factory=dict, compare=False, repr=False)
     _templates: dict[str, Template] = field(default_factory=dict, compare=False, repr=False)
 
     def template(self, name: str) -> Template:
@@ -95,10 +97,11 @@ class Catalog:
     """A folder of prompt files with its manifest, and the set of it in force.
 
     ``games`` has one (:data:`GAMES`, this folder); other code with prompt files of its own (the
-    LWE judge's: ``studyapp.pipelines.lwe.judging.CATALOG``) makes another with
-    ``Catalog(its_folder)`` and gets the same export, override, refusal and hashes: the one
-    ``--prompts`` loader of the project. Without a ``manifest.toml`` the variables of each
-    file are the placeholders of its shipped text."""
+    LWE judge's: ``studyapp.pipelines.lwe.judging.CATALOG``; TTRA's ``{name}`` files:
+    ``studyapp.pipelines.ttra.prompt_files.CATALOG``) makes another with ``Catalog(its_folder)``
+    and gets the same export, override, refusal and hashes: the one ``--prompts`` loader of the
+    project. Without a ``manifest.toml`` the variables of each file are the placeholders of its
+    shipped text."""
 
     def __init__(
         self,
@@ -130,7 +133,8 @@ class Catalog:
 
     def shipped(self) -> PromptSet:
         """The set in the catalog's own folder."""
-        return PromptSet(SHIPPED, {n: self.read(self.folder / f"{n}.txt") for n in self.names})
+        files = {n: self.folder / f"{n}.txt" for n in self.names}
+        return PromptSet(SHIPPED, {n: self.read(path) for n, path in files.items()}, files=files)
 
     def slot(self, name: str) -> str:
         """A placeholder as a file writes it, for messages."""
@@ -156,6 +160,7 @@ class Catalog:
             raise PromptSetError(f"{folder}: no such folder")
         base = base or self.shipped()
         texts = dict(base.texts)
+        files = dict(base.files)
         changed: list[str] = []
         problems: list[str] = []
         for path in sorted(folder.iterdir()):
@@ -164,6 +169,8 @@ class Catalog:
             problem = self._check(path, texts, changed)
             if problem:
                 problems.append(f"{path.name}: {problem}")
+            else:
+                files[path.stem] = path  # in force, even where its text equals the base's
         if problems:
             raise PromptSetError(f"prompt folder {folder}: " + "; ".join(problems))
         name = base.name
@@ -173,7 +180,7 @@ class Catalog:
         overridden = tuple(dict.fromkeys((*base.overridden, *changed)))
         here = str(folder.resolve())
         source = here if base.source is None else f"{base.source}+{here}"
-        return PromptSet(name, texts, overridden, source)
+        return PromptSet(name, texts, overridden, source, files)
 
     def _check(self, path: Path, texts: dict[str, str], changed: list[str]) -> str:
         """What is wrong with one override file ('' when it is fine; then it is taken)."""

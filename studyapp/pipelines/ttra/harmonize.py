@@ -5,12 +5,17 @@
 TTRL, evaluation after alignment) for every model on every benchmark, then writes
 
 - ``cost.csv`` / ``cost.md``: per model and benchmark, each stage's wall time and GPU-seconds and
-  TTRA's cost relative to direct evaluation (the paper's table 1, §6.2);
+  TTRA's cost relative to direct evaluation (the paper's table 1, §6.2); where a benchmark has SFT
+  data (``--sft-data FILE`` or ``--set BENCHMARK.sft_data=FILE``) its runs are the ``sft``
+  experiment with TTRA beside it, and the ``sft_*`` columns carry table 1's middle row (SFT's
+  wall time, GPU-seconds, training part and relative cost; empty without SFT data);
 - ``ranking.json`` / ``ranking.md``: each model's score on both benchmarks, direct and after TTRA,
   and the rank correlation of the two benchmarks' rankings before and after (Kendall's τ, and
   Spearman's ρ, the figure the paper's figure 10 prints; §3.1);
 - ``per_label.csv`` / ``per_label.md``: for a choice or word benchmark, accuracy per label and its
-  macro average (appendix C's per-pathology figure), direct and after TTRA.
+  macro average (appendix C's per-pathology figure), direct and after TTRA;
+- the rank figures drawn from ``ranking.json`` (`rank_figures.draw`): ``rank_bump.png/.svg/.pdf``
+  (figure 3), ``rank_scatter.png/.svg/.pdf`` (figures 10 and 11) and ``rank_figures.csv``.
 
 Each model-benchmark run keeps its own ``results.json`` under ``DIR/runs/``; a rerun with the same
 options reuses it, so a killed command resumes where it stopped. Options apply to every run;
@@ -34,12 +39,17 @@ from pathlib import Path
 from typing import Any
 
 from studyapp.pipelines.ttra.config import TTRAOptions, _field_type, add_options, options_from_args
+from studyapp.pipelines.ttra.timing import METHODS, SFT
 
 COST_COLUMNS = (
     "model",
     "benchmark",
     "direct_wall_s",
     "direct_gpu_s",
+    "sft_wall_s",
+    "sft_gpu_s",
+    "sft_training_wall_s",
+    "sft_relative_cost",
     "one_shot_wall_s",
     "ttrl_wall_s",
     "aligned_eval_wall_s",
@@ -112,7 +122,11 @@ def benchmark_options(
 ) -> TTRAOptions:
     """One benchmark's options: the command line's, where its ``--set BENCH.preset=NAME`` (e.g.
     a1-gsm8k for one benchmark, a1-mathqa for the other) gives values for the options not in
-    ``explicit`` (the flags given), then its other ``--set`` values; always the ttra experiment."""
+    ``explicit`` (the flags given), then its other ``--set`` values.
+
+    The experiment is ttra, or sft with TTRA beside it (``sft_with_ttra``) where the benchmark has
+    SFT data, so every run has the scores the ranking needs and SFT's cost where there is one. A
+    preset of the SFT baseline (sft-a2, sft-s6.2) without SFT data is refused."""
     from studyapp.pipelines.ttra.presets import preset
 
     values = dict(overrides)
@@ -120,7 +134,16 @@ def benchmark_options(
     if name:
         kept = {k: v for k, v in preset(name).values.items() if k not in explicit}
         values = kept | {"preset": name} | values
-    return dataclasses.replace(base, **(values | {"model": model, "experiment": "ttra"}))
+    sft_data = values.get("sft_data", base.sft_data)
+    if values.get("experiment") == "sft" and not sft_data:
+        raise HarmonizeError(
+            f"preset {name} runs the SFT baseline: give its data (--sft-data FILE, or "
+            "--set BENCHMARK.sft_data=FILE)"
+        )
+    experiment = (
+        {"experiment": "sft", "sft_with_ttra": True} if sft_data else {"experiment": "ttra"}
+    )
+    return dataclasses.replace(base, **(values | {"model": model} | experiment))
 
 
 def _comparable(options: dict[str, Any]) -> dict[str, Any]:
@@ -150,13 +173,27 @@ def stage_seconds(results: dict, stage: str, key: str = "wall_s") -> float:
     return sum(float(t[key]) for t in results.get("times", []) if t["stage"] == stage)
 
 
+SFT_METHOD = next(method for method, stages in METHODS if SFT in stages)  # table 1's middle row
+
+
+def _rounded(value: Any, digits: int) -> float | None:
+    return None if value is None else round(float(value), digits)
+
+
 def cost_row(model: str, benchmark: str, results: dict) -> dict[str, Any]:
+    """One model on one benchmark: direct evaluation, SFT where the run's ``cost_table`` has its
+    row (empty otherwise), and TTRA by stage, each in seconds, with the relative costs."""
     cost = results["cost"]
+    sft = next((row for row in results.get("cost_table", []) if row["method"] == SFT_METHOD), {})
     return {
         "model": model,
         "benchmark": benchmark,
         "direct_wall_s": round(cost["direct_wall_s"], 3),
         "direct_gpu_s": round(cost["direct_gpu_s"], 3),
+        "sft_wall_s": _rounded(sft.get("wall_s"), 3),
+        "sft_gpu_s": _rounded(sft.get("gpu_s"), 3),
+        "sft_training_wall_s": _rounded(sft.get("training_wall_s"), 3),
+        "sft_relative_cost": _rounded(sft.get("relative"), 2),
         "one_shot_wall_s": round(stage_seconds(results, "one-shot"), 3),
         "ttrl_wall_s": round(stage_seconds(results, "ttrl"), 3),
         "aligned_eval_wall_s": round(stage_seconds(results, "aligned-eval"), 3),
@@ -262,8 +299,9 @@ def write_outputs(out: Path, rows: list[dict[str, Any]], result: dict) -> None:
         writer.writeheader()
         writer.writerows(rows)
     (out / "cost.md").write_text(
-        "Direct evaluation vs TTRA: seconds per stage and TTRA's relative cost "
-        "(GPU-seconds when on GPUs, else wall time)\n\n" + markdown_table(COST_COLUMNS, rows),
+        "Direct evaluation, SFT (where the benchmark has SFT data) and TTRA: seconds per stage "
+        "and the relative costs (GPU-seconds when on GPUs, else wall time)\n\n"
+        + markdown_table(COST_COLUMNS, rows),
         encoding="utf-8",
     )
     (out / "ranking.json").write_text(json.dumps(result, indent=2), encoding="utf-8")
@@ -341,7 +379,8 @@ def harmonize(
     say: Any = None,
     explicit: frozenset[str] = frozenset(),
 ) -> dict:
-    """Run every model on both benchmarks (reusing finished runs) and write the two results."""
+    """Run every model on both benchmarks (reusing finished runs) and write the tables and the
+    rank figures."""
     if len(models) < 2:
         raise HarmonizeError("give at least two --model to rank")
     if len({slug(m) for m in models}) != len(models):
@@ -367,10 +406,14 @@ def harmonize(
             rows.append(cost_row(model, bench, results))
             labels.extend(label_rows(model, bench, results))
     result = ranking(models, list(benchmarks), runs)
-    if _main_process():  # under accelerate launch, one process writes the tables
+    figures: list[str] = []
+    if _main_process():  # under accelerate launch, one process writes the tables and figures
+        from studyapp.pipelines.ttra.rank_figures import draw
+
         write_outputs(out, rows, result)
         write_label_tables(out, labels)
-    return {"cost": rows, "ranking": result, "per_label": labels}
+        figures = [str(path) for path in draw(result, out)]
+    return {"cost": rows, "ranking": result, "per_label": labels, "figures": figures}
 
 
 def build_parser() -> argparse.ArgumentParser:

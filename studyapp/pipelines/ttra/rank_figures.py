@@ -12,8 +12,8 @@ benchmarks* (arXiv:2603.12875), drawn from the ``ranking.json`` that
 
     python -m studyapp.pipelines.ttra.rank_figures var/harmonize/ranking.json [--out DIR]
 
-Only ``matplotlib`` is needed (no torch); a separate module so the harmonisation command stays as
-it is.
+The harmonisation command draws them (:func:`draw`) next to its tables at the end of every run;
+this command redraws them from any ranking file. Only ``matplotlib`` is needed (no torch).
 """
 
 from __future__ import annotations

@@ -143,3 +143,81 @@ def test_two_models_on_two_benchmarks_give_the_cost_table_and_the_rankings(
     assert len(before) == 4
     assert main(argv) == 0
     assert {p: p.stat().st_mtime_ns for p in out.glob("runs/*/*/results.json")} == before
+
+    # The rank figures (the paper's figures 3, 10 and 11) lie next to the tables, drawn from the
+    # ranking.json beside them.
+    for stem in ("rank_bump", "rank_scatter"):
+        for ext in ("png", "svg", "pdf"):
+            assert (out / f"{stem}.{ext}").stat().st_size > 0, (stem, ext)
+    with (out / "rank_figures.csv").open() as handle:
+        drawn = list(csv.DictReader(handle))
+    assert {(r["model"], r["evaluation"]) for r in drawn} == {
+        (m, when) for m in models for when in ("direct", "ttra")
+    }
+    for row in drawn:
+        score = ranking["scores"][row["model"]]["gsm"][row["evaluation"]]
+        assert float(row["gsm_score"]) == pytest.approx(score)
+    assert all(r["sft_wall_s"] == "" for r in rows)  # no SFT data: table 1's middle row is empty
+
+
+def test_an_sft_preset_without_sft_data_is_refused_and_sft_data_runs_sft_beside_ttra(tmp_path):
+    from studyapp.pipelines.ttra.config import TTRAOptions
+    from studyapp.pipelines.ttra.harmonize import benchmark_options
+
+    files = {"gsm": tmp_path / "g.jsonl", "mathqa": tmp_path / "m.jsonl"}
+    base = TTRAOptions(model="m")
+    sft = parse_overrides(["gsm.preset=sft-s6.2"], files)["gsm"]
+    with pytest.raises(HarmonizeError, match=r"sft-s6.2 runs the SFT baseline.*sft_data"):
+        benchmark_options(base, "m", sft)
+    with_data = parse_overrides(["gsm.preset=sft-s6.2", "gsm.sft_data=s.jsonl"], files)["gsm"]
+    options = benchmark_options(base, "m", with_data)
+    assert (options.experiment, options.sft_with_ttra, options.sft_learning_rate) == (
+        "sft",
+        True,  # TTRA beside SFT: the ranking needs its scores
+        2e-6,
+    )
+    assert benchmark_options(base, "m", {}).experiment == "ttra"
+
+
+@pytest.mark.ttra
+def test_a_benchmark_with_sft_data_puts_table_1s_sft_row_into_the_cost_table(
+    tmp_path, benchmarks, capsys
+):
+    pytest.importorskip("trl")
+    pytest.importorskip("scipy")
+    from studyapp.pipelines.ttra.harmonize import main
+    from studyapp.pipelines.ttra.tiny import build_tiny_model
+
+    models = [str(build_tiny_model(tmp_path / f"model{seed}", seed=seed)) for seed in (1, 2)]
+    math, choice = benchmarks
+    sft = write_tasks(
+        tmp_path / "sft.jsonl",
+        [{"question": f"What is {i} + 1?", "response": f"\\boxed{{{i + 1}}}"} for i in range(3)],
+    )
+    out = tmp_path / "out"
+    argv = ["--model", models[0], "--model", models[1], "--benchmark", f"gsm={math}"]
+    argv += ["--benchmark", f"mathqa={choice}", "--out", str(out), "--set", f"gsm.sft_data={sft}"]
+    argv += ["--sft-batch-size", "2", "--sft-max-length", "256", *TINY]
+    assert main(argv) == 0
+    with (out / "cost.csv").open() as handle:
+        rows = {(r["model"], r["benchmark"]): r for r in csv.DictReader(handle)}
+    for model in models:
+        run = json.loads((out / "runs" / slug(model) / "gsm" / "results.json").read_text())
+        assert run["experiment"] == "sft" and run["aligned"]["avg_at_k"] is not None
+        table = {r["method"]: r for r in run["cost_table"]}
+        assert list(table) == [
+            "Direct evaluation",
+            "Train-before-test (SFT)",
+            "Train-before-test (TTRA)",
+        ]
+        middle, row = table["Train-before-test (SFT)"], rows[model, "gsm"]
+        stage = {t["stage"]: t["wall_s"] for t in run["times"]}
+        assert middle["wall_s"] == pytest.approx(stage["sft"] + stage["sft-eval"])
+        assert float(row["sft_wall_s"]) == pytest.approx(middle["wall_s"], abs=1e-3)
+        assert float(row["sft_training_wall_s"]) == pytest.approx(stage["sft"], abs=1e-3)
+        assert float(row["sft_gpu_s"]) == 0.0  # a CPU
+        assert float(row["sft_relative_cost"]) == pytest.approx(middle["relative"], abs=0.01)
+        ttra = stage["one-shot"] + stage["ttrl"] + stage["aligned-eval"]
+        assert float(row["ttra_wall_s"]) == pytest.approx(ttra, abs=1e-3)  # TTRA's row unchanged
+        assert rows[model, "mathqa"]["sft_wall_s"] == ""  # no SFT data for that benchmark
+    assert "sft_relative_cost" in (out / "cost.md").read_text()

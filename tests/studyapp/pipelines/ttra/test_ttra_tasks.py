@@ -161,3 +161,22 @@ def test_an_unknown_prompt_file_name_is_refused(tmp_path):
         load_prompts(tmp_path)
     with pytest.raises(PromptDirError, match="not a directory"):
         load_prompts(tmp_path / "nowhere")
+
+
+def test_prompt_files_go_through_the_one_loader_set_first_then_the_directory(tmp_path):
+    from games.llm.prompts import PromptSetError
+    from studyapp.pipelines.ttra.prompt_files import CATALOG, load_prompts, prompts_in_force
+
+    assert CATALOG.style == "format"  # TTRA's {name} files, read by games.llm.prompts.Catalog
+    gsm8k = load_prompts(prompt_set="a1-gsm8k")
+    assert gsm8k["math"].startswith("Q: {question}") and gsm8k["choice"] == load_prompts()["choice"]
+    (tmp_path / "math.txt").write_text("Mine: {question}\n")
+    chosen = prompts_in_force(tmp_path, "a1-gsm8k")
+    assert chosen.texts["math"] == "Mine: {question}"  # the directory over the set
+    assert chosen.files["math"] == tmp_path / "math.txt"
+    assert chosen.overridden == ("math",)
+    (tmp_path / "math.txt").write_text("Solve {problem}\n")  # a slot the code never fills
+    with pytest.raises(PromptSetError, match=r"missing \{question\}; unknown \{problem\}"):
+        load_prompts(tmp_path)
+    with pytest.raises(PromptSetError, match="no prompt set 'b2'"):
+        load_prompts(prompt_set="b2")
