@@ -79,7 +79,7 @@ def drop_idle_person(sender: Any, table_id: int, seat: int, **_: Any) -> bool:
     found = round_.first()
     if found is None:
         return False
-    rounds.mark_dropped(found.participant)
+    rounds.mark_dropped(found.participant, "idle at a table past the study's idle limit")
     return True
 
 

@@ -200,6 +200,17 @@ class Study(models.Model):
         default="flag",
         help_text="What a failed attention check of the questionnaire leads to.",
     )
+    screened_pay = models.CharField(
+        max_length=8,
+        choices=[
+            ("none", "nothing (their submission is returned)"),
+            ("played", "the share of the games they played, as for people who stop early"),
+            ("full", "the full pay, as for people who finish"),
+        ],
+        default="none",
+        help_text="What people screened out by a failed attention check are paid (say so in "
+        "the consent text); the page that ends their study tells them.",
+    )
     debrief_text = models.TextField(
         blank=True,
         help_text="Shown after the questionnaire, before the code: what the study was about "
@@ -217,7 +228,10 @@ class Study(models.Model):
         max_length=64, blank=True, help_text="For people who stop early; paid for their time."
     )
     code_screened = models.CharField(
-        max_length=64, blank=True, help_text="For people who decline consent."
+        max_length=64,
+        blank=True,
+        help_text="For people screened out by a failed attention check (attention_failure = "
+        "screen).",
     )
     code_failed_checks = models.CharField(
         max_length=64,

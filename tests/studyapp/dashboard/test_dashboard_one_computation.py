@@ -9,7 +9,6 @@ import pandas as pd
 import pytest
 from analysis_db_helpers import events_found_at
 from django.contrib.auth.models import User
-from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
@@ -20,6 +19,7 @@ from studyapp.dashboard.models import AnalysisResult
 from studyapp.participants.models import Participant, Round, Study
 from studyapp.pipelines.models import Job
 from studyapp.tables.models import Seat, Table, Turn
+from tests.exports import export_checked
 
 pytestmark = pytest.mark.django_db
 
@@ -57,6 +57,10 @@ def people_study() -> tuple[Study, list[dict]]:
                     "reward": 1 / math.log2(k + 1),
                 }
             )
+        # The record agrees with its games (export_study --check).
+        person.rounds_finished = len(ks)
+        person.total_reward = sum(1 / math.log2(k + 1) for k in ks)
+        person.save()
     return study, records
 
 
@@ -111,7 +115,7 @@ def test_the_page_the_export_and_the_report_agree(
     result = AnalysisResult.objects.get(scope="study:arm")
     page_dir = cache.result_dir(result.scope, result.version)
     # 2. the export
-    call_command("export_study", study.slug, "--out", str(tmp_path / "export"))
+    export_checked(study.slug, str(tmp_path / "export"))
     # 3. the report, from the experiment files the jobs wrote and the people's records
     files = [str(job.artifact_dir / "results.jsonl") for job in jobs]
     humans = tmp_path / "people.jsonl"
