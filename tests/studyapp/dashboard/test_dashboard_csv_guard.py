@@ -2,8 +2,8 @@
 dashboard zips and in ``export_study`` passes the project's CSV guard, and reads back unchanged."""
 
 import csv
-import math
 import io
+import math
 import zipfile
 
 import pytest
