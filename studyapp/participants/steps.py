@@ -220,6 +220,13 @@ def answer_questionnaire(participant: Participant, posted: Mapping[str, list[str
     return {}
 
 
+def failed_questions(participant: Participant) -> list[str]:
+    """The attention checks this person missed, as the questions they read (the screened page)."""
+    failed = set(participant.attention_failed or [])
+    items = participant.study.questionnaire or []
+    return [item["question"] for item in items if item.get("id") in failed]
+
+
 def debrief_read(participant: Participant) -> None:
     require_step(participant, "debrief")
     participant.debrief_seen = True
