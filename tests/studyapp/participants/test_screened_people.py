@@ -50,9 +50,7 @@ def screened(client, study) -> tuple[Participant, str]:
     return participant, html.unescape(response.content.decode())
 
 
-def test_a_screened_person_is_told_the_check_was_missed_and_that_nothing_is_paid(
-    screening, alice
-):
+def test_a_screened_person_is_told_the_check_was_missed_and_that_nothing_is_paid(screening, alice):
     participant, text = screened(alice, screening)
     assert participant.status == "screened"
     assert "You chose not to take part" not in text and "Nothing about you" not in text
