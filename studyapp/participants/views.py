@@ -283,7 +283,7 @@ def questionnaire_page(request: HttpRequest, participant: Participant) -> HttpRe
         {
             **item,
             "field": f"q_{item['id']}",
-            "choices": questionnaire.options_of(item),
+            "choices": questionnaire.choices_of(item),
             "given": given.get(f"q_{item['id']}", []),
             "error": errors.get(item["id"], ""),
         }

@@ -61,7 +61,12 @@ def test_a_german_study_speaks_german_from_the_link_to_the_code(german, alice):
     )
     refused = text(alice.post(page(participant, "questionnaire"), {}))
     assert "Bitte beantworten Sie diese Frage." in refused
-    alice.post(page(participant, "questionnaire"), {"q_hard": ["Stimme zu"]})
+    # The page shows the German label; the value sent and stored is the canonical one, so a
+    # German and an English study's answers are the same values in the export.
+    assert 'value="Agree"> Stimme zu' in questionnaire
+    alice.post(page(participant, "questionnaire"), {"q_hard": ["Agree"]})
+    participant.refresh_from_db()
+    assert participant.questionnaire_answers == {"hard": "Agree"}
     done = text(alice.get(page(participant, "done")))
     assert "Vielen Dank, Sie sind fertig" in done and "Ihr Abschlusscode" in done
     assert "Sie erhalten" in done
