@@ -91,6 +91,9 @@ def test_the_model_arm_joins_the_people_in_one_figure(staff, django_capture_on_c
     run_model_arm(staff, study, django_capture_on_commit_callbacks)
     page = staff.get(reverse("dashboard:analysis_study", args=[study.slug])).content.decode()
     assert "People by condition, and the model arm: Twenty Questions" in page
+    # The game count keeps the people's 9 games apart from the model arm's.
+    assert '<span id="people-games">9 with people</span>' in page
+    assert "of agents only: the model arm" in page
     assert "not drawn together" not in page.lower()
     result = AnalysisResult.objects.get(scope="study:arm")
     drawn = pd.read_csv(
@@ -210,7 +213,8 @@ def test_the_model_arm_form_offers_only_agents_of_the_game_and_refuses_one_that_
         slug="uc-arm", title="UC", game="undercover", rounds=2, consent_text="ok", seed=3
     )
     page = staff.get(reverse("dashboard:analysis_study", args=[study.slug])).content.decode()
-    assert 'name="models" value="offline:descriptor"' in page
+    # The study's own agents (offline:kb by default), not another alias of the same agent.
+    assert 'name="models" value="offline:kb"' in page
     assert "offline:infogain" not in page
     url = reverse("dashboard:analysis_study_model_arm", args=[study.slug])
     for model, reason in [
