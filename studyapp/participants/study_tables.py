@@ -30,6 +30,13 @@ def round_config(study: Study, number: int, players: int) -> Config:
     return case_config(study.game, study.seed, number - 1, **options)
 
 
+def _shown_policy(study: Any, condition: str) -> str:
+    try:
+        return designs.effective(study, condition)["shown_policy"] or ""
+    except designs.DesignError:
+        return study.shown_policy or ""
+
+
 def table_options(
     participant: Participant, number: int, design: dict[str, Any], *, group_lobby: bool = False
 ) -> dict:
@@ -53,6 +60,9 @@ def table_options(
         "language": study.language,
         # Blinded (False): the table's pages name no seat's kind and agents take a person's time.
         "agents_disclosed": study.agents_disclosed,
+        # Whether the person was shown a strategy text (the study's or the condition's): the
+        # export's setting for their games (shown-policy, or none).
+        "shown_policy": bool(_shown_policy(study, condition)),
     }
     if shared:
         options["deadline_between_people"] = True

@@ -50,7 +50,7 @@ def people_study() -> tuple[Study, list[dict]]:
                     "player": person.public_id,
                     "player_kind": "human",
                     "oracle": "offline:kb",
-                    "setting": "cumulative",
+                    "setting": "none",
                     "round": number - 1,
                     "sample": 0,
                     "config": config,

@@ -96,6 +96,8 @@ def test_a_screened_person_is_in_every_file_with_the_check_they_failed(
     assert people.loc[finisher.public_id, "status"] == "finished"
     games = pd.read_csv(tmp_path / "games.csv", keep_default_na=False)
     assert set(games.loc[games["player_kind"] == "human", "player"]) <= set(people.index)
+    # People's games carry no model setting: no strategy text was shown to them.
+    assert set(games.loc[games["player_kind"] == "human", "setting"]) == {"none"}
     answers = pd.read_csv(tmp_path / "questionnaire.csv", keep_default_na=False)
     mine = answers[answers["player"] == person.public_id].set_index("item")
     assert mine.loc["attention", "answer"] == "Red"
