@@ -59,6 +59,7 @@ class BotResult:
     tables: list[int] = field(default_factory=list)
     moves: int = 0
     error: str = ""
+    told: str = ""  # the last page's text, as the person would read it (tags and spaces gone)
 
 
 class _Form(HTMLParser):
@@ -234,6 +235,9 @@ class PilotBot:
             elif step == "done":
                 code = CODE_RE.search(page)
                 self.result.code = html.unescape(code.group(1)) if code else ""
+                section = re.search(r"<section[^>]*>(.*?)</section>", page, re.S)
+                words = re.sub(r"<[^>]+>", " ", section.group(1) if section else page)
+                self.result.told = " ".join(html.unescape(words).split())[:2000]
                 status = re.search(r'data-status="(\w+)"', page)
                 self.result.status = status.group(1) if status else "done"
                 return
