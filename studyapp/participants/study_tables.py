@@ -25,9 +25,10 @@ from studyapp.participants.models import Participant, Round, Study
 
 
 def round_config(study: Study, number: int, players: int) -> Config:
-    """The game config of round ``number`` (1-based): case ``number - 1`` of the sequence."""
+    """The game config of round ``number`` (1-based): case ``number - 1`` of the sequence, its
+    words in the study's language (games.languages)."""
     options = {"players": players} if study.game == "undercover" else {}
-    return case_config(study.game, study.seed, number - 1, **options)
+    return case_config(study.game, study.seed, number - 1, language=study.language, **options)
 
 
 def _shown_policy(study: Any, condition: str) -> str:

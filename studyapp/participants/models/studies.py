@@ -294,6 +294,9 @@ class Study(models.Model):
                 "The offline oracle reads English questions only: a Twenty Questions study in "
                 "another language needs a model oracle (e.g. openai:gpt-4o-mini)."
             )
+        elif self.language != "en":
+            for problem in design.language_problems(self):
+                errors.setdefault("language", []).append(problem)
         problem = think_seconds_problem(self.agent_think_seconds)
         if problem:
             errors.setdefault("agent_think_seconds", []).append(problem)
