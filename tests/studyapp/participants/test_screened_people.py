@@ -131,3 +131,29 @@ def test_a_dropout_who_finished_no_game_is_not_promised_pay(study, alice):
     text = html.unescape(response.content.decode())
     assert "you will be paid for it" not in text and "You are paid 0.00" not in text
     assert "nothing is owed" in text
+
+
+def test_a_dropouts_time_runs_to_their_last_move_not_their_last_page(study, alice):
+    """Play at a table does not move ``last_seen_at``: someone dropped for idling at a table is
+    timed to their last move there (before, 0.55 s were recorded for minutes of play)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from studyapp.participants import rounds
+    from studyapp.tables import services
+
+    participant = get_ready(alice, study)
+    alice.post(page(participant, "play"))
+    participant.refresh_from_db()
+    earlier = timezone.now() - timedelta(minutes=6)
+    type(participant).objects.filter(pk=participant.pk).update(
+        started_at=earlier, last_seen_at=earlier + timedelta(seconds=1)
+    )
+    round_ = rounds.current_round(participant)
+    services.submit(round_.table_id, 0, {"type": "question", "text": "Is it alive?"})
+    participant.refresh_from_db()
+    rounds.mark_dropped(participant, "idle at a table past the study's idle limit")
+    participant.refresh_from_db()
+    assert participant.time_spent.total_seconds() > 5 * 60
+    assert participant.end_reason == "idle at a table past the study's idle limit"
