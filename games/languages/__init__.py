@@ -93,6 +93,14 @@ def candidate_of(name: str, language: str = "en") -> str | None:
     return None
 
 
+GUESS_TEXTS = {"en": "Is the word {word}?", "de": "Ist das Wort {word}?"}
+
+
+def guess_text(name: str, language: str = "en") -> str:
+    """The question that stands for an explicit guess of ``name``, in ``language``."""
+    return GUESS_TEXTS.get(language, GUESS_TEXTS["en"]).format(word=name)
+
+
 def offline_problem(spec: str, language: str) -> str:
     """Why an offline agent cannot play at a table in ``language`` ('' when it can)."""
     if not spec.startswith("offline:") or language == "en":

@@ -384,7 +384,12 @@ class TwentyQuestionsEngine(Engine[State]):
                 f'"{shown}" is not one of the {len(CANDIDATES)} candidate words; '
                 "pick a word from the list"
             )
-        return self._resolve(replace(state, voided=False), guess_text(word), word)
+        text = guess_text(word)
+        if state.language != "en":  # the board and the transcript read the table's language
+            text = languages.guess_text(
+                languages.candidate_names(state.language)[word], state.language
+            )
+        return self._resolve(replace(state, voided=False), text, word)
 
     def _resolve(self, state: State, text: str, guess: str) -> State:
         """A guess is answered by the engine: the right word ends the game, any other gets No."""
@@ -452,7 +457,9 @@ class TwentyQuestionsEngine(Engine[State]):
             "pending": state.turns[-1].question if state.pending else None,
         }
         if seat == ORACLE:
-            observation["answer"] = state.answer
+            # A model oracle at a table in another language reads the word as the questions
+            # name it (the state keeps the canonical candidate).
+            observation["answer"] = languages.candidate_names(state.language)[state.answer]
             observation["question"] = state.turns[-1].question if state.pending else None
         if state.over:
             observation["found"] = state.found_at is not None

@@ -83,7 +83,7 @@ def board_context(snap: TableState, seat: int | None, error: str | None = None) 
             context.update(arrived=None, places=None, agent_places=None)
     if snap.is_over and table.status != Table.Status.LOBBY:
         context["outcome"] = sorted(snap.engine.outcome(snap.state).items())
-        context["revealed_word"] = table.config.get("answer")  # Twenty Questions' answer
+        context["revealed_word"] = revealed_word(table.config)  # Twenty Questions' answer
     if seat is None:
         context["events"] = snap.events
         context["public"] = snap.engine.observe(snap.state, 0)  # its rounds; staff see it all
@@ -209,3 +209,13 @@ SHOWN_REASONS = [
     gettext_noop("A player left the study."),
     gettext_noop("A player missed the turn deadline."),
 ]
+
+
+def revealed_word(config: dict) -> str | None:
+    """Twenty Questions' answer as the table's language names it (None for other games)."""
+    from games import languages
+
+    answer = config.get("answer")
+    if answer is None:
+        return None
+    return languages.candidate_names(config.get("language", "en")).get(answer, answer)

@@ -56,7 +56,8 @@ def test_twenty_questions_reads_a_guess_by_its_german_name():
     right = engine.apply(wrong, {"type": "question", "seat": 0, "text": "Ist es ein Apfel?"})
     assert right.found_at == 2
     picked = engine.apply(state, {"type": "question", "seat": 0, "guess": "apfel"})
-    assert picked.found_at == 1
+    assert picked.found_at == 1 and picked.turns[-1].question == "Ist das Wort Apfel?"
+    assert engine.observe(state, 1)["answer"] == "Apfel"  # a model oracle reads the German word
     plain = engine.apply(state, {"type": "question", "seat": 0, "text": "Ist es lebendig?"})
     assert plain.pending  # a question, for the oracle
 

@@ -78,6 +78,8 @@ def test_a_german_study_speaks_german_from_the_link_to_the_code(german_model, al
     assert candidate_names("de")[answer] in board and round_.table.config["language"] == "de"
 
     win_in_german(alice, participant)
+    ended = render_board(table_state(round_.table_id), round_.seat)
+    assert f'id="revealed-word">{candidate_names("de")[answer]}<' in ended
     win_in_german(alice, participant)
     assert participant.rounds_finished == 2 and participant.total_reward == 2.0
     policy = text(alice.get(page(participant, "policy")))
