@@ -106,6 +106,7 @@ def test_a_screened_person_is_in_every_file_with_the_check_they_failed(
     assert versions.set_index("version").loc[2, "participants"] == 2
     readme = (tmp_path / "README.md").read_text()
     assert "- screened: 1" in readme and "- finished: 1" in readme
+    assert "`analysis/participants.csv` summarises the 2 people" in readme
 
 
 def test_the_check_names_a_person_missing_from_participants(screening, alice, tmp_path):
