@@ -16,7 +16,7 @@ from analysis.export import read_frames
 from analysis.safe_csv import runs_as_formula
 from studyapp.participants.models import Participant, Round
 from studyapp.tables import services
-from tests.exports import export_checked
+from tests.exports import assert_export_agrees, export_checked
 
 pytestmark = pytest.mark.django_db
 
@@ -85,10 +85,12 @@ def test_export_study_writes_a_formula_question_as_text(tmp_path):
     assert QUESTION in set(read_frames(tmp_path)["turns"]["text"].dropna())
 
 
-def test_the_study_zip_writes_a_formula_question_as_text(staff):
+def test_the_study_zip_writes_a_formula_question_as_text(staff, tmp_path):
     study = study_with_a_formula_question()
     url = reverse("dashboard:analysis_study_download", args=[study.slug, "csv"])
     archive = zipfile.ZipFile(io.BytesIO(b"".join(staff.get(url).streaming_content)))
+    archive.extractall(tmp_path)
+    assert_export_agrees(tmp_path)  # the page's zip is an export like the command's
     raw = archive.read("turns.csv").decode()
     assert QUESTION.replace('"', '""') in raw
     assert formula_cells(raw) == []
