@@ -39,7 +39,8 @@ GAME_COLUMNS: dict[str, tuple[str, str]] = {
     "setting": (
         "string",
         "experience setting: none, rule-policy, experience-policy, human-policy, "
-        "full-experience or cumulative",
+        "full-experience or cumulative; a person's games: none, or shown-policy when the study "
+        "showed them a strategy text",
     ),
     "round": ("Int64", "0-based position in the player's sequence of games (t - 1 in eq. 1-2)"),
     "sample": ("Int64", "repeat index i of the sequence"),

@@ -55,11 +55,19 @@ def case_item(game: str, seed: int, case: int) -> Any:
     return order[case % len(order)]
 
 
-def case_config(game: str, seed: int, case: int, **options: Any) -> Config:
+def case_config(game: str, seed: int, case: int, language: str = "en", **options: Any) -> Config:
     """The game config of case ``case``; ``options`` are the engine's (``players`` for
     Undercover, ``max_questions`` for Twenty Questions). The word comes from the sequence; the
     rest of the config (the difference seat, which word of a pair is the difference's) from
-    :func:`case_seed`, so it is the same for every player of the case too."""
+    :func:`case_seed`, so it is the same for every player of the case too. In another
+    ``language`` the case is the same word: Undercover's pair in that language's words, Twenty
+    Questions' canonical answer with the language's names (:mod:`games.languages`)."""
+    from games import languages
+
     item = case_item(game, seed, case)
-    key = "answer" if game == "twenty-questions" else "pair"
-    return get_engine(game).new_config(case_seed(seed, case), **{key: item}, **options)
+    if game == "twenty-questions":
+        if language != "en":
+            options["language"] = language
+        return get_engine(game).new_config(case_seed(seed, case), answer=item, **options)
+    pair = languages.undercover_pair(item, language)
+    return get_engine(game).new_config(case_seed(seed, case), pair=pair, **options)

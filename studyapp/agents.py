@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 
+from games import languages
 from games.agents import make_agent
 from games.base import Agent
 from games.experience.context import human_policy
@@ -177,13 +178,19 @@ def seat_policy(seat: Seat, game: str) -> str | None:
     return None
 
 
-def agent_for_seat(seat: Seat, *, game: str, role: str, seed: int, live: bool = False) -> Agent:
+def agent_for_seat(
+    seat: Seat, *, game: str, role: str, seed: int, live: bool = False, language: str = "en"
+) -> Agent:
     """The agent for one turn of an agent seat. Tables do not use the response cache: every table
     opens alike, and a cached reply would make every table play alike. ``seed`` is also the
     sampling index, so a local model redelivered the same turn proposes the same move. ``live``:
-    the table has people, so its model calls get the live time budget."""
+    the table has people, so its model calls get the live time budget. ``language``: the
+    table's; a model is told it, and an offline agent, which knows English only, is refused."""
     spec = seat.agent_spec
     if spec.startswith("offline:"):
+        problem = languages.offline_problem(spec, language)
+        if problem:
+            raise ValueError(problem)
         return make_agent(spec, game=game, role=role, seed=seed)
     return make_llm_agent(
         spec,
@@ -194,6 +201,7 @@ def agent_for_seat(seat: Seat, *, game: str, role: str, seed: int, live: bool = 
         policy=seat_policy(seat, game),
         provider=RecordingProvider(provider_for(spec, cache=False, live=live)),
         sample=seed,
+        language=language,
     )
 
 

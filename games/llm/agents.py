@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from games import languages
 from games.base import Event, NoMove, Observation
 from games.experience.context import check_setting, player_system
 from games.llm import prompts, render
@@ -72,6 +73,7 @@ class LLMAgent:
         temperature: float = 1.0,
         sample: int = 0,
         max_tokens: int = 1024,
+        language: str = "en",
     ) -> None:
         if game not in ROLES:
             raise ValueError(f"unknown game {game!r}")
@@ -85,10 +87,17 @@ class LLMAgent:
         self.temperature = temperature
         self.sample = sample
         self.max_tokens = max_tokens
+        self.language = language  # the table's: the seat is told (games.languages.instruction)
         self.usage = Usage()
 
     def system_prompt(self, observation: Observation) -> str:
-        """What the seat is told before its turn: rules, learned text, role instructions."""
+        """What the seat is told before its turn: rules, learned text, role instructions, and
+        the table's language when it is not English."""
+        told = languages.instruction(self.language, self.role)
+        text = self._system_prompt(observation)
+        return f"{text}\n\n{told}" if told else text
+
+    def _system_prompt(self, observation: Observation) -> str:
         if self.role == "oracle":
             return prompts.text("twenty_questions_oracle")
         instructions = (
@@ -190,6 +199,7 @@ def make_llm_agent(
     temperature: float = 1.0,
     sample: int = 0,
     max_tokens: int = 1024,
+    language: str = "en",
 ) -> LLMAgent:
     """An agent for one seat. ``provider`` may be any object with the ``complete`` method (a local
     model, a test double); otherwise the spec's provider is built from ``provider_config`` and
@@ -206,4 +216,5 @@ def make_llm_agent(
         temperature=temperature,
         sample=sample,
         max_tokens=max_tokens,
+        language=language,
     )

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+from games import languages
 from games.base import Config, Engine, Event, IllegalMove, Observation
 from games.twenty_questions import CANDIDATES, MAX_QUESTIONS, ndcg_reward
 from games.twenty_questions.guesses import Mention, guess_in
@@ -239,6 +240,9 @@ class State:
     voids: int = 0
     void_streak: int = 0
     voided: bool = False
+    # The table's language: another one shows the candidates by their names in it and reads a
+    # guess written with them (games.languages); the answer stays the canonical candidate.
+    language: str = "en"
 
     @property
     def pending(self) -> bool:
@@ -261,7 +265,21 @@ def _check_config(config: Config) -> tuple[str, int, str]:
     version = config.get("rules_version", "1")
     if version not in RULES_VERSIONS:
         raise ValueError(f"unknown rules_version {version!r}; known: {', '.join(RULES_VERSIONS)}")
+    if config.get("language", "en") not in languages.LANGUAGES:
+        raise ValueError(f"unknown language {config.get('language')!r}")
     return answer, limit, version
+
+
+def named_in(text: str, language: str) -> list[str]:
+    """The candidates a text names by their names in ``language`` (whole words, any case), in
+    order of first mention: how a table in another language reads a guess in a question."""
+    found = []
+    folded = text.casefold()
+    for word, name in languages.candidate_names(language).items():
+        match = re.search(rf"(?<!\w){re.escape(name.casefold())}(?!\w)", folded)
+        if match:
+            found.append((match.start(), word))
+    return [word for _, word in sorted(found)]
 
 
 class TwentyQuestionsEngine(Engine[State]):
@@ -273,6 +291,7 @@ class TwentyQuestionsEngine(Engine[State]):
         answer = options.pop("answer", None)
         max_questions = options.pop("max_questions", MAX_QUESTIONS)
         rules_version = options.pop("rules_version", RULES_VERSION)
+        language = options.pop("language", "en")
         if options:
             raise ValueError(f"unknown twenty-questions options: {', '.join(sorted(options))}")
         if answer is None:
@@ -281,12 +300,15 @@ class TwentyQuestionsEngine(Engine[State]):
             spelled = {word.lower(): word for word in CANDIDATES}
             answer = spelled.get(str(answer).strip().lower(), answer)
         config = {"answer": answer, "max_questions": max_questions, "rules_version": rules_version}
+        if language != "en":  # English configs stay as they were
+            config["language"] = language
         _check_config(config)
         return config
 
     def initial(self, config: Config) -> State:
         answer, limit, version = _check_config(config)
-        return State(answer=answer, max_questions=limit, rules_version=version)
+        language = config.get("language", "en")
+        return State(answer=answer, max_questions=limit, rules_version=version, language=language)
 
     def seats(self, config: Config) -> list[str]:
         return list(ROLES)
@@ -334,7 +356,10 @@ class TwentyQuestionsEngine(Engine[State]):
         state = replace(state, voided=False)
         if text == NO_QUESTION:
             return replace(state, turns=(*state.turns, Turn(text, INVALID, "engine")))
-        if state.rules_version == "1":
+        if state.language != "en":
+            named = named_in(text, state.language)
+            guess = named[0] if len(named) == 1 else None
+        elif state.rules_version == "1":
             named = named_candidates(text)
             guess = named[0] if len(named) == 1 else None
         else:
@@ -351,13 +376,20 @@ class TwentyQuestionsEngine(Engine[State]):
         if str(event.get("text") or "").strip():
             raise IllegalMove("send either a question's text or a guess, not both")
         word = guess_word(event["guess"])
+        if state.language != "en":
+            word = languages.candidate_of(str(event["guess"]), state.language) or word
         if word is None:
             shown = str(event["guess"]).strip()[:60]
             raise IllegalMove(
                 f'"{shown}" is not one of the {len(CANDIDATES)} candidate words; '
                 "pick a word from the list"
             )
-        return self._resolve(replace(state, voided=False), guess_text(word), word)
+        text = guess_text(word)
+        if state.language != "en":  # the board and the transcript read the table's language
+            text = languages.guess_text(
+                languages.candidate_names(state.language)[word], state.language
+            )
+        return self._resolve(replace(state, voided=False), text, word)
 
     def _resolve(self, state: State, text: str, guess: str) -> State:
         """A guess is answered by the engine: the right word ends the game, any other gets No."""
@@ -414,7 +446,7 @@ class TwentyQuestionsEngine(Engine[State]):
             "game": self.name,
             "seat": seat,
             "role": ROLES[seat],
-            "candidates": list(CANDIDATES),
+            "candidates": list(languages.candidate_names(state.language).values()),
             "max_questions": state.max_questions,
             "questions_asked": len(state.turns),
             "history": history,
@@ -425,7 +457,9 @@ class TwentyQuestionsEngine(Engine[State]):
             "pending": state.turns[-1].question if state.pending else None,
         }
         if seat == ORACLE:
-            observation["answer"] = state.answer
+            # A model oracle at a table in another language reads the word as the questions
+            # name it (the state keeps the canonical candidate).
+            observation["answer"] = languages.candidate_names(state.language)[state.answer]
             observation["question"] = state.turns[-1].question if state.pending else None
         if state.over:
             observation["found"] = state.found_at is not None

@@ -26,7 +26,7 @@ import pandas as pd
 from django.conf import settings
 from django.db.models import Count, Max, Q
 
-from analysis import report
+from analysis import metrics, report
 from analysis.plots import save_figure
 from analysis.summary import Summary, summarize
 from studyapp import dispatch
@@ -182,9 +182,13 @@ def page_payload(
 ) -> dict[str, Any]:
     people = summary.participants
     visitors = games[(games["player_kind"] == "human") & (games["player"] == "visitors")]
+    with_people = metrics.people_tables(games)
     return {
         "title": title,
         "games": int(games["table"].nunique()) if len(games) else 0,
+        # People's games and the model arm's apart: one count of both would mix populations.
+        "people_games": int(games.loc[with_people, "table"].nunique()) if len(games) else 0,
+        "agent_games": int(games.loc[~with_people, "table"].nunique()) if len(games) else 0,
         "scored": summary.scored,
         "left_out": summary.games - summary.scored,
         # why, per reason (metrics.scored): a failed answering seat, a person's seat taken over

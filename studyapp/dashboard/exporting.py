@@ -50,6 +50,7 @@ from studyapp.dashboard.records import (
     consent_versions_frame,
     games_and_keys,
     games_and_turns,
+    left_out,
     participants_frame,
     questionnaire_frame,
     started,
@@ -72,7 +73,7 @@ def export_study(
     progress: bool = False,
 ) -> list[Path]:
     people = started(study, include_pilots)
-    return export_tables(
+    written = export_tables(
         study_tables(study, include_pilots),
         out,
         formats,
@@ -92,6 +93,59 @@ def export_study(
         chunk=chunk,
         progress=progress,
     )
+    out = Path(out)
+    with (out / "README.md").open("a", encoding="utf-8") as readme_file:
+        readme_file.write(_people_note(out, left_out(study, include_pilots), include_pilots))
+    return written
+
+
+def _people_note(out: Path, omitted: dict[str, int], include_pilots: bool) -> str:
+    """The README's section on who is in which file, with the counts of this export."""
+    people = (
+        pd.read_csv(out / "participants.csv", dtype=object, keep_default_na=False)
+        if (out / "participants.csv").exists()
+        else pd.read_parquet(out / "participants.parquet")
+    )
+    statuses = people["status"].value_counts().sort_index()
+    lines = [
+        "\n## Who is in which file\n",
+        f"`participants` lists everyone who consented ({len(people)} people), whatever became "
+        "of them; `status` and `reason` say how their study ended:\n",
+    ]
+    lines += [f"- {status}: {count}" for status, count in statuses.items()]
+    lines.append("")
+    left = ", ".join(f"{n} {status}" for status, n in sorted(omitted.items()))
+    lines.append(
+        "Not in any file: visitors who did not consent or declined (nothing of theirs is kept) "
+        "and people who withdrew and asked for their data to be deleted"
+        + (f" ({left})." if left else " (none here).")
+    )
+    lines.append(
+        "Pilots (simulated participants) are included, flagged in `pilot`."
+        if include_pilots
+        else "Pilots (simulated participants) are left out."
+    )
+    summary = out / "analysis" / "participants.csv"
+    if summary.exists():
+        analysed = set(pd.read_csv(summary, dtype=object, keep_default_na=False)["player"])
+        apart = sorted(set(people["player"]) - analysed)
+        lines.append(
+            f"\n`analysis/participants.csv` summarises the {len(analysed - {''})} people with at "
+            "least one game played to the end by themselves (a game an agent took over, or one "
+            "still being played, is not theirs to score); "
+            + (
+                f"the other {len(apart)} ({', '.join(apart[:10])}"
+                f"{' ...' if len(apart) > 10 else ''}) are in `participants` only."
+                if apart
+                else "that is everyone in `participants`."
+            )
+        )
+    lines.append(
+        "\n`manage.py export_study SLUG --out DIR --check` checks that the files agree (every "
+        "person in games and turns is in participants, games and rewards match "
+        "`rounds_finished` and `total_reward`, attention checks and consent counts match).\n"
+    )
+    return "\n".join(lines)
 
 
 def export_tables(

@@ -269,6 +269,54 @@ def study_problems(study: Study) -> list[str]:
         problem = spec_problem(spec, study.game, role)
         if problem:
             problems.append(f"{where}: {problem}")
+    return problems + seating_problems(study)
+
+
+def language_problems(study: Study) -> list[str]:
+    """Agents that cannot play in the study's language: an offline agent knows English only
+    (games.languages), at a seat, as the lobby's or the dropout's replacement."""
+    from django.conf import settings
+
+    from games import languages
+
+    if study.language == "en":
+        return []
+    found = model_specs(study) if study.pk else own_specs(study)
+    problems = [
+        f"{where}: {why}"
+        for where, spec, _role in found
+        if (why := languages.offline_problem(spec, study.language))
+    ]
+    if study.dropout == "replace" and study.game == "twenty-questions":
+        why = languages.offline_problem(settings.DEFAULT_AGENT_SPEC, study.language)
+        if why:
+            problems.append(
+                f"dropout = replace would give a person's seat to the site's agent: {why}; or "
+                "choose dropout = skip or end"
+            )
+    return problems
+
+
+def seating_problems(study: Study) -> list[str]:
+    """Arms that could never seat their people: an Undercover study with no design at all (five
+    seats by default would be a guess, not a design), or a condition whose quota of people is
+    smaller than one table's person seats, so its tables could never be filled by people."""
+    problems = []
+    if study.game == "undercover" and not (study.design or {}):
+        problems.append(
+            "Who is Undercover needs a design: list the seats (4 to 8, at least one a person)"
+        )
+    for condition in study.conditions.all() if study.pk else []:
+        try:
+            arm = effective(study, condition.name)["design"]
+        except DesignError:
+            continue
+        people = len(person_seats(arm))
+        if 0 < condition.quota < people:
+            problems.append(
+                f"condition {condition.name}: its quota of {condition.quota} people cannot fill "
+                f"a table of {people} person seats"
+            )
     return problems
 
 

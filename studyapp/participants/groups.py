@@ -112,8 +112,9 @@ def form(table_id: int) -> str:
 
 def _turned_away(participant: Participant) -> None:
     participant.status = Participant.Status.FULL
+    participant.end_reason = "no condition could take the group that formed in the lobby"
     participant.finished_at = timezone.now()
-    participant.save(update_fields=["status", "finished_at"])
+    participant.save(update_fields=["status", "end_reason", "finished_at"])
 
 
 def _seat_group(study: Study, group: StudyGroup, rounds: list[Round], seated: dict) -> list[int]:

@@ -30,7 +30,7 @@ class ParticipantsHooks(TablesHooks):
         found = round_.first()
         if found is None:
             return False
-        rounds.mark_dropped(found.participant)
+        rounds.mark_dropped(found.participant, "idle at a table past the study's idle limit")
         return True
 
     def swept(self, now: datetime) -> dict[str, int]:

@@ -12,7 +12,8 @@ Scripted behaviour: a Twenty Questions questioner guesses the candidate words wi
 control in the order the board lists them (so the round ends when it finds the word or runs out
 of questions); an oracle answers "No"; an Undercover player gives a new plain sentence in each
 clue round and votes for the first seat the ballot offers. The questionnaire is answered from
-its page (:func:`questionnaire_answers`), the debrief read.
+its page (:func:`questionnaire_answers`), its attention checks as the study expects (or, for the
+bots asked to, wrongly), the debrief read.
 
 No Django import here: the management command ``pilot`` gives the bots what they need (the
 study's check answers and the pilot token) and reads the results from the database.
@@ -58,6 +59,7 @@ class BotResult:
     tables: list[int] = field(default_factory=list)
     moves: int = 0
     error: str = ""
+    told: str = ""  # the last page's text, as the person would read it (tags and spaces gone)
 
 
 class _Form(HTMLParser):
@@ -83,16 +85,22 @@ class _Form(HTMLParser):
             self.minimum[name] = found["min"]
 
 
-def questionnaire_answers(page: str, index: int) -> dict[str, Any]:
+def questionnaire_answers(
+    page: str, index: int, checks: dict[str, Any] | None = None, fail: bool = False
+) -> dict[str, Any]:
     """A pilot's answers to the questionnaire on ``page``: an option chosen by the bot's index
     (so pilots differ), every checkbox's first option, a number at the lower bound (or 1), a
-    short text."""
+    short text. An attention check (``checks``: field name -> expected answer, from the study)
+    is answered as designed, or, with ``fail``, otherwise than expected, as a careless person
+    would, so a pilot rehearses both paths of the study's attention policy."""
     form = _Form()
     form.feed(page)
     answers: dict[str, Any] = {}
     for name, kind in form.kinds.items():
         options = form.options.get(name, [])
-        if kind == "radio" and options:
+        if checks and name in checks:
+            answers[name] = _check_answer(kind, options, checks[name], fail)
+        elif kind == "radio" and options:
             answers[name] = options[index % len(options)]
         elif kind == "checkbox" and options:
             answers[name] = options[0]
@@ -101,6 +109,20 @@ def questionnaire_answers(page: str, index: int) -> dict[str, Any]:
         else:
             answers[name] = f"Pilot {index} answer."
     return answers
+
+
+def _check_answer(kind: str, options: list[str], expected: Any, fail: bool) -> Any:
+    """The answer to an attention check: the expected one, or (``fail``) one that is not."""
+    if not fail:
+        return list(expected) if isinstance(expected, list) else str(expected)
+    if kind == "radio":
+        return next(o for o in options if o != expected)
+    if kind == "checkbox":
+        wrong = [o for o in options if o not in expected]
+        return wrong[:1] or options[:-1] or options
+    if kind == "number":
+        return str(float(expected) + 1)
+    return f"not {expected}"
 
 
 class PilotBot:
@@ -115,7 +137,11 @@ class PilotBot:
         policy: str = "Ask broad questions first, then narrow down.",
         prefix: str = "PILOT",
         on_round: Callable[[], Any] | None = None,
+        checks: dict[str, Any] | None = None,
+        fail_checks: bool = False,
     ) -> None:
+        self.checks = checks or {}
+        self.fail_checks = fail_checks
         self.base = base.rstrip("/")
         self.slug = slug
         self.token = token
@@ -200,14 +226,18 @@ class PilotBot:
             elif step == "policy":
                 url, page = await self.post(url, page, {"policy": self.policy})
             elif step == "questionnaire":
-                url, page = await self.post(
-                    url, page, questionnaire_answers(page, self.result.index)
+                answers = questionnaire_answers(
+                    page, self.result.index, self.checks, self.fail_checks
                 )
+                url, page = await self.post(url, page, answers)
             elif step == "debrief":
                 url, page = await self.post(url, page, {})
             elif step == "done":
                 code = CODE_RE.search(page)
                 self.result.code = html.unescape(code.group(1)) if code else ""
+                section = re.search(r"<section[^>]*>(.*?)</section>", page, re.S)
+                words = re.sub(r"<[^>]+>", " ", section.group(1) if section else page)
+                self.result.told = " ".join(html.unescape(words).split())[:2000]
                 status = re.search(r'data-status="(\w+)"', page)
                 self.result.status = status.group(1) if status else "done"
                 return
@@ -289,9 +319,23 @@ async def run_bots(
     answers: list[str],
     prefix: str = "PILOT",
     on_round: Callable[[], Any] | None = None,
+    checks: dict[str, Any] | None = None,
+    fail_checks: int = 0,
 ) -> list[BotResult]:
+    """Run ``count`` bots at once; the first ``fail_checks`` of them miss the attention checks
+    (``checks``: field name -> expected answer) on purpose, the others answer them as asked."""
     bots = [
-        PilotBot(base, slug, index, token=token, answers=answers, prefix=prefix, on_round=on_round)
+        PilotBot(
+            base,
+            slug,
+            index,
+            token=token,
+            answers=answers,
+            prefix=prefix,
+            on_round=on_round,
+            checks=checks,
+            fail_checks=index <= fail_checks,
+        )
         for index in range(1, count + 1)
     ]
     return list(await asyncio.gather(*(bot.run() for bot in bots)))

@@ -13,13 +13,17 @@ Pilots are never paid. Nothing here runs unless staff run ``manage.py prolific``
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
+from http import HTTPStatus
 from typing import Any
 
 from studyapp.participants.models import Participant, Study
@@ -45,6 +49,12 @@ class ProlificClient:
     def __init__(self, token: str, base_url: str, *, timeout: float = 30.0) -> None:
         if not token:
             raise ProlificError("PROLIFIC_API_TOKEN is not set")
+        parts = urllib.parse.urlsplit(base_url or "")
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ProlificError(
+                f"PROLIFIC_API_URL {base_url!r} is not a web address such as "
+                "https://api.prolific.com/api/v1/"
+            )
         self._token = token
         self._base = base_url.rstrip("/") + "/"
         self._timeout = timeout
@@ -95,12 +105,22 @@ class ProlificClient:
 
 
 def _said(status: int, raw: bytes) -> str:
-    """Prolific's reason for a refusal, short enough for one line."""
+    """Prolific's reason for a refusal, short enough for one line. A page of HTML (a proxy's or
+    a gateway's error page) is named by its title, never printed whole."""
     try:
         data: Any = json.loads(raw)
     except ValueError:
         data = raw.decode("utf-8", "replace")
     text = data if isinstance(data, str) else _flatten(data)
+    if isinstance(data, str) and re.search(r"<\s*(!doctype|html|head|body)\b", text, re.I):
+        title = re.search(r"<title[^>]*>(.*?)</title>", text, re.I | re.S)
+        named = " ".join(html.unescape(title.group(1)).split())[:100] if title else ""
+        try:
+            phrase = HTTPStatus(status).phrase
+        except ValueError:
+            phrase = "error"
+        text = f"{named or phrase} (an HTML error page, not Prolific's API answer)"
+    text = " ".join(text.split())
     return f"HTTP {status}: {text[:300]}"
 
 

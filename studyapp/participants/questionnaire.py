@@ -53,9 +53,20 @@ class QuestionnaireError(ValueError):
 
 
 def options_of(item: Mapping[str, Any]) -> list[str]:
+    """The answers an item accepts and stores. The default agreement scale is stored in its
+    canonical (English) form whatever language the page is in, so a German and an English
+    study's answers are the same values; staff's own options are stored as written."""
     if item.get("kind") == "likert" and not item.get("options"):
-        return [_(label) for label in LIKERT]  # in the study's language
+        return list(LIKERT)
     return [str(o) for o in item.get("options") or []]
+
+
+def choices_of(item: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``(value, label)`` of each option as the page shows it: the default scale's labels in the
+    study's language, its values canonical (:func:`options_of`)."""
+    if item.get("kind") == "likert" and not item.get("options"):
+        return [(label, _(label)) for label in LIKERT]
+    return [(option, option) for option in options_of(item)]
 
 
 def validate(items: Any) -> list[dict[str, Any]]:

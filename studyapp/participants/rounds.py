@@ -134,7 +134,7 @@ def sync_round(participant: Participant) -> None:
             participant.total_reward += reward
             participant.save(update_fields=["rounds_finished", "total_reward"])
     if taken_over:
-        mark_dropped(participant)
+        mark_dropped(participant, "an agent took over their seat (missed turn deadline or left)")
     elif next_step(participant) == "done":
         finish(participant)
 
@@ -159,20 +159,38 @@ def lobby_timed_out(participant: Participant) -> None:
     if participant.status not in Participant.ACTIVE:
         return
     participant.status = Participant.Status.LOBBY_TIMEOUT
+    participant.end_reason = "no table formed before the lobby's wait ran out"
     participant.finished_at = timezone.now()
     participant.settle_payment()
     participant.save()
 
 
-def mark_dropped(participant: Participant) -> None:
-    """Staff close someone who left mid-study; they are owed for the rounds they played."""
+def mark_dropped(participant: Participant, reason: str = "marked dropped out by staff") -> None:
+    """Close someone who left mid-study (staff, an idle limit, a seat taken over); they are owed
+    for the rounds they played. Their time ends at the last thing they did: a page or a move."""
     if participant.status not in Participant.ACTIVE:
         return
     participant.status = Participant.Status.DROPPED
-    participant.finished_at = participant.last_seen_at or timezone.now()
+    participant.end_reason = reason
+    participant.finished_at = last_activity(participant) or timezone.now()
     participant.settle_payment()
     participant.save()
     leave_open_rounds(participant)
+
+
+def last_activity(participant: Participant) -> Any:
+    """When the person last did something: a page of the study (``last_seen_at``, which play at
+    a table does not move) or a move of their own at one of their tables."""
+    from django.db.models import Max
+
+    from studyapp.tables.models import Turn
+
+    times = [participant.last_seen_at]
+    for table_id, seat in participant.round_set.values_list("table_id", "seat"):
+        moved = Turn.objects.filter(table_id=table_id, seat=seat).aggregate(last=Max("created_at"))
+        times.append(moved["last"])
+    known = [t for t in times if t is not None]
+    return max(known) if known else None
 
 
 def leave_open_rounds(participant: Participant) -> None:
@@ -219,7 +237,7 @@ def drop_idle_between_rounds(now: Any = None) -> int:
         sync_round(participant)  # a game that ended while they were away is booked first
         participant.refresh_from_db()
         if participant.status == Participant.Status.PLAYING:
-            mark_dropped(participant)
+            mark_dropped(participant, "idle between games past the study's idle limit")
             dropped += 1
     return dropped
 
@@ -239,10 +257,12 @@ def withdraw(participant: Participant, *, delete_data: bool) -> str:
     with transaction.atomic():
         participant.finished_at = timezone.now()
         participant.status = Participant.Status.DROPPED
+        participant.end_reason = "stopped taking part (Stop taking part)"
         participant.settle_payment()
         if delete_data:
             shared_open = _delete_rounds(participant)
             participant.status = Participant.Status.WITHDRAWN
+            participant.end_reason = "stopped and asked for their games and answers to be deleted"
             participant.total_reward = 0.0
             participant.policy = ""
             participant.questionnaire_answers = {}

@@ -112,7 +112,8 @@ def decline_consent(session: SessionBase, participant: Participant) -> None:
     require_step(participant, "consent")
     identity.drop_waiting_ids(session, participant)
     participant.status = Participant.Status.DECLINED
-    participant.save(update_fields=["status"])
+    participant.end_reason = "declined consent"
+    participant.save(update_fields=["status", "end_reason"])
 
 
 def study_checks(study: Study) -> list[dict[str, Any]]:
@@ -147,8 +148,13 @@ def answer_checks(participant: Participant, answers: list[str]) -> str:
         participant.check_attempts += 1
         if participant.check_attempts >= max(study.check_attempts, 1):
             participant.status = Participant.Status.FAILED_CHECKS
+            participant.end_reason = (
+                f"comprehension checks not passed in {participant.check_attempts} attempts"
+            )
             participant.finished_at = timezone.now()
-            participant.save(update_fields=["check_attempts", "status", "finished_at"])
+            participant.save(
+                update_fields=["check_attempts", "status", "end_reason", "finished_at"]
+            )
             return "failed"
         participant.save(update_fields=["check_attempts"])
         return "wrong"
@@ -161,8 +167,9 @@ def answer_checks(participant: Participant, answers: list[str]) -> str:
             raise assignment.StudyFull  # the group is drawn its condition in the lobby
     except assignment.StudyFull:
         participant.status = Participant.Status.FULL
+        participant.end_reason = "every condition had met its quota when the checks were passed"
         participant.finished_at = timezone.now()
-        participant.save(update_fields=["status", "finished_at"])
+        participant.save(update_fields=["status", "end_reason", "finished_at"])
         return "full"
     participant.practice_passed = True
     participant.checks_passed = True
@@ -202,11 +209,22 @@ def answer_questionnaire(participant: Participant, posted: Mapping[str, list[str
     participant.save(update_fields=fields)
     if participant.attention_failed and participant.study.attention_failure == "screen":
         participant.status = Participant.Status.SCREENED
+        participant.end_reason = "attention check failed: " + ", ".join(
+            participant.attention_failed
+        )
         participant.finished_at = timezone.now()
-        participant.save(update_fields=["status", "finished_at"])
+        participant.settle_payment()  # by the study's screened_pay (maybe nothing)
+        participant.save()
     elif next_step(participant) == "done":
         finish(participant)
     return {}
+
+
+def failed_questions(participant: Participant) -> list[str]:
+    """The attention checks this person missed, as the questions they read (the screened page)."""
+    failed = set(participant.attention_failed or [])
+    items = participant.study.questionnaire or []
+    return [item["question"] for item in items if item.get("id") in failed]
 
 
 def debrief_read(participant: Participant) -> None:
@@ -220,6 +238,7 @@ def debrief_read(participant: Participant) -> None:
 def finish(participant: Participant) -> None:
     """All rounds played (and the policy question answered): fix the pay and show the code."""
     participant.status = Participant.Status.FINISHED
+    participant.end_reason = "finished every game"
     participant.finished_at = timezone.now()
     participant.settle_payment()
     participant.save()

@@ -25,9 +25,17 @@ from studyapp.participants.models import Participant, Round, Study
 
 
 def round_config(study: Study, number: int, players: int) -> Config:
-    """The game config of round ``number`` (1-based): case ``number - 1`` of the sequence."""
+    """The game config of round ``number`` (1-based): case ``number - 1`` of the sequence, its
+    words in the study's language (games.languages)."""
     options = {"players": players} if study.game == "undercover" else {}
-    return case_config(study.game, study.seed, number - 1, **options)
+    return case_config(study.game, study.seed, number - 1, language=study.language, **options)
+
+
+def _shown_policy(study: Any, condition: str) -> str:
+    try:
+        return designs.effective(study, condition)["shown_policy"] or ""
+    except designs.DesignError:
+        return study.shown_policy or ""
 
 
 def table_options(
@@ -53,6 +61,9 @@ def table_options(
         "language": study.language,
         # Blinded (False): the table's pages name no seat's kind and agents take a person's time.
         "agents_disclosed": study.agents_disclosed,
+        # Whether the person was shown a strategy text (the study's or the condition's): the
+        # export's setting for their games (shown-policy, or none).
+        "shown_policy": bool(_shown_policy(study, condition)),
     }
     if shared:
         options["deadline_between_people"] = True

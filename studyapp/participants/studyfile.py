@@ -2,13 +2,16 @@
 
 The file's keys are the study's own field names (the admin form edits the same fields), plus
 ``design`` (the table design), ``checks`` (the comprehension checks) and ``conditions`` (each
-with ``name``, ``quota``, ``group_quota``, ``position`` and ``overrides``). TOML has no null, so a missing key
-means "empty": a seat without ``policy`` has none, an absent ``estimated_minutes`` is computed.
+with ``name``, ``quota``, ``group_quota``, ``position`` and ``overrides``). The file is the whole
+study: a key it leaves out is the field's default ("empty": no questionnaire, no conditions, no
+debrief, no codes; an absent ``estimated_minutes`` is computed), except ``version`` and
+``consent_version``, which the app manages. ``apply`` says what it changed, key by key.
 docs/studies.md shows the format with two examples.
 
 Applying a file to a study that already has participants refuses any change that would make
 their data incomparable with what comes next (the game, the table design, the word sequence's
-seed, the number of rounds, the oracle, the conditions' overrides); ``--new-version`` saves such a
+seed, the number of rounds, the oracle, the conditions) or change what they read or were
+promised (instructions, checks, questions, debrief, disclosure, lower pay); ``--new-version`` saves such a
 change as a new study (``<slug>-v<N>``) that points back at the old one, whose link is closed.
 A consent text changed after people agreed to its version is saved as a new consent version
 (:meth:`Study.save`), and the result says so.
@@ -47,6 +50,7 @@ SCALAR_FIELDS = [
     "check_attempts",
     "policy_question",
     "attention_failure",
+    "screened_pay",
     "debrief_text",
     "turn_deadline_seconds",
     "dropout",
@@ -64,6 +68,31 @@ SCALAR_FIELDS = [
 MONEY_FIELDS = ("payment_amount", "bonus_per_reward")
 # What makes collected data incomparable with what would come after a change.
 PROTECTED_FIELDS = ("game", "design", "seed", "rounds", "oracle_spec")
+# What people who already took part read or were promised: once they have, a change would
+# mix two studies under one name (the consent text has versions of its own, and pay may rise but
+# not fall).
+SEEN_FIELDS = (
+    "language",
+    "instructions",
+    "checks",
+    "check_attempts",
+    "shown_policy",
+    "policy_question",
+    "questionnaire",
+    "attention_failure",
+    "screened_pay",
+    "debrief_text",
+    "agents_disclosed",
+    "agent_think_seconds",
+    "turn_deadline_seconds",
+    "dropout",
+    "assignment_seed",
+    "currency",
+)
+# Kept when the file leaves them out: the app manages them (--new-version raises ``version``; a
+# changed consent text is saved under a new consent version, see Study.save).
+MANAGED_FIELDS = ("version", "consent_version")
+LIST_KEYS = ("design", "checks", "questionnaire", "conditions")
 KNOWN_KEYS = set(SCALAR_FIELDS) | {"design", "checks", "conditions", "questionnaire"}
 
 
@@ -142,18 +171,80 @@ def _conditions_key(conditions: list[dict[str, Any]]) -> list[tuple[str, Any]]:
     return sorted((c["name"], _drop_none(c.get("overrides") or {})) for c in conditions)
 
 
+def default(field: str) -> Any:
+    """What a key the file leaves out means: the field's default (empty for lists and texts)."""
+    if field == "design":
+        return {}
+    if field in ("checks", "questionnaire", "conditions"):
+        return []
+    value = Study._meta.get_field(field).get_default()
+    return str(value) if field in MONEY_FIELDS else value
+
+
+def declared(data: dict[str, Any], current: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The whole study the file declares, as :func:`study_dict` writes one: every key the file
+    leaves out at its default (``version`` and ``consent_version`` kept from ``current``)."""
+    full: dict[str, Any] = {}
+    for field in [*SCALAR_FIELDS, *LIST_KEYS]:
+        if field in data:
+            value = data[field]
+        elif field in MANAGED_FIELDS and current and field in current:
+            value = current[field]
+        else:
+            value = default(field)
+        if field in MONEY_FIELDS and value is not None:
+            value = str(Decimal(str(value)).quantize(Decimal("0.01")))
+        full[field] = value
+    full["conditions"] = [
+        {
+            "name": c["name"],
+            "quota": c.get("quota", 0),
+            "group_quota": c.get("group_quota", 0),
+            "position": c.get("position", position),
+            "overrides": c.get("overrides") or {},
+        }
+        for position, c in enumerate(full["conditions"])
+    ]
+    return _drop_none(full)
+
+
+def differences(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """What applying changes, one line per key: ``key: old -> new`` (long values shortened)."""
+
+    def shown(value: Any) -> str:
+        text = repr(value)
+        return text if len(text) <= 60 else text[:57] + "..."
+
+    lines = []
+    for key in [*SCALAR_FIELDS, *LIST_KEYS]:
+        old, new = before.get(key), after.get(key)
+        if old != new:
+            lines.append(f"{key}: {shown(old)} -> {shown(new)}")
+    return lines
+
+
+def _lower(old: Any, new: Any) -> bool:
+    try:
+        return Decimal(str(new)) < Decimal(str(old))
+    except (InvalidOperation, TypeError):
+        return True
+
+
 def protected_changes(study: Study, data: dict[str, Any]) -> list[str]:
+    """The changes a study with data refuses: to what makes data comparable, to what people
+    read or were promised, and a cut in pay."""
     current = study_dict(study)
+    wanted = declared(data, current)
     changed = [
         field
-        for field in PROTECTED_FIELDS
-        if field in data
-        and _drop_none(data[field]) != current.get(field, {} if field == "design" else None)
+        for field in (*PROTECTED_FIELDS, *SEEN_FIELDS)
+        if wanted.get(field) != current.get(field, default(field))
     ]
-    if "conditions" in data and _conditions_key(data["conditions"]) != _conditions_key(
-        current["conditions"]
-    ):
+    if _conditions_key(wanted["conditions"]) != _conditions_key(current["conditions"]):
         changed.append("conditions")
+    for field in MONEY_FIELDS:
+        if _lower(current.get(field), wanted.get(field)):
+            changed.append(f"{field} (lowered)")
     return changed
 
 
@@ -168,17 +259,21 @@ def next_slug(slug: str) -> tuple[str, int]:
 
 
 def apply(data: dict[str, Any], *, new_version: bool = False) -> tuple[Study, str]:
-    """Create or update the study the file describes; returns it and what was done."""
+    """Make the study the file describes (create it, or update it to equal the file); returns it
+    and what was done: a first line, then one line per key that changed (``key: old -> new``)."""
     existing = Study.objects.filter(slug=data["slug"]).first()
     previous = None
     action = "created"
+    before = study_dict(existing) if existing is not None else {}
+    data = {**declared(data, before)}
     if existing is not None:
         changes = protected_changes(existing, data)
         if changes and has_data(existing) and not new_version:
             raise StudyFileError(
                 f"{existing.slug} already has participants; changing {', '.join(changes)} would "
-                "make their data incomparable with what follows. Apply with --new-version to "
-                "save this as a new version of the study (a new slug and link)."
+                "make their data incomparable with what follows, or change what they read or "
+                "were promised. Apply with --new-version to save this as a new version of the "
+                "study (a new slug and link)."
             )
         if new_version:
             previous = existing
@@ -191,13 +286,16 @@ def apply(data: dict[str, Any], *, new_version: bool = False) -> tuple[Study, st
     study = existing or Study()
     for field in SCALAR_FIELDS:
         if field in data:
-            setattr(study, field, data[field])
-    study.design = data.get("design", study.design if existing else {})
-    study.checks = data.get("checks", study.checks if existing else [])
-    study.questionnaire = data.get("questionnaire", study.questionnaire if existing else [])
+            value = data[field]
+            setattr(study, field, Decimal(value) if field in MONEY_FIELDS else value)
+        else:  # declared() leaves out only what is None: an empty optional number
+            setattr(study, field, None)
+    study.design = data["design"]
+    study.checks = data["checks"]
+    study.questionnaire = data["questionnaire"]
     if previous is not None:
         study.previous = previous
-    conditions = data.get("conditions")
+    conditions = data["conditions"]
     with transaction.atomic():
         active = study.active
         study.active = False  # checked again below, with the conditions in place
@@ -222,6 +320,9 @@ def apply(data: dict[str, Any], *, new_version: bool = False) -> tuple[Study, st
         study.save(update_fields=["active"])
         if previous is not None:
             Study.objects.filter(pk=previous.pk).update(active=False)
+    changed = differences(before, study_dict(study)) if existing is not None else []
+    if existing is not None and not changed:
+        action += ", nothing changed"
     asked = data.get("consent_version")
     if asked is not None and study.consent_version != asked:
         action += (
@@ -229,7 +330,8 @@ def apply(data: dict[str, Any], *, new_version: bool = False) -> tuple[Study, st
             f"changed consent text is consent version {study.consent_version}; put that "
             "number in the file)"
         )
-    return study, action
+    # One line per change below the first: what the study was, and what it is now.
+    return study, "\n".join([action, *(f"  {line}" for line in changed)])
 
 
 def _full_clean(obj: Any, where: str, exclude: list[str] | None = None) -> None:

@@ -283,7 +283,7 @@ def questionnaire_page(request: HttpRequest, participant: Participant) -> HttpRe
         {
             **item,
             "field": f"q_{item['id']}",
-            "choices": questionnaire.options_of(item),
+            "choices": questionnaire.choices_of(item),
             "given": given.get(f"q_{item['id']}", []),
             "error": errors.get(item["id"], ""),
         }
@@ -327,6 +327,10 @@ def done(request: HttpRequest, participant: Participant) -> HttpResponse:
         # Turned away before playing: they return the study on the recruiter instead of a code.
         "return_statuses": ("declined", "failed_checks", "full"),
         "debrief_agents": steps.debrief_agents(participant),
+        # What the page says is paid: someone who stopped before finishing a game is owed nothing
+        # and must not read "you will be paid for it" above "You are paid 0.00".
+        "owed": bool(participant.payment_amount or participant.bonus),
+        "failed_questions": steps.failed_questions(participant),
     }
     return render(request, "participants/done.html", context)
 

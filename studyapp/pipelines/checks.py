@@ -16,12 +16,40 @@ NO_KEY_NEEDED = "openai-compatible:… with OPENAI_COMPATIBLE_BASE_URL"
 
 def refusal(kind: str, parameters: dict[str, Any]) -> str | None:
     """The reason a ``kind`` job with these parameters (defaults included) makes no sense."""
+    wrong = wrong_type(kind, parameters)
+    if wrong:
+        return wrong
     model = str(parameters.get("model", ""))
     if get_kind(kind).needs_language_model and model.startswith("offline:"):
         return (
             f"{model} is a rule-based agent and cannot judge answers; choose a language model "
             f"(openai:…, anthropic:…, or {NO_KEY_NEEDED})"
         )
+    return None
+
+
+def wrong_type(kind: str, parameters: dict[str, Any]) -> str | None:
+    """A parameter whose value is not of its default's type (``{"model": 5}``), named, so the
+    form refuses it instead of the job failing later on it."""
+    found = get_kind(kind)
+    for name in found.models:
+        value = parameters.get(name)
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            return f"{name} must be a model spec such as openai:gpt-4o-mini, not {value!r}"
+    for name, default in found.defaults.items():
+        value = parameters.get(name)
+        if default is None or value is None:
+            continue
+        if isinstance(default, bool):
+            expected: tuple[type, ...] = (bool,)
+        elif isinstance(default, int | float):
+            expected = (int, float)
+        else:
+            expected = (type(default),)
+        if not isinstance(value, expected) or (isinstance(value, bool) and bool not in expected):
+            kind_name = {bool: "true or false", str: "a text", list: "a list", dict: "an object"}
+            said = kind_name.get(type(default), "a number")
+            return f"{name} must be {said}, not {value!r}"
     return None
 
 

@@ -68,6 +68,7 @@ def prepare_agent_turn(table_id: int, seq: int) -> AgentTurn | None:
             role=snap.engine.seats(snap.table.config)[index],
             seed=agent_seed(snap.table.seed, index, seq),
             live=snap.has_humans(),
+            language=(snap.table.options or {}).get("language", "en"),
         )
     except Exception as err:  # a bad spec, a missing extra, a folder with no model
         log.exception("table %s: cannot build the agent of seat %s", table_id, index)

@@ -83,7 +83,7 @@ def board_context(snap: TableState, seat: int | None, error: str | None = None) 
             context.update(arrived=None, places=None, agent_places=None)
     if snap.is_over and table.status != Table.Status.LOBBY:
         context["outcome"] = sorted(snap.engine.outcome(snap.state).items())
-        context["revealed_word"] = table.config.get("answer")  # Twenty Questions' answer
+        context["revealed_word"] = revealed_word(table.config)  # Twenty Questions' answer
     if seat is None:
         context["events"] = snap.events
         context["public"] = snap.engine.observe(snap.state, 0)  # its rounds; staff see it all
@@ -200,3 +200,13 @@ def table_language(table: Any) -> str:
 # listed here so that makemessages collects them.
 SHOWN_WORDS = [gettext_noop("Yes"), gettext_noop("No"), gettext_noop("Invalid")]
 # The reasons a table's abort turn gives people are shown the same way (studyapp.tables.reasons).
+
+
+def revealed_word(config: dict) -> str | None:
+    """Twenty Questions' answer as the table's language names it (None for other games)."""
+    from games import languages
+
+    answer = config.get("answer")
+    if answer is None:
+        return None
+    return languages.candidate_names(config.get("language", "en")).get(answer, answer)

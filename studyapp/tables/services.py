@@ -18,7 +18,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from games import get_engine
+from games import get_engine, languages
 from games.base import Config, Event, IllegalMove
 from studyapp.tables import scheduling, signals
 from studyapp.tables.broadcast import broadcast
@@ -67,6 +67,12 @@ def create_table(
         raise ValueError(f"{game} with this config has {len(roles)} seats, got {len(seats)}")
     if options.get("dropout", "replace") not in ("replace", "skip", "end"):
         raise ValueError("dropout must be replace, skip or end")
+    language = options.get("language", "en")
+    specs = [s.get("agent_spec", "") for s in seats if s.get("kind", "agent") == "agent"]
+    for spec in [*specs, options.get("replacement_spec") or ""]:
+        problem = languages.offline_problem(spec, language)
+        if problem:  # an English-only agent at a table in another language would tell
+            raise ValueError(problem)
     with transaction.atomic():
         table = Table.objects.create(
             game=game,

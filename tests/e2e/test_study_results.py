@@ -73,7 +73,7 @@ def test_a_piloted_two_condition_study_exports_a_figure_per_condition(site, tmp_
     arm = site.manage("shell", "-c", MODEL_ARM)
     assert "JOBS ['succeeded', 'succeeded']" in arm, arm
     out = tmp_path / "export"
-    site.manage("export_study", SLUG, "--out", str(out), "--include-pilots")
+    site.manage("export_study", SLUG, "--out", str(out), "--include-pilots", "--check")
 
     drawn = pd.read_csv(out / "analysis" / "study-twenty-questions.csv")
     assert {"condition", "series", "t", "mean", "low", "high", "n"} <= set(drawn.columns)

@@ -229,7 +229,14 @@ def test_twelve_pilots_fill_the_demo_undercover_study_in_balance(site: Site):
     # Every pilot answered the exit questionnaire through the link; the export carries it.
     out = site.log_path.parent / "export-uc"
     site.manage(
-        "export_study", "demo-undercover", "--format", "csv", "--out", str(out), "--include-pilots"
+        "export_study",
+        "demo-undercover",
+        "--format",
+        "csv",
+        "--out",
+        str(out),
+        "--include-pilots",
+        "--check",
     )
     answers = pd.read_csv(out / "questionnaire.csv", keep_default_na=False)
     answered = answers[answers["item"] == "difficulty"]

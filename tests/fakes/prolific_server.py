@@ -37,6 +37,8 @@ class FakeProlific:
         self.payments: list[tuple[str, Decimal]] = []
         self.requests: list[tuple[str, str, Any]] = []
         self.fail_next_pay = False
+        # A gateway in front of the API answering with its HTML error page (status), once.
+        self.html_error_next: int | None = None
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -142,6 +144,19 @@ class FakeProlific:
                 pass
 
             def do_POST(self) -> None:
+                if fake.html_error_next is not None:
+                    status, fake.html_error_next = fake.html_error_next, None
+                    page = (
+                        "<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head><body>"
+                        + "<h1>502 Bad Gateway</h1><p>nginx</p>" * 50
+                        + "</body></html>"
+                    ).encode()
+                    self.send_response(status)
+                    self.send_header("Content-Type", "text/html")
+                    self.send_header("Content-Length", str(len(page)))
+                    self.end_headers()
+                    self.wfile.write(page)
+                    return
                 if self.headers.get("Authorization") != f"Token {fake.token}":
                     self._send(401, {"error": {"detail": "Invalid token."}})
                     return

@@ -26,6 +26,7 @@ from django.urls import reverse
 from studyapp.participants.models import Participant, Study
 from studyapp.tables import services, store
 from studyapp.tables.models import Seat, Table, Turn
+from tests.exports import export_checked
 from tests.studyapp.tables.conftest import new_session_key, socket
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -226,7 +227,6 @@ def test_error_pages_show_no_game_state_and_say_what_to_do(settings):
 
 @pytest.mark.django_db(transaction=True)
 def test_study_exports_carry_no_recruiter_ids_or_session_keys(tmp_path):
-    from django.core.management import call_command
 
     found = study(rounds=1)
     alice = Client()
@@ -236,7 +236,7 @@ def test_study_exports_carry_no_recruiter_ids_or_session_keys(tmp_path):
     services.submit(table_id, 0, {"type": "question", "text": f"Is it a {answer}?"})
     alice.get(reverse("participants:play", args=[participant.public_id]))
     key = Seat.objects.get(table_id=table_id, index=0).session_key
-    call_command("export_study", found.slug, "--format", "csv", "--out", str(tmp_path))
+    export_checked(found.slug, str(tmp_path), "--format", "csv")
     for path in tmp_path.rglob("*"):
         if not path.is_file():
             continue

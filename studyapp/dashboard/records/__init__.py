@@ -25,6 +25,7 @@ from studyapp.dashboard.records.people import (
 from studyapp.dashboard.records.queries import (
     CHUNK,
     agent_tables,
+    left_out,
     model_jobs,
     started,
     study_participants,
@@ -59,6 +60,7 @@ __all__ = [
     "games_and_turns",
     "iter_games_and_turns",
     "iter_records",
+    "left_out",
     "model_jobs",
     "participants_frame",
     "questionnaire_frame",

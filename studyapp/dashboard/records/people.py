@@ -12,7 +12,7 @@ import pandas as pd
 
 from analysis.frames import typed
 from studyapp.dashboard.records.queries import started
-from studyapp.participants import questionnaire
+from studyapp.participants import outcomes, questionnaire
 from studyapp.participants.models import Participant, Study
 from studyapp.participants.pseudonyms import public_record
 
@@ -33,8 +33,11 @@ PARTICIPANT_COLUMNS: dict[str, tuple[str, str]] = {
     ),
     "status": (
         "string",
-        "completion state: consented, playing, finished, dropped, failed_checks, ...",
+        "where the person's study ended: finished, screened (an attention check failed under "
+        "attention_failure = screen), dropped, lobby_timeout, failed_checks, full, or consented "
+        "and playing for people still taking part",
     ),
+    "reason": ("string", "why the study ended so for this person, in words"),
     "consent_version": ("string", "version of the consent text agreed to"),
     "consented_at": ("string", "ISO-8601 time of consent"),
     "rounds": ("Int64", "rounds the study asks of each participant"),
@@ -67,6 +70,12 @@ QUESTIONNAIRE_COLUMNS: dict[str, tuple[str, str]] = {
     "player": ("string", "pseudonymous participant id"),
     "item": ("string", "the questionnaire item's id ('policy': the policy question)"),
     "answer": ("string", "the answer as given; several choices joined by '; '"),
+    "attention_check": ("boolean", "the item is an attention check (it has an expected answer)"),
+    "passed": (
+        "boolean",
+        "an attention check answered as expected (empty for other items); the failed ones are "
+        "the participant's attention_failed",
+    ),
 }
 
 
@@ -95,6 +104,7 @@ def participants_frame(participants: Iterable[Participant]) -> pd.DataFrame:
         consented = participant.consented_at
         row["consented_at"] = consented.isoformat() if consented else None
         row["attention_failed"] = "; ".join(participant.attention_failed or [])
+        row["reason"] = outcomes.reason(participant)
         row |= _amounts(participant)
         rows.append(row)
     frame = pd.DataFrame(rows, columns=list(PARTICIPANT_COLUMNS))
@@ -127,14 +137,28 @@ def questionnaire_frame(participants: Iterable[Participant]) -> pd.DataFrame:
     for participant in participants:
         if participant.policy:
             rows.append(
-                {"player": participant.public_id, "item": "policy", "answer": participant.policy}
+                {
+                    "player": participant.public_id,
+                    "item": "policy",
+                    "answer": participant.policy,
+                    "attention_check": False,
+                }
             )
-        order = [item["id"] for item in participant.study.questionnaire or []]
+        items = participant.study.questionnaire or []
+        checks = {item["id"] for item in items if "expected" in item}
+        failed = set(participant.attention_failed or [])
         answers = participant.questionnaire_answers or {}
-        ordered = {k: answers[k] for k in order if k in answers}
+        ordered = {item["id"]: answers[item["id"]] for item in items if item["id"] in answers}
         for row in questionnaire.export_rows(participant.public_id, ordered):
+            check = row["item"] in checks
             rows.append(
-                {"player": row["participant"], "item": row["item"], "answer": str(row["answer"])}
+                {
+                    "player": row["participant"],
+                    "item": row["item"],
+                    "answer": str(row["answer"]),
+                    "attention_check": check,
+                    "passed": (row["item"] not in failed) if check else None,
+                }
             )
     frame = pd.DataFrame(rows, columns=list(QUESTIONNAIRE_COLUMNS))
     return typed(frame, QUESTIONNAIRE_COLUMNS)

@@ -45,9 +45,32 @@ def study_participants(study: Study, include_pilots: bool = False) -> QuerySet[P
     return found
 
 
+# Everyone who consented is in the files, whatever became of them (finished, screened, dropped,
+# timed out in a lobby, failed the checks, turned away by a full study, still playing). Left out:
+# visitors who never consented or declined (nothing of theirs is kept) and people who withdrew
+# (they asked for their data to be deleted).
+NOT_EXPORTED = (
+    Participant.Status.VISITED,
+    Participant.Status.DECLINED,
+    Participant.Status.WITHDRAWN,
+)
+
+
 def started(study: Study, include_pilots: bool = False) -> QuerySet[Participant]:
-    chosen = study_participants(study, include_pilots).filter(status__in=Participant.STARTED)
+    """The people of a study's export: everyone who consented, less those who withdrew."""
+    chosen = study_participants(study, include_pilots).exclude(status__in=NOT_EXPORTED)
     return chosen.select_related("study").order_by("pk")
+
+
+def left_out(study: Study, include_pilots: bool = False) -> dict[str, int]:
+    """How many of the study's people an export leaves out, by status (the README says why)."""
+    found = study.participants.filter(status__in=NOT_EXPORTED)
+    if not include_pilots:
+        found = found.exclude(is_pilot=True)
+    counts: dict[str, int] = {}
+    for status in found.values_list("status", flat=True):
+        counts[status] = counts.get(status, 0) + 1
+    return counts
 
 
 def model_jobs(study: Study) -> QuerySet:

@@ -250,7 +250,9 @@ def _who(table: Row, seat: Row, round_: Row | None, visitors: dict) -> dict[str,
             return {
                 "player": participant.public_id,
                 "player_kind": "human",
-                "setting": "cumulative",
+                # People play their games in a row, with no policy text from the system unless
+                # the study showed them one (never a model's "cumulative" setting).
+                "setting": "shown-policy" if options.get("shown_policy") else "none",
                 "round": round_.number - 1,
                 "sample": 0,
                 "condition": participant.condition or options.get("condition"),

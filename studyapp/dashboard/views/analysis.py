@@ -37,7 +37,7 @@ from studyapp.participants.pseudonyms import finished_policies
 # default of the form; any model of a provider with a key can be named as well.
 OFFLINE_ARM_AGENTS = {
     "twenty-questions": ("offline:infogain", "offline:random"),
-    "undercover": ("offline:descriptor",),
+    "undercover": ("offline:kb",),
 }
 ARM_ROLES = {"twenty-questions": "questioner", "undercover": "player"}
 # Where the human-policy setting's text comes from: the shipped text, each finished
@@ -95,8 +95,9 @@ def page(request: HttpRequest, slug: str | None = None) -> HttpResponse:
     if study is not None:
         context.update(arm_jobs_context(study))
         context["settings"] = SETTINGS
-        context["arm_choices"] = arm_choices(study.game)
-        context["arm_models"] = arm_choices(study.game)[0] if arm_choices(study.game) else ""
+        choices = study_arm_choices(study)
+        context["arm_choices"] = choices
+        context["arm_models"] = choices[0] if choices else ""
         context["arm_settings"] = DEFAULT_ARM_SETTINGS
         context["people_policies"] = finished_policies(study)
     if request.htmx:
@@ -253,6 +254,20 @@ def model_arm(request: HttpRequest, slug: str) -> HttpResponse:
 def arm_choices(game: str) -> tuple[str, ...]:
     """The offline agents the form offers for a study's game."""
     return OFFLINE_ARM_AGENTS.get(game, ())
+
+
+def study_arm_choices(study: Study) -> tuple[str, ...]:
+    """The form's offline agents for a study, the study's own first: a model arm of the agents the
+    people met is named as they were (``offline:kb``), not by another alias of the same agent."""
+    own = []
+    for seat in (study.design or {}).get("seats", []):
+        spec = seat.get("spec", "") if isinstance(seat, dict) else ""
+        if spec.startswith("offline:") and arm_problem(study.game, spec) is None:
+            own.append(spec)
+    replacement = (study.design or {}).get("replacement_spec", "")
+    if study.game == "undercover":
+        own.append(replacement or "offline:kb")  # the study's default replacement agent
+    return tuple(dict.fromkeys([*own, *arm_choices(study.game)]))
 
 
 def arm_problem(game: str, model: str) -> str | None:

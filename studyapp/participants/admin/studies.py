@@ -88,6 +88,7 @@ class StudyAdmin(admin.ModelAdmin):
                     "policy_question",
                     "questionnaire",
                     "attention_failure",
+                    "screened_pay",
                     "debrief_text",
                     "completion_url",
                     "code_finished",

@@ -74,9 +74,17 @@ class Participant(models.Model):
         Status.WITHDRAWN,
         Status.FAILED_CHECKS,
         Status.LOBBY_TIMEOUT,
+        Status.SCREENED,
     )
     ACTIVE = (Status.CONSENTED, Status.PLAYING)
-    PAYABLE = (Status.FINISHED, Status.DROPPED, Status.WITHDRAWN, Status.LOBBY_TIMEOUT)
+    # A screened person is owed what the study's ``screened_pay`` gives them (maybe nothing).
+    PAYABLE = (
+        Status.FINISHED,
+        Status.DROPPED,
+        Status.WITHDRAWN,
+        Status.LOBBY_TIMEOUT,
+        Status.SCREENED,
+    )
 
     study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="participants")
     public_id = models.CharField(max_length=32, unique=True, default=new_public_id, editable=False)
@@ -131,6 +139,12 @@ class Participant(models.Model):
         default=list, blank=True, help_text="Ids of the attention checks answered wrongly."
     )
     debrief_seen = models.BooleanField(default=False)
+    end_reason = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="Why the person's study ended as it did (stopped, idle at a table, screened "
+        "by an attention check, ...); the export's reason column.",
+    )
 
     visited_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -192,6 +206,8 @@ class Participant(models.Model):
             return "pilot"  # a simulated participant is never paid
         if self.paid:
             return "paid"
+        if self.status == self.Status.SCREENED and not (self.payment_amount or self.bonus):
+            return "not due"  # the study pays nothing to those screened out
         return "owed" if self.status in self.PAYABLE else "not due"
 
     @property
@@ -224,7 +240,12 @@ class Participant(models.Model):
         who finished, the share of rounds played for those who dropped out (paid for their time)."""
         study = self.study
         cents = Decimal("0.01")
-        if self.status == self.Status.FINISHED:
+        if self.status == self.Status.SCREENED and study.screened_pay == "none":
+            self.payment_amount = self.bonus = Decimal("0.00")
+            return
+        if self.status == self.Status.FINISHED or (
+            self.status == self.Status.SCREENED and study.screened_pay == "full"
+        ):
             self.payment_amount = study.payment_amount
         else:
             share = Decimal(self.rounds_finished) / Decimal(max(study.rounds, 1))

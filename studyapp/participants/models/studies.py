@@ -6,6 +6,7 @@ changing the text after anyone agreed never rewrites what they saw.
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from urllib.parse import urlencode
 
@@ -42,6 +43,16 @@ def validate_completion_url(value: str) -> None:
         raise ValidationError(
             "Enter a full address (https://…) or a path on this site (/…)."
         ) from None
+
+
+CODE_FIELDS = (
+    "code_finished",
+    "code_dropped",
+    "code_screened",
+    "code_failed_checks",
+    "code_lobby_timeout",
+)
+CODE_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 def default_think_seconds() -> list[int]:
@@ -200,6 +211,17 @@ class Study(models.Model):
         default="flag",
         help_text="What a failed attention check of the questionnaire leads to.",
     )
+    screened_pay = models.CharField(
+        max_length=8,
+        choices=[
+            ("none", "nothing (their submission is returned)"),
+            ("played", "the share of the games they played, as for people who stop early"),
+            ("full", "the full pay, as for people who finish"),
+        ],
+        default="none",
+        help_text="What people screened out by a failed attention check are paid (say so in "
+        "the consent text); the page that ends their study tells them.",
+    )
     debrief_text = models.TextField(
         blank=True,
         help_text="Shown after the questionnaire, before the code: what the study was about "
@@ -217,7 +239,10 @@ class Study(models.Model):
         max_length=64, blank=True, help_text="For people who stop early; paid for their time."
     )
     code_screened = models.CharField(
-        max_length=64, blank=True, help_text="For people who decline consent."
+        max_length=64,
+        blank=True,
+        help_text="For people screened out by a failed attention check (attention_failure = "
+        "screen).",
     )
     code_failed_checks = models.CharField(
         max_length=64,
@@ -269,6 +294,9 @@ class Study(models.Model):
                 "The offline oracle reads English questions only: a Twenty Questions study in "
                 "another language needs a model oracle (e.g. openai:gpt-4o-mini)."
             )
+        elif self.language != "en":
+            for problem in design.language_problems(self):
+                errors.setdefault("language", []).append(problem)
         problem = think_seconds_problem(self.agent_think_seconds)
         if problem:
             errors.setdefault("agent_think_seconds", []).append(problem)
@@ -290,13 +318,52 @@ class Study(models.Model):
                     f"{where}: {why}"
                     for where, spec, role in design.own_specs(self)
                     if (why := design.spec_problem(spec, self.game, role))
-                ]
+                ] + design.seating_problems(self)
             if problems:
                 errors.setdefault("active", []).append(
-                    "This study cannot be active while a model spec fails: " + "; ".join(problems)
+                    "This study cannot be active while a model spec fails or an arm cannot seat "
+                    "its people: " + "; ".join(problems)
                 )
+        for field, problem in self.setup_problems():
+            errors.setdefault(field, []).append(problem)
         if errors:
             raise ValidationError(errors)
+
+    def setup_problems(self) -> list[tuple[str, str]]:
+        """``(field, why)`` for pay, codes and return address that could not run a paid study:
+        an amount below zero, a code that is not plain letters and digits (it is shown on a page
+        and sent in a link), and an active study that returns people to Prolific without the
+        codes they need there (finished; dropped, since those who stop are paid for their time;
+        screened, when an attention check can screen people out)."""
+        problems = []
+        for field in ("payment_amount", "bonus_per_reward"):
+            value = getattr(self, field)
+            try:
+                negative = value is not None and Decimal(str(value)) < 0
+            except (ArithmeticError, ValueError):
+                problems.append((field, "Give an amount such as 10.00."))
+                continue
+            if negative:
+                problems.append((field, "An amount cannot be below zero."))
+        for field in CODE_FIELDS:
+            code = getattr(self, field) or ""
+            if code and not CODE_PATTERN.fullmatch(code):
+                problems.append(
+                    (field, "A code may hold only letters, digits, '-' and '_' (at most 64).")
+                )
+        if self.active and self.recruiter_name == "Prolific":
+            needed = ["code_finished", "code_dropped"]
+            screens = self.attention_failure == "screen" and any(
+                "expected" in item for item in self.questionnaire or [] if isinstance(item, dict)
+            )
+            if screens:
+                needed.append("code_screened")
+            for field in needed:
+                if not getattr(self, field):
+                    problems.append(
+                        (field, "An active Prolific study needs this code: Prolific pays by it.")
+                    )
+        return problems
 
     def save(self, *args: object, **kwargs: object) -> None:
         """Save, keeping consent versions honest: a consent text that changes after anyone agreed

@@ -3,12 +3,12 @@ dashboard zips and in ``export_study`` passes the project's CSV guard, and reads
 
 import csv
 import io
+import math
 import zipfile
 
 import pytest
 from analysis_db_helpers import finished_table, make_study
 from django.contrib.auth import get_user_model
-from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
@@ -16,6 +16,7 @@ from analysis.export import read_frames
 from analysis.safe_csv import runs_as_formula
 from studyapp.participants.models import Participant, Round
 from studyapp.tables import services
+from tests.exports import assert_export_agrees, export_checked
 
 pytestmark = pytest.mark.django_db
 
@@ -37,6 +38,10 @@ def study_with_a_formula_question():
     ]
     table = finished_table(events, [{"kind": "human", "session_key": "s"}, {"kind": "agent"}])
     Round.objects.create(participant=person, number=4, table=table)
+    # The record agrees with its games (export_study --check): a fourth game found at question 2.
+    person.rounds_finished += 1
+    person.total_reward += 1 / math.log2(3)
+    person.save()
     return study
 
 
@@ -73,17 +78,19 @@ def staff() -> Client:
 
 def test_export_study_writes_a_formula_question_as_text(tmp_path):
     study = study_with_a_formula_question()
-    call_command("export_study", study.slug, "--format", "csv", "--out", str(tmp_path))
+    export_checked(study.slug, str(tmp_path), "--format", "csv")
     raw = (tmp_path / "turns.csv").read_text(encoding="utf-8")
     assert "'" + QUESTION.replace('"', '""') in raw
     assert formula_cells(raw) == []
     assert QUESTION in set(read_frames(tmp_path)["turns"]["text"].dropna())
 
 
-def test_the_study_zip_writes_a_formula_question_as_text(staff):
+def test_the_study_zip_writes_a_formula_question_as_text(staff, tmp_path):
     study = study_with_a_formula_question()
     url = reverse("dashboard:analysis_study_download", args=[study.slug, "csv"])
     archive = zipfile.ZipFile(io.BytesIO(b"".join(staff.get(url).streaming_content)))
+    archive.extractall(tmp_path)
+    assert_export_agrees(tmp_path)  # the page's zip is an export like the command's
     raw = archive.read("turns.csv").decode()
     assert QUESTION.replace('"', '""') in raw
     assert formula_cells(raw) == []

@@ -14,6 +14,7 @@ from analysis.export import read_frames
 from studyapp.dashboard.records import agent_frames, study_frames, study_tables
 from studyapp.participants.models import Participant
 from studyapp.tables.models import Seat, Turn
+from tests.exports import assert_export_agrees, export_checked
 
 pytestmark = pytest.mark.django_db
 
@@ -54,7 +55,7 @@ def test_it_makes_each_game_outside_an_experiment_round_one_of_its_own_sample():
 @pytest.mark.parametrize("format", ["csv", "parquet"])
 def test_it_exports_files_that_read_back_as_the_database(tmp_path, format):
     study = make_study()
-    call_command("export_study", study.slug, "--format", format, "--out", str(tmp_path))
+    export_checked(study.slug, str(tmp_path), "--format", format)
     back = read_frames(tmp_path, format)
     assert not (tmp_path / f"games.{'csv' if format == 'parquet' else 'parquet'}").exists()
     turns = back["turns"]
@@ -76,7 +77,7 @@ def test_it_exports_files_that_read_back_as_the_database(tmp_path, format):
 
 def test_it_keeps_recruiter_ids_out_of_every_exported_file(tmp_path):
     study = make_study()
-    call_command("export_study", study.slug, "--out", str(tmp_path))
+    export_checked(study.slug, str(tmp_path))
     files = [path for path in tmp_path.rglob("*") if path.is_file()]
     assert len(files) > 10
     for path in files:
@@ -84,7 +85,7 @@ def test_it_keeps_recruiter_ids_out_of_every_exported_file(tmp_path):
 
 
 def test_it_writes_a_readme_of_the_columns(tmp_path):
-    call_command("export_study", make_study().slug, "--out", str(tmp_path))
+    export_checked(make_study().slug, str(tmp_path))
     readme = (tmp_path / "README.md").read_text()
     assert "## participants.csv (2 rows)" in readme
     assert "| player | string | pseudonymous participant id" in readme
@@ -138,7 +139,7 @@ def test_a_known_rounds_model_usage_is_the_same_on_the_page_and_in_the_export(tm
     page = study_games(study).set_index("table").loc[str(round_.table_id)]
     assert (page["calls"], page["input_tokens"], page["tokens"]) == (2, 20, 24)
     assert page["latency_s"] == pytest.approx(0.5)
-    call_command("export_study", study.slug, "--out", str(tmp_path))
+    export_checked(study.slug, str(tmp_path))
     exported = read_frames(tmp_path, "csv")["games"].set_index("table").loc[str(round_.table_id)]
     for column in ("calls", "input_tokens", "output_tokens", "tokens", "latency_s", "reward"):
         assert exported[column] == page[column], column
@@ -146,7 +147,7 @@ def test_a_known_rounds_model_usage_is_the_same_on_the_page_and_in_the_export(tm
 
 def test_the_export_carries_each_figure_with_its_data_and_what_is_owed(tmp_path):
     study = make_study()
-    call_command("export_study", study.slug, "--out", str(tmp_path))
+    export_checked(study.slug, str(tmp_path))
     drawn = pd.read_csv(tmp_path / "analysis" / "study-twenty-questions.csv")
     assert {"condition", "series", "t", "mean", "low", "high", "n"} <= set(drawn.columns)
     assert drawn.loc[drawn["kind"] == "mean", "n"].tolist() == [2, 2, 2]
@@ -159,7 +160,7 @@ def test_the_export_carries_each_figure_with_its_data_and_what_is_owed(tmp_path)
 
 def test_the_export_names_what_produced_it(tmp_path):
     study = make_study()
-    call_command("export_study", study.slug, "--out", str(tmp_path))
+    export_checked(study.slug, str(tmp_path))
     block = json.loads((tmp_path / "provenance.json").read_text())
     assert json.loads((tmp_path / "datapackage.json").read_text())["provenance"] == block
     lock = Path(__file__).resolve().parents[3] / "requirements" / "lock.txt"
@@ -177,6 +178,7 @@ def test_the_command_shows_its_progress_on_stderr_unless_quiet(tmp_path, capsys)
     study = make_study()
     tables = study_tables(study, False).count()
     call_command("export_study", study.slug, "--out", str(tmp_path / "a"), "--format", "csv")
+    assert_export_agrees(tmp_path / "a")
     shown = capsys.readouterr()
     assert f"{tables}/{tables}" in shown.err and "table" in shown.err
     assert "datapackage.json" in shown.out and f"{tables}/{tables}" not in shown.out

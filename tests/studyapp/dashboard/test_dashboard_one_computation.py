@@ -9,7 +9,6 @@ import pandas as pd
 import pytest
 from analysis_db_helpers import events_found_at
 from django.contrib.auth.models import User
-from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
@@ -20,6 +19,7 @@ from studyapp.dashboard.models import AnalysisResult
 from studyapp.participants.models import Participant, Round, Study
 from studyapp.pipelines.models import Job
 from studyapp.tables.models import Seat, Table, Turn
+from tests.exports import export_checked
 
 pytestmark = pytest.mark.django_db
 
@@ -50,13 +50,17 @@ def people_study() -> tuple[Study, list[dict]]:
                     "player": person.public_id,
                     "player_kind": "human",
                     "oracle": "offline:kb",
-                    "setting": "cumulative",
+                    "setting": "none",
                     "round": number - 1,
                     "sample": 0,
                     "config": config,
                     "reward": 1 / math.log2(k + 1),
                 }
             )
+        # The record agrees with its games (export_study --check).
+        person.rounds_finished = len(ks)
+        person.total_reward = sum(1 / math.log2(k + 1) for k in ks)
+        person.save()
     return study, records
 
 
@@ -87,6 +91,9 @@ def test_the_model_arm_joins_the_people_in_one_figure(staff, django_capture_on_c
     run_model_arm(staff, study, django_capture_on_commit_callbacks)
     page = staff.get(reverse("dashboard:analysis_study", args=[study.slug])).content.decode()
     assert "People by condition, and the model arm: Twenty Questions" in page
+    # The game count keeps the people's 9 games apart from the model arm's.
+    assert '<span id="people-games">9 with people</span>' in page
+    assert "of agents only: the model arm" in page
     assert "not drawn together" not in page.lower()
     result = AnalysisResult.objects.get(scope="study:arm")
     drawn = pd.read_csv(
@@ -111,7 +118,7 @@ def test_the_page_the_export_and_the_report_agree(
     result = AnalysisResult.objects.get(scope="study:arm")
     page_dir = cache.result_dir(result.scope, result.version)
     # 2. the export
-    call_command("export_study", study.slug, "--out", str(tmp_path / "export"))
+    export_checked(study.slug, str(tmp_path / "export"))
     # 3. the report, from the experiment files the jobs wrote and the people's records
     files = [str(job.artifact_dir / "results.jsonl") for job in jobs]
     humans = tmp_path / "people.jsonl"
@@ -206,7 +213,8 @@ def test_the_model_arm_form_offers_only_agents_of_the_game_and_refuses_one_that_
         slug="uc-arm", title="UC", game="undercover", rounds=2, consent_text="ok", seed=3
     )
     page = staff.get(reverse("dashboard:analysis_study", args=[study.slug])).content.decode()
-    assert 'name="models" value="offline:descriptor"' in page
+    # The study's own agents (offline:kb by default), not another alias of the same agent.
+    assert 'name="models" value="offline:kb"' in page
     assert "offline:infogain" not in page
     url = reverse("dashboard:analysis_study_model_arm", args=[study.slug])
     for model, reason in [

@@ -15,6 +15,7 @@ from test_study_designs import admin_post
 from analysis.export import read_frames
 from studyapp.dashboard.exporting import export_study
 from studyapp.participants.models import ConsentVersion, Participant, Study, next_consent_version
+from tests.exports import assert_export_agrees
 
 FILE = """
 slug = "cv"
@@ -114,6 +115,7 @@ def test_the_export_carries_every_versions_text(client_factory, tmp_path):
     study.save()
     agreed(client_factory(), study)
     export_study(study, tmp_path, formats=("csv",))
+    assert_export_agrees(tmp_path)
     frame = read_frames(tmp_path)["consent_versions"]
     assert list(frame["version"]) == ["1", "2"]
     assert list(frame["participants"]) == [1, 1]

@@ -5,16 +5,15 @@ answers in the export's questionnaire.csv; the pilot bots answer it from the pag
 from __future__ import annotations
 
 import html
-import io
 
 import pandas as pd
 import pytest
-from django.core.management import call_command
 from participant_helpers import get_ready, page, win_round
 
 from studyapp.participants import questionnaire, studyfile
 from studyapp.participants.models import Participant
 from studyapp.participants.pilot_bot import questionnaire_answers
+from tests.exports import export_checked
 
 pytestmark = pytest.mark.django_db
 
@@ -194,17 +193,9 @@ def test_the_export_carries_every_answer_and_the_policy(surveyed, alice, bob, tm
     alice.post(page(first, "debrief"))
     second = through_rounds(bob, surveyed)
     bob.post(page(second, "questionnaire"), {**GOOD, "q_attention": ["Green"], "q_feedback": [""]})
-    call_command(
-        "export_study",
-        surveyed.slug,
-        "--format",
-        "csv",
-        "--out",
-        str(tmp_path),
-        stdout=io.StringIO(),
-    )
+    export_checked(surveyed.slug, str(tmp_path), "--format", "csv")
     frame = pd.read_csv(tmp_path / "questionnaire.csv", keep_default_na=False)
-    assert list(frame.columns) == ["player", "item", "answer"]
+    assert list(frame.columns) == ["player", "item", "answer", "attention_check", "passed"]
     rows = {(r.player, r.item): r.answer for r in frame.itertuples()}
     assert rows[(first.public_id, "policy")] == "Ask about living things first."
     assert rows[(first.public_id, "strategy")] == "Asked about categories; Guessed early"

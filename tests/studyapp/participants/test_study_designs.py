@@ -398,7 +398,7 @@ def admin_post(study: Study, **changes) -> dict:
         "title", "slug", "game", "rounds", "oracle_spec", "seed", "shown_policy",
         "turn_deadline_seconds", "dropout", "idle_limit_seconds", "assignment_seed", "version",
         "check_attempts", "consent_version", "consent_text", "instructions", "policy_question",
-        "attention_failure", "debrief_text", "completion_url", "language", "code_finished", "code_dropped", "code_screened", "code_failed_checks",
+        "attention_failure", "screened_pay", "debrief_text", "completion_url", "language", "code_finished", "code_dropped", "code_screened", "code_failed_checks",
         "code_lobby_timeout", "payment_amount", "currency", "bonus_per_reward",
     ]  # fmt: skip
     data = {name: getattr(study, name) for name in fields}

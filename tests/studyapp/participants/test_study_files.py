@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import io
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
+import tomli_w
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
@@ -92,3 +94,114 @@ def test_a_broken_file_names_what_is_wrong(db):
             'slug = "x"\ntitle = "X"\nconsent_text = "c"\ngame = "undercover"\n'
             '[design]\nseats = [{ kind = "person" }]\n'
         )
+
+
+# --- the file is the whole study ------------------------------------------------------------
+
+FULL = """
+slug = "decl"
+title = "Declarative"
+consent_text = "You play Twenty Questions."
+rounds = 2
+debrief_text = "Thank you. Some players were agents."
+policy_question = "What would you advise?"
+completion_url = "https://app.prolific.com/submissions/complete"
+code_finished = "FIN1"
+code_dropped = "DRP1"
+code_screened = "SCR1"
+
+[[questionnaire]]
+id = "hard"
+question = "It was hard."
+kind = "likert"
+
+[[checks]]
+question = "Which answers can the oracle give?"
+options = ["Any sentence", "Yes, No or Invalid"]
+answer = "Yes, No or Invalid"
+
+[[conditions]]
+name = "a"
+
+[[conditions]]
+name = "b"
+[conditions.overrides]
+shown_policy = "Halve the candidates."
+"""
+
+
+def without(text: str, *keys: str) -> str:
+    """The file with top-level keys (and [[key]] tables) taken out."""
+    data = tomllib.loads(text)
+    return tomli_w.dumps({k: v for k, v in data.items() if k not in keys})
+
+
+def test_a_key_left_out_of_the_file_returns_to_its_default_and_is_reported(db):
+    apply_text(FULL)
+    study = Study.objects.get(slug="decl")
+    assert study.questionnaire and study.debrief_text and study.conditions.count() == 2
+    shorter = without(FULL, "questionnaire", "conditions", "debrief_text", "code_screened")
+    assert "[[questionnaire]]" not in shorter and "debrief_text" not in shorter
+    out = apply_text(shorter)
+    study.refresh_from_db()
+    assert study.questionnaire == [] and study.debrief_text == "" and study.code_screened == ""
+    assert study.conditions.count() == 0
+    assert "decl: updated (active)" in out
+    for key in ("questionnaire", "conditions", "debrief_text", "code_screened"):
+        assert re.search(rf"^  {key}: .+ -> ", out, re.M), (key, out)
+    again = apply_text(shorter)
+    assert "updated, nothing changed" in again and " -> " not in again
+    # The file now equals the study: exporting it and applying that changes nothing.
+    exported = io.StringIO()
+    call_command("study", "export", "decl", stdout=exported)
+    assert "[[questionnaire]]" not in exported.getvalue()
+    assert 'debrief_text = ""' in exported.getvalue()
+
+
+def test_what_people_already_read_cannot_be_taken_away_from_under_them(db):
+    apply_text(FULL)
+    study = Study.objects.get(slug="decl")
+    Participant.objects.create(study=study, status="playing", condition="a")
+    with pytest.raises(CommandError, match="changing .*questionnaire.* what they read"):
+        apply_text(without(FULL, "questionnaire"))
+    with pytest.raises(CommandError, match="payment_amount \\(lowered\\)"):
+        apply_text('payment_amount = "5.00"\n' + FULL)
+    study.refresh_from_db()
+    assert study.questionnaire and str(study.payment_amount) == "10.00"
+    # A higher pay, a new title or codes may change; so may anything with --new-version.
+    assert "updated" in apply_text(FULL.replace('title = "Declarative"', 'title = "Decl 2"'))
+    out = apply_text(without(FULL, "questionnaire"), "--new-version")
+    assert "created as a new version of decl" in out
+    assert Study.objects.get(slug="decl-v2").questionnaire == []
+
+
+@pytest.mark.parametrize(
+    ("line", "refusal"),
+    [
+        ('payment_amount = "-4.50"', "payment_amount: An amount cannot be below zero"),
+        ('bonus_per_reward = "-0.10"', "bonus_per_reward: An amount cannot be below zero"),
+        ('payment_amount = "ten"', "payment_amount must be an amount"),
+        ('code_finished = "<script>alert(1)</script>"', "code_finished: A code may hold only"),
+        ('code_dropped = ""', "code_dropped: An active Prolific study needs this code"),
+    ],
+)
+def test_pay_and_codes_that_could_not_run_a_paid_study_are_refused(db, line, refusal):
+    key = line.split(" =")[0]
+    text = line + "\n" + without(FULL, key)
+    with pytest.raises(CommandError, match=re.escape(refusal)):
+        apply_text(text)
+    assert not Study.objects.filter(slug="decl").exists()
+
+
+def test_an_undercover_study_without_a_design_or_seats_for_its_quota_is_refused(db):
+    base = 'game = "undercover"\n' + without(FULL, "checks", "conditions")
+    with pytest.raises(CommandError, match="Who is Undercover needs a design"):
+        apply_text(base)
+    seats = (
+        '\n[design]\nseats = [{ kind = "person" }, { kind = "person" }, '
+        '{ kind = "agent", spec = "offline:kb" }, { kind = "agent", spec = "offline:kb" }]\n'
+        '\n[[conditions]]\nname = "pairs"\nquota = 1\n'
+    )
+    with pytest.raises(CommandError, match="quota of 1 people cannot fill a table of 2 person"):
+        apply_text(base + seats)
+    assert "created (active)" in apply_text(base + seats.replace("quota = 1", "quota = 4"))

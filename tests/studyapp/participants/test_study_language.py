@@ -7,9 +7,11 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ValidationError
 from django.urls import reverse
-from participant_helpers import arrive, consent, page, win_round
+from participant_helpers import arrive, consent, page
 
+from games.languages import candidate_names
 from studyapp.participants.rounds import current_round
+from studyapp.tables import services
 from studyapp.tables.rendering import render_board
 from studyapp.tables.services import table_state
 
@@ -24,11 +26,33 @@ def german(study):
     return study
 
 
+@pytest.fixture
+def german_model(german):
+    """The German study with a model oracle: the offline oracle, which knows English only, is
+    refused at the table (and at validation)."""
+    german.oracle_spec = "openai:gpt-4o-mini"
+    german.save()
+    return german
+
+
+def win_in_german(client, participant) -> None:
+    """Start the next game and ask for the secret word by its German name: the engine reads the
+    guess in the table's language (games.languages) and settles it itself."""
+    client.post(page(participant, "play"))
+    round_ = current_round(participant)
+    answer = round_.table.config["answer"]
+    name = candidate_names("de")[answer]
+    services.submit(round_.table_id, 0, {"type": "question", "text": f"Ist es ein {name}?"})
+    client.get(page(participant, "play"))
+    participant.refresh_from_db()
+
+
 def text(response) -> str:
     return " ".join(response.content.decode().split())
 
 
-def test_a_german_study_speaks_german_from_the_link_to_the_code(german, alice):
+def test_a_german_study_speaks_german_from_the_link_to_the_code(german_model, alice):
+    german = german_model
     link = reverse("participants:study_link", args=[german.slug])
     welcome = text(alice.get(link))
     assert 'lang="de"' in welcome and "Willkommen" in welcome and "Beginnen" in welcome
@@ -49,9 +73,15 @@ def test_a_german_study_speaks_german_from_the_link_to_the_code(german, alice):
     assert "Zwanzig Fragen" in table and "Ihre Frage" in table and "Raten" in table
     board = render_board(table_state(round_.table_id), round_.seat)
     assert "Noch keine Fragen." in board
+    # The candidates are shown by their German names; the answer stays the canonical word.
+    answer = round_.table.config["answer"]
+    assert candidate_names("de")[answer] in board and round_.table.config["language"] == "de"
 
-    win_round(alice, participant)
-    win_round(alice, participant)
+    win_in_german(alice, participant)
+    ended = render_board(table_state(round_.table_id), round_.seat)
+    assert f'id="revealed-word">{candidate_names("de")[answer]}<' in ended
+    win_in_german(alice, participant)
+    assert participant.rounds_finished == 2 and participant.total_reward == 2.0
     policy = text(alice.get(page(participant, "policy")))
     assert "Eine letzte Frage" in policy
     alice.post(page(participant, "policy"), {"policy": "Erst nach Lebewesen fragen."})
@@ -61,7 +91,12 @@ def test_a_german_study_speaks_german_from_the_link_to_the_code(german, alice):
     )
     refused = text(alice.post(page(participant, "questionnaire"), {}))
     assert "Bitte beantworten Sie diese Frage." in refused
-    alice.post(page(participant, "questionnaire"), {"q_hard": ["Stimme zu"]})
+    # The page shows the German label; the value sent and stored is the canonical one, so a
+    # German and an English study's answers are the same values in the export.
+    assert 'value="Agree"> Stimme zu' in questionnaire
+    alice.post(page(participant, "questionnaire"), {"q_hard": ["Agree"]})
+    participant.refresh_from_db()
+    assert participant.questionnaire_answers == {"hard": "Agree"}
     done = text(alice.get(page(participant, "done")))
     assert "Vielen Dank, Sie sind fertig" in done and "Ihr Abschlusscode" in done
     assert "Sie erhalten" in done
@@ -87,4 +122,8 @@ def test_the_offline_oracle_is_refused_for_a_study_in_another_language(german):
         german.full_clean()
     german.oracle_spec = "openai:gpt-4o-mini"
     german.active = False
+    # A dropout's seat would go to the site's offline agent, which knows English only.
+    with pytest.raises(ValidationError, match="dropout = replace would give a person's seat"):
+        german.full_clean()
+    german.dropout = "end"
     german.full_clean()

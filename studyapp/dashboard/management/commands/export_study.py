@@ -1,6 +1,9 @@
 """``python manage.py export_study <study> --out DIR``: a study's games, turns and pseudonymised
 participants as formula-safe CSV and parquet with a Frictionless ``datapackage.json``, plus the
-study's tables and figures under ``analysis/``. Streamed: memory stays bounded for any size."""
+study's tables and figures under ``analysis/``. Streamed: memory stays bounded for any size.
+``--check`` then cross-checks the files (:func:`analysis.export_check.check_export`: every
+person in games and turns is in participants, the counts agree) and exits with an error naming
+each disagreement."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ import gc
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from analysis.export import FORMATS
+from analysis.export_check import check_export
 from studyapp.dashboard.exporting import export_study
 from studyapp.participants.models import Study
 
@@ -38,6 +42,11 @@ class Command(BaseCommand):
             "--quiet", action="store_true", help="no progress bar on stderr (for scripts)"
         )
         parser.add_argument(
+            "--check",
+            action="store_true",
+            help="cross-check the files written (people and counts agree); exit 1 if not",
+        )
+        parser.add_argument(
             "--allow-mixed",
             action="store_true",
             help="draw people and models together even when their oracle or rules version differ",
@@ -65,3 +74,10 @@ class Command(BaseCommand):
             gc.enable()
         for path in written:
             self.stdout.write(str(path))
+        if options["check"]:
+            problems = check_export(out)
+            if problems:
+                raise CommandError(
+                    "the export's files disagree:\n" + "\n".join(f"- {p}" for p in problems)
+                )
+            self.stdout.write("check: the files agree")

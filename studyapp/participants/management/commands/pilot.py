@@ -23,7 +23,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from studyapp.participants import pilots, steps
+from studyapp.participants import outcomes, pilots, steps
 from studyapp.participants.models import Participant, Study
 from studyapp.participants.pilot_bot import BotResult, run_bots
 
@@ -38,6 +38,14 @@ class Command(BaseCommand):
         parser.add_argument("--token", default="", help="a pilot token (default: made here)")
         parser.add_argument(
             "--quiet", action="store_true", help="no progress bar on stderr (for scripts)"
+        )
+        parser.add_argument(
+            "--fail-attention",
+            type=int,
+            default=0,
+            metavar="N",
+            help="the first N bots miss the questionnaire's attention checks on purpose (the "
+            "others answer them as expected), to rehearse the study's attention policy",
         )
         parser.add_argument(
             "--prefix",
@@ -66,16 +74,29 @@ class Command(BaseCommand):
                     answers=answers,
                     prefix=options["prefix"] or f"PILOT{secrets.token_hex(3).upper()}-",
                     on_round=lambda: bar.update(1),
+                    checks=attention_checks(study),
+                    fail_checks=options["fail_attention"],
                 )
             )
-        report = pilot_report(study, results)
+        report = pilot_report(study, results, fail_attention=options["fail_attention"])
         self.stdout.write(json.dumps(report, indent=2, default=str))
         if not report["ok"]:
             raise CommandError("the pilot found problems: " + "; ".join(report["problems"]))
 
 
-def pilot_report(study: Study, results: list[BotResult]) -> dict[str, Any]:
-    """What the site recorded for the bots, and the problems a pilot is meant to catch."""
+def attention_checks(study: Study) -> dict[str, Any]:
+    """The questionnaire's attention checks as the bots see them: field name -> expected."""
+    return {
+        f"q_{item['id']}": item["expected"]
+        for item in study.questionnaire or []
+        if "expected" in item
+    }
+
+
+def pilot_report(study: Study, results: list[BotResult], fail_attention: int = 0) -> dict[str, Any]:
+    """What the site recorded for the bots, and the problems a pilot is meant to catch: among
+    them a bot screened out or flagged by an attention check it answered as designed, and a bot
+    that missed one on purpose (``--fail-attention``) without the study's policy following."""
     from studyapp.tables import services
     from studyapp.tables.models import Table
 
@@ -107,8 +128,11 @@ def pilot_report(study: Study, results: list[BotResult]) -> dict[str, Any]:
             "code_shown": result.code,
             "payment_amount": participant.payment_amount,
             "bonus": participant.bonus,
+            "attention_failed": participant.attention_failed,
+            "reason": outcomes.reason(participant),
         }
         people.append(row)
+        problems += _attention_problems(study, participant, result, result.index <= fail_attention)
         if not participant.is_pilot:
             problems.append(f"{participant.public_id} is not flagged as a pilot")
         if participant.status == Participant.Status.FINISHED:
@@ -167,3 +191,30 @@ def pilot_report(study: Study, results: list[BotResult]) -> dict[str, Any]:
         "problems": problems,
         "ok": not problems,
     }
+
+
+def _attention_problems(
+    study: Study, participant: Participant, result: BotResult, meant_to_fail: bool
+) -> list[str]:
+    """What went wrong with the attention checks for one bot: an answer given as designed was
+    counted as failed (the bot was screened, or flagged), or one missed on purpose was not caught
+    or did not lead where the study's policy says (screened with its code, or on to the end)."""
+    who = f"bot {result.index} ({participant.public_id})"
+    has_checks = bool(attention_checks(study))
+    screened = participant.status == Participant.Status.SCREENED
+    if not meant_to_fail:
+        if screened:
+            return [f"{who} was screened out by an attention check it answered as designed"]
+        if participant.attention_failed:
+            return [f"{who} is flagged for {participant.attention_failed} though it answered them"]
+        return []
+    if not has_checks:
+        return [f"{who} was to miss an attention check, but the questionnaire has none"]
+    if not participant.attention_failed and participant.questionnaire_done:
+        return [f"{who} missed the attention checks on purpose and was not flagged"]
+    if study.attention_failure == "screen" and participant.questionnaire_done:
+        if not screened:
+            return [f"{who} missed an attention check but was not screened out"]
+        if result.code != study.code_screened:
+            return [f"{who} was screened but shown {result.code!r}"]
+    return []

@@ -45,7 +45,10 @@ class Command(BaseCommand):
         except studyfile.StudyFileError as err:
             raise CommandError(str(err)) from None
         state = "active" if study.active else "inactive"
-        self.stdout.write(f"{study.slug}: {action} ({state}); study link /s/{study.slug}/")
+        first, *changes = action.split("\n")
+        self.stdout.write(f"{study.slug}: {first} ({state}); study link /s/{study.slug}/")
+        for line in changes:
+            self.stdout.write(line)
 
     def stdin_text(self) -> str:
         import sys
