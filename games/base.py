@@ -9,7 +9,7 @@ outcomes, serialised states) is plain JSON-compatible data.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Generic, Protocol, TypeVar
 
 Event = dict[str, Any]
@@ -95,6 +95,14 @@ class Engine(ABC, Generic[S]):
         The fallback by default; a game may instead withdraw the turn, so no player pays for a
         failure that is not theirs (Twenty Questions voids the pending question)."""
         return self.fallback(state, seat)
+
+    def failures_in_a_row(self, events: Sequence[Event]) -> int:
+        """How many turns in a row, at the end of ``events``, were withdrawn because an agent could
+        not move (the :meth:`failed` moves that do not move the game on), since the game last moved
+        on or staff resumed it: the one count of a game stalled by a dead model. The runner ends a
+        game when it reaches its limit and a web table pauses. 0 by default: a game whose failed
+        moves are ordinary moves (a fallback) always moves on."""
+        return 0
 
     @abstractmethod
     def state_to_json(self, state: S) -> dict[str, Any]: ...

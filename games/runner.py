@@ -14,7 +14,7 @@ from games.base import Agent, Config, Engine, Event, IllegalMove, NoMove
 OnEvent = Callable[[Event, Any], Awaitable[None] | None]
 
 
-# A seat that fails this many times in a row ends a game (see play_game).
+# This many turns in a row withdrawn for a dead model end a game (see play_game).
 MAX_FAILURES = 3
 # How much of a model's reply a failure record keeps.
 REPLY_CHARS = 500
@@ -78,38 +78,44 @@ async def play_game(
 ) -> tuple[Any, list[Event]]:
     """Run a game from its config to the end; return the final state and the event log.
 
-    Every move an agent did not make itself is appended to ``failures`` (when given) as
-    ``{"index": position in the log, "seat", "error", "reply"}``. A seat that fails
-    ``max_failures`` times in a row ends the game with an ``abort``: a withdrawn turn (a void)
-    does not move the game on, so a dead model must not keep it going for ever."""
+    Each move is judged once: :func:`choose` judged it against the state it was chosen in, and
+    that state is committed as is; only a move chosen beside others (a simultaneous vote) after
+    one of them was committed, and a stand-in move, is judged here. Every move an agent did not
+    make itself is appended to ``failures`` (when given) as ``{"index": position in the log,
+    "seat", "error", "reply"}``. When the engine counts ``max_failures`` turns in a row withdrawn
+    for a dead model (:meth:`~games.base.Engine.failures_in_a_row`; a withdrawn turn does not
+    move the game on), the game ends with an ``abort``, so it does not go on for ever."""
     state = engine.initial(config)
     events: list[Event] = []
-    streak: dict[int, int] = {}
     while not engine.is_over(state):
         seats = engine.to_move(state)
+        chosen_in = state
         # Simultaneous moves (votes) are asked concurrently, each against the same visible state.
         moves = await asyncio.gather(
             *(choose(engine, state, seat, agents[seat], retries) for seat in seats)
         )
         for move in moves:
             event = move.event
-            try:
-                state = engine.apply(state, event)
-            except IllegalMove as err:
-                move = Move(engine.fallback(state, event["seat"]), err.reason, None)
-                event = move.event
-                state = engine.apply(state, event)
+            if move.state is not None and state is chosen_in:
+                state = move.state
+            else:
+                try:
+                    state = engine.apply(state, event)
+                except IllegalMove as err:
+                    move = Move(engine.fallback(state, event["seat"]), err.reason, None)
+                    event = move.event
+                    state = engine.apply(state, event)
             seat = event["seat"]
-            streak[seat] = streak.get(seat, 0) + 1 if move.error else 0
             if move.error and failures is not None:
                 failures.append(
                     {"index": len(events), "seat": seat, "error": move.error, "reply": move.reply}
                 )
             await _record(events, event, state, on_event)
-            if streak[seat] >= max_failures and not engine.is_over(state):
+            streak = engine.failures_in_a_row(events) if move.error else 0
+            if streak >= max_failures and not engine.is_over(state):
                 event = {
                     "type": "abort",
-                    "reason": f"seat {seat} failed {streak[seat]} times in a row: {move.error}",
+                    "reason": f"seat {seat} failed {streak} times in a row: {move.error}",
                     "failed_seat": seat,
                 }
                 state = engine.apply(state, event)

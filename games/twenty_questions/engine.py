@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -491,6 +492,15 @@ class TwentyQuestionsEngine(Engine[State]):
         if seat == ORACLE and state.pending and not state.over:
             return {"type": "void", "seat": ORACLE, "reason": reason}
         return self.fallback(state, seat)
+
+    def failures_in_a_row(self, events: Sequence[Event]) -> int:
+        """Questions withdrawn (``void``) since the oracle last answered or staff resumed."""
+        count = 0
+        for event in reversed(events):
+            if event["type"] in ("answer", "resume"):
+                break
+            count += event["type"] == "void"
+        return count
 
     def state_to_json(self, state: State) -> dict[str, Any]:
         return {

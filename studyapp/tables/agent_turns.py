@@ -15,7 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
-from games.base import Agent, Event
+from games.base import Agent
 from games.runner import REPLY_CHARS, Move, choose
 from studyapp.agents import agent_for_seat, turn_usage
 from studyapp.background import run_async
@@ -132,7 +132,9 @@ def finish_agent_turn(snap: TableState, move: Move, usage: dict[str, Any]) -> st
     event = move.event
     new_state = move.state if move.state is not None else snap.engine.apply(snap.state, event)
     limit = int(snap.table.option("max_oracle_failures"))
-    pause = event["type"] == "void" and failures_in_a_row([*snap.events, event]) >= limit
+    pause = (
+        event["type"] == "void" and snap.engine.failures_in_a_row([*snap.events, event]) >= limit
+    )
     playing = snap.table.status
     try:
         with transaction.atomic() if pause else contextlib.nullcontext():
@@ -147,16 +149,6 @@ def finish_agent_turn(snap: TableState, move: Move, usage: dict[str, Any]) -> st
         log.error("table %s paused: %s questions in a row not answered", snap.table.pk, limit)
         return "paused"
     return "moved"
-
-
-def failures_in_a_row(events: list[Event]) -> int:
-    """Questions withdrawn (``void``) since the oracle last answered or staff resumed the table."""
-    count = 0
-    for event in reversed(events):
-        if event["type"] in ("answer", "resume"):
-            break
-        count += event["type"] == "void"
-    return count
 
 
 def take_agent_turn(table_id: int, seq: int, lease: Lease | None = None) -> str:

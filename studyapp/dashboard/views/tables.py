@@ -20,7 +20,7 @@ from games.twenty_questions.engine import NO_QUESTION
 from studyapp.participants.pseudonyms import public_ids_by_seat
 from studyapp.tables import driver
 from studyapp.tables.models import Seat, Table
-from studyapp.tables.services import TableState, table_state
+from studyapp.tables.services import TableState, caught_up
 
 RECENT = 50
 OPEN = (Table.Status.LOBBY, Table.Status.PLAYING, Table.Status.PAUSED)
@@ -124,8 +124,13 @@ def seat_label(seat: Seat, public_id: str | None) -> str:
 
 
 def mark_waiting(row: Row, now: datetime) -> None:
-    """Whom the table waits for, and whether it has waited longer than a turn should take."""
-    snap = table_state(row.table.pk)
+    """Whom the table waits for, and whether it has waited longer than a turn should take.
+
+    Read from the table's recent state, not a replay of its log: this process's fold of the
+    table moved on by the turns committed since it (one query; the tables' ``caught_up``), so a
+    refresh every few seconds costs each table in play a query, not a rebuild. Only a table this
+    process holds no fold of (or one a driver event changed) is rebuilt, once."""
+    snap = caught_up(row.table.pk)
     movers = snap.waiting_for()
     if not movers:
         return

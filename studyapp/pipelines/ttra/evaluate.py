@@ -515,11 +515,12 @@ def run_experiment(
         del base
         results.update(_ttra(options, one_shot, pool, out, times, progress))
     elif options.experiment == "sft":
-        from studyapp.pipelines.ttra.sft import run_sft
+        from studyapp.pipelines.ttra.sft import prepare_sft, run_sft
 
+        sft_rows = prepare_sft(options, tokenizer)  # a bad file or length: refused before any run
         results["direct"] = evaluate(base, tokenizer, pool, options, DIRECT, times, options.model)
         del base
-        model, tokenizer, sft_result = run_sft(options, work)
+        model, tokenizer, sft_result = run_sft(options, work, sft_rows)
         times.append(sft_result.time)
         source = _source(model, tokenizer, options, out / "model-sft")
         results["sft"] = {

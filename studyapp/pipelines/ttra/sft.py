@@ -142,6 +142,70 @@ def sft_dataset(
     return Dataset.from_list(rows)
 
 
+def _token_count(tokenizer: PreTrainedTokenizerBase, content: object, prompt: bool) -> int:
+    """Tokens of a row's text as TRL counts them: chat messages through the chat template (with
+    the assistant's opening when ``prompt``), plain text through the tokenizer."""
+    if isinstance(content, list):
+        ids = tokenizer.apply_chat_template(
+            content, tokenize=True, return_dict=True, add_generation_prompt=prompt
+        )["input_ids"]
+    else:
+        ids = tokenizer(text=content)["input_ids"]
+    return len(ids)
+
+
+def token_lengths(
+    dataset: Dataset, tokenizer: PreTrainedTokenizerBase, limit: int | None = None
+) -> list[tuple[int, int]]:
+    """``(prompt, whole example)`` in tokens for each row of :func:`sft_dataset`; a conversation,
+    trained on whole, has a prompt of 0. With ``limit``, the counting stops after the first row
+    whose prompt is shorter than it (one that fits, which is all a check needs)."""
+    lengths = []
+    for row in dataset:
+        if "messages" in row:
+            lengths.append((0, _token_count(tokenizer, row["messages"], prompt=False)))
+        else:
+            whole = row["prompt"] + row["completion"]
+            prompt = _token_count(tokenizer, row["prompt"], prompt=True)
+            lengths.append((prompt, _token_count(tokenizer, whole, prompt=False)))
+        if limit is not None and lengths[-1][0] < limit:
+            break
+    return lengths
+
+
+def too_long(lengths: list[tuple[int, int]], limit: int) -> str:
+    """Why no example is left to train on at ``limit`` tokens (``--sft-max-length``)."""
+    prompts = [prompt for prompt, _ in lengths]
+    wholes = [whole for _, whole in lengths]
+
+    def span(values: list[int]) -> str:
+        low, high = min(values), max(values)
+        return f"{low} tokens" if low == high else f"{low} to {high} tokens"
+
+    return (
+        f"--sft-max-length {limit} leaves no SFT example to train on: TRL keeps the first {limit} "
+        f"tokens of each example and drops one whose response starts after them, and every prompt "
+        f"here is at least that long (prompts: {span(prompts)}; whole examples, the shortest and "
+        f"the longest: {span(wholes)}). Give --sft-max-length above {max(prompts)} (the longest "
+        f"example takes {max(wholes)}), or shorter prompts."
+    )
+
+
+def prepare_sft(options: TTRAOptions, tokenizer: PreTrainedTokenizerBase) -> Dataset:
+    """The rows SFT trains on, read from ``options.sft_data`` and checked before anything runs:
+    a bad file (`TaskFileError`), or an ``sft_max_length`` that leaves no example whose response
+    starts inside it (a ValueError naming the limit and the examples' shortest and longest
+    lengths: TRL would drop every one and fail only when training starts)."""
+    if not options.sft_data:
+        raise ValueError("the SFT baseline needs --sft-data FILE")
+    dataset = sft_dataset(read_sft_data(options.sft_data), options, tokenizer)
+    limit = options.sft_max_length
+    lengths = token_lengths(dataset, tokenizer, limit)
+    if all(prompt >= limit for prompt, _ in lengths):
+        raise ValueError(too_long(lengths, limit))
+    return dataset
+
+
 def sft_config(options: TTRAOptions, out_dir: Path, examples: int) -> SFTConfig:
     """TRL's SFT config from the options (appendix A.2 or D.2 through the presets)."""
     world = PartialState().num_processes
@@ -179,19 +243,30 @@ def sft_config(options: TTRAOptions, out_dir: Path, examples: int) -> SFTConfig:
 
 
 def run_sft(
-    options: TTRAOptions, work_dir: Path
+    options: TTRAOptions, work_dir: Path, dataset: Dataset | None = None
 ) -> tuple[PreTrainedModel, PreTrainedTokenizerBase, StageResult]:
-    """Fine-tune the options' model on ``options.sft_data``; the stage is timed as ``sft``."""
-    if not options.sft_data:
-        raise ValueError("the SFT baseline needs --sft-data FILE")
-    examples = read_sft_data(options.sft_data)
+    """Fine-tune the options' model on ``options.sft_data`` (``dataset``: its rows from
+    :func:`prepare_sft`, when the caller checked them before its own work); the stage is timed
+    as ``sft``."""
     model, tokenizer = load(options.model)
+    if dataset is None:
+        dataset = prepare_sft(options, tokenizer)
     trainer = SFTTrainer(
         model=model,
-        args=sft_config(options, work_dir / SFT, len(examples)),
-        train_dataset=sft_dataset(examples, options, tokenizer),
+        args=sft_config(options, work_dir / SFT, len(dataset)),
+        train_dataset=dataset,
         processing_class=tokenizer,
     )
+    kept = len(trainer.train_dataset)
+    if kept == 0:  # TRL's own count, should it differ from prepare_sft's
+        raise ValueError(too_long(token_lengths(dataset, tokenizer), options.sft_max_length))
+    if kept < len(dataset):
+        log.warning(
+            "--sft-max-length %s drops %s of %s SFT examples: their prompts fill it",
+            options.sft_max_length,
+            len(dataset) - kept,
+            len(dataset),
+        )
     trainer.remove_callback(PrinterCallback)
     with timed(SFT) as clock:
         trainer.train()
@@ -204,7 +279,7 @@ def run_sft(
         log_history=history,
         time=clock.as_dict(),
     )
-    log.info("SFT done: %s steps on %s examples", result.steps, len(examples))
+    log.info("SFT done: %s steps on %s examples", result.steps, len(trainer.train_dataset))
     model = trainer.accelerator.unwrap_model(trainer.model)
     tokenizer.padding_side = "left"  # SFT pads on the right; generation needs the left
     return model, tokenizer, result

@@ -12,6 +12,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
 
+from games.twenty_questions.engine import TwentyQuestionsEngine
 from studyapp.participants.models import Participant, Round, Study
 from studyapp.tables import services
 from studyapp.tables.models import Seat, Table, Turn
@@ -144,3 +145,31 @@ def test_an_empty_lobby_seat_and_a_staff_player_are_labelled(staff: Client) -> N
     assert (
         "0: empty" in line and "1: staff researcher" in line and "<code>offline:kb</code>" in line
     )
+
+
+def test_the_refresh_reads_recent_state_without_replaying_logs(
+    staff: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each refresh moves the tables' folds on by the turns committed since; a table is rebuilt
+    from its whole log only where this process holds no fold of it, and then once."""
+    held = study_table("pilot-d", "", 1, "key-e")  # started here: this process holds its fold
+    other = study_table("pilot-d", "", 2, "key-f")
+    services.forget(other.pk)  # as if it were played on another server
+    replays: list[int] = []
+    replay = TwentyQuestionsEngine.replay
+
+    def counted(engine, config, events):
+        replays.append(len(events))
+        return replay(engine, config, events)
+
+    monkeypatch.setattr(TwentyQuestionsEngine, "replay", counted)
+    add_turn(held, 0, {"type": "question", "seat": 0, "text": "Is it alive?"})
+    add_turn(other, 0, {"type": "question", "seat": 0, "text": "Is it alive?"})
+    page = staff.get("/dashboard/tables/").content.decode()
+    assert "waiting for seat 1" in row(page, held) and "waiting for seat 1" in row(page, other)
+    assert len(replays) == 1  # the table without a fold, once
+    add_turn(held, 1, {"type": "answer", "seat": 1, "answer": "Yes"}, usage={"calls": 1})
+    add_turn(other, 1, {"type": "answer", "seat": 1, "answer": "Yes"}, usage={"calls": 1})
+    page = staff.get("/dashboard/tables/").content.decode()
+    assert "waiting for seat 0" in row(page, held) and "waiting for seat 0" in row(page, other)
+    assert len(replays) == 1

@@ -151,3 +151,36 @@ def test_common_sft_formats_are_read_and_a_mix_of_forms_is_refused(tiny_model, t
         read_sft_data(write_jsonl(tmp_path / "both.jsonl", [{"query": "q"}]))
     with pytest.raises(TaskFileError, match="no examples"):
         read_sft_data(write_jsonl(tmp_path / "empty.jsonl", []))
+
+
+def test_a_length_that_leaves_no_example_is_refused_up_front(tiny_model, tmp_path, capsys):
+    """TRL drops an example whose response starts past --sft-max-length; with none left it would
+    fail at the start of training ("num_samples=0"), after the direct evaluation. The run is
+    refused before anything runs, naming the limit and the examples' lengths."""
+    from studyapp.pipelines.ttra.train import load
+
+    _, tokenizer = load(tiny_model)
+    rows = [
+        {"prompt": "Q: " + "how much is two and two " * n + "?\n", "completion": "\\boxed{4}"}
+        for n in (8, 12, 20)
+    ]
+    prompts = [len(tokenizer(text=row["prompt"])["input_ids"]) for row in rows]
+    wholes = [len(tokenizer(text=row["prompt"] + row["completion"])["input_ids"]) for row in rows]
+    assert min(prompts) > 32
+    tasks = write_jsonl(tmp_path / "tasks.jsonl", TASKS)
+    sft = write_jsonl(tmp_path / "long.jsonl", rows)
+    out = tmp_path / "out"
+    argv = ["--model", tiny_model, "--tasks", str(tasks), "--out", str(out), "--experiment",
+            "sft", "--sft-data", str(sft), "--no-sft-with-ttra", *TINY, "--sft-max-length", "32"]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--sft-max-length 32 leaves no SFT example to train on" in err
+    assert f"prompts: {min(prompts)} to {max(prompts)} tokens" in err
+    assert f"the shortest and the longest: {min(wholes)} to {max(wholes)} tokens" in err
+    assert "num_samples" not in err and not (out / "results.json").exists()
+
+    # A limit one of them fits in trains on it (the others are dropped, with a warning).
+    short = min(prompts) + 2
+    assert main([*argv[:-1], str(short), "--no-save-model"]) == 0
+    results = json.loads((out / "results.json").read_text())
+    assert results["sft"]["stage"]["steps"] >= 1
