@@ -84,9 +84,11 @@ async def play_game(
     make itself is appended to ``failures`` (when given) as ``{"index": position in the log,
     "seat", "error", "reply"}``. When the engine counts ``max_failures`` turns in a row withdrawn
     for a dead model (:meth:`~games.base.Engine.failures_in_a_row`; a withdrawn turn does not
-    move the game on), the game ends with an ``abort``, so it does not go on for ever."""
+    move the game on), or a seat's own moves fail ``max_failures`` times in a row, the game ends
+    with an ``abort``: a dead model's game is voided, not scored as that model's loss."""
     state = engine.initial(config)
     events: list[Event] = []
+    in_a_row: dict[int, int] = {}  # a seat's own failed moves in a row (a dead model at any seat)
     while not engine.is_over(state):
         seats = engine.to_move(state)
         chosen_in = state
@@ -111,7 +113,8 @@ async def play_game(
                     {"index": len(events), "seat": seat, "error": move.error, "reply": move.reply}
                 )
             await _record(events, event, state, on_event)
-            streak = engine.failures_in_a_row(events) if move.error else 0
+            in_a_row[seat] = in_a_row.get(seat, 0) + 1 if move.error else 0
+            streak = max(engine.failures_in_a_row(events), in_a_row[seat]) if move.error else 0
             if streak >= max_failures and not engine.is_over(state):
                 event = {
                     "type": "abort",

@@ -68,18 +68,18 @@ async def test_undercover_clues_are_judged_once():
     assert counts["vote"] <= engine.judged["vote"] < 2 * counts["vote"]
 
 
-async def test_a_dead_questioner_plays_the_fallback_and_the_game_runs_to_its_end():
-    """Its stand-in questions move the game on (each counts), so nothing stalls and the engine
-    counts no failure in a row; every one is listed with its reason."""
+async def test_a_dead_questioner_ends_the_game_after_three_failures_in_a_row():
+    """A model that cannot move at any seat voids its game (an abort naming the seat), so a dead
+    model's game is not scored as that model's loss; every failure is listed with its reason."""
     engine = TwentyQuestionsEngine()
     agents = {QUESTIONER: DeadModel(), ORACLE: tq_agent("kb", role="oracle")}
     failures: list = []
     state, events = await play_game(
         engine, engine.new_config(0, answer="Apple"), agents, failures=failures
     )
-    assert engine.is_over(state) and not engine.outcome(state)[QUESTIONER]["aborted"]
-    assert len(state.turns) == state.max_questions and "abort" not in {e["type"] for e in events}
-    assert len(failures) == state.max_questions and failures[0]["error"] == "the model is down"
+    assert engine.outcome(state)[QUESTIONER]["aborted"]
+    assert events[-1]["type"] == "abort" and events[-1]["failed_seat"] == QUESTIONER
+    assert len(failures) == 3 and failures[0]["error"] == "the model is down"
 
 
 def test_the_engine_counts_questions_withdrawn_since_the_oracle_last_answered_or_a_resume():
