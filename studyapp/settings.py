@@ -388,6 +388,9 @@ PARTICIPANT_RATE_PER_MINUTE = env_int("PARTICIPANT_RATE_PER_MINUTE", 30)
 # Prolific's researcher API, for `manage.py prolific approve|pay SLUG` (docs/participants.md).
 PROLIFIC_API_TOKEN = env_str("PROLIFIC_API_TOKEN")
 PROLIFIC_API_URL = env_str("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
+# A bulk bonus payment whose pay call got no answer is paid again only if Prolific still shows
+# none of it this long after (Prolific pays asynchronously, "in the following minutes").
+PROLIFIC_SETTLE_SECONDS = env_int("PROLIFIC_SETTLE_SECONDS", 1800)
 
 # Logs: warnings and errors to stderr. Nothing at INFO carries a secret word, a completion code or
 # a session key (tests/studyapp/test_secrecy_attacks.py checks the captured log).
