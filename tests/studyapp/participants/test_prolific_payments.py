@@ -328,3 +328,17 @@ def test_an_unanswered_pay_call_waits_for_prolific_to_settle_before_paying_again
     out, err = run("pay", study.slug)
     assert err == "" and prolific.payments == [(pid(29), Decimal("2.00"))]
     assert len(prolific.pay_calls) == 1
+
+
+def test_staff_see_the_bonus_batches_and_cannot_edit_them(study, client_factory, prolific, staff):
+    from django.urls import reverse
+
+    finish(client := client_factory(), arrive_from_prolific(client, study, prolific, 30))
+    run("pay", study.slug)
+    batch = study.bonus_batches.get()
+    page_ = staff.get(reverse("admin:participants_bonusbatch_changelist"))
+    assert page_.status_code == 200 and batch.prolific_id in page_.content.decode()
+    change = staff.post(reverse("admin:participants_bonusbatch_change", args=[batch.pk]), {})
+    batch.refresh_from_db()
+    assert change.status_code == 403 or batch.state == "paid"
+    assert staff.get(reverse("admin:participants_bonusbatch_add")).status_code == 403
