@@ -11,6 +11,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from games.llm.servers import parse_servers, server_key_name
+from studyapp import proxy as _proxy
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -379,8 +380,16 @@ PROXY_SSL_HEADER = env_str("SECURE_PROXY_SSL_HEADER")
 if PROXY_SSL_HEADER:
     SECURE_PROXY_SSL_HEADER = ("HTTP_" + PROXY_SSL_HEADER.upper().replace("-", "_"), "https")
 
-# New participants per client address (REMOTE_ADDR; behind a proxy run daphne with --proxy-headers
-# so it is the person's address): at most this many in 10 seconds and in a minute, then a 429 page.
+# Reverse proxies whose X-Forwarded-For is believed (addresses or networks, comma-separated; empty
+# believes none): behind them a request's address (REMOTE_ADDR, a socket's client) is the one the
+# proxy forwarded (studyapp.proxy). Loopback by default: a proxy on the same machine.
+try:
+    TRUSTED_PROXIES = _proxy.parse_networks(env_str("TRUSTED_PROXIES", "127.0.0.1/8,::1"))
+except ValueError as _err:
+    raise ImproperlyConfigured(str(_err)) from _err
+
+# New participants per client address (REMOTE_ADDR, the forwarded one behind a trusted proxy): at
+# most this many in 10 seconds and in a minute, then a 429 page.
 # Pilot bots (a staff pilot token on the link) are not counted.
 PARTICIPANT_RATE_BURST = env_int("PARTICIPANT_RATE_BURST", 10)
 PARTICIPANT_RATE_PER_MINUTE = env_int("PARTICIPANT_RATE_PER_MINUTE", 30)
