@@ -10,6 +10,7 @@ does that itself in the thread that uses the connection."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import time
@@ -17,6 +18,8 @@ from html import escape
 from typing import Any
 
 from channels.consumer import get_handler_name
+from channels.layers import get_channel_layer
+from channels.utils import await_many_dispatch
 from channels.db import database_sync_to_async
 from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
@@ -25,6 +28,7 @@ from django.db import connections
 from django.utils.translation import gettext_lazy
 
 from games.base import IllegalMove
+from studyapp.cache import UNREACHABLE
 from studyapp.db import TRANSIENT, is_pool_timeout, returning_connections
 from studyapp.tables import driver, services, store
 from studyapp.tables.broadcast import table_group
@@ -102,6 +106,44 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
     move_tokens: float = MOVE_BURST
     tokens_at: float = 0.0
 
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """Channels' consumer start, except that a channel layer out of reach (Redis down: the
+        pub/sub layer subscribes the socket's channel here) does not fail the handshake with a
+        500: the socket runs without broadcasts, its heartbeats render what it missed from the
+        database, and once Redis answers again it is asked to reconnect (:meth:`relisten`)."""
+        self.scope = scope
+        self.channel_layer = get_channel_layer(self.channel_layer_alias)
+        self.base_send = send
+        sources = [receive]
+        if self.channel_layer is not None:
+            try:
+                self.channel_name = await self.channel_layer.new_channel()
+            except UNREACHABLE as err:
+                log.warning("table socket without broadcasts, redis unavailable: %s", err)
+                self.channel_layer = None
+                self.deaf = True
+            else:
+                sources.append(functools.partial(self.channel_layer.receive, self.channel_name))
+        try:
+            await await_many_dispatch(sources, self.dispatch)
+        except StopConsumer:
+            pass
+
+    deaf = False  # started without the channel layer
+
+    async def relisten(self) -> None:
+        """A socket started without broadcasts: once the layer answers again, closed with 1012
+        (service restart) so that the page opens a fresh one, which listens."""
+        layer = get_channel_layer(self.channel_layer_alias)
+        if layer is None:
+            return
+        try:
+            await layer.group_add(table_group(self.table_id), "probe.relisten")
+            await layer.group_discard(table_group(self.table_id), "probe.relisten")
+        except UNREACHABLE:
+            return
+        await self.close(code=1012)
+
     async def dispatch(self, message: dict[str, Any]) -> None:
         """Channels' dispatch without its per-message database clean-up (see the module). A
         database that stays away through the retries does not close the socket with 1011 and a
@@ -112,6 +154,20 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             raise ValueError(f"No handler for message type {message['type']}")
         try:
             await handler(message)
+        except UNREACHABLE as err:
+            # Redis out of reach (the channel layer, the cache): the socket stays up and its
+            # heartbeats keep the board current from the database until Redis is back.
+            log.warning(
+                "redis unavailable on table %s socket (%s): %s: %s",
+                getattr(self, "table_id", "?"),
+                message["type"],
+                type(err).__name__,
+                err,
+            )
+            if message["type"] == "websocket.disconnect":
+                raise StopConsumer() from None
+            if not self.accepted:
+                await self.close()
         except TRANSIENT as err:
             first = str(err).strip().splitlines()[0] if str(err).strip() else ""
             log.warning(
@@ -142,19 +198,43 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         if not await self.claim_place():
             await self.close(code=FORBIDDEN)
             return
-        self.group = table_group(self.table_id)
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.join_group()
         # Whatever was missed while away: the current view (read before the handshake is
         # accepted, so a database that is away refuses it and the page tries again), then
         # anything overdue.
         board = await self.current_board()
         await self.accept()
         await self.send(text_data=board)
-        await self.catch_up()
+        try:
+            await self.catch_up()
+        except UNREACHABLE as err:  # the sweep or the next heartbeat does it
+            log.warning("table %s catch-up skipped, redis unavailable: %s", self.table_id, err)
+
+    async def join_group(self) -> None:
+        """Listen to the table's broadcasts. With Redis out of reach the socket is still
+        accepted (no 500 to the handshake): its heartbeats render what it missed from the
+        database, and each heartbeat tries to join again."""
+        if self.channel_layer is None:
+            self.group = ""
+            return
+        try:
+            await self.channel_layer.group_add(table_group(self.table_id), self.channel_name)
+        except UNREACHABLE as err:
+            log.warning(
+                "table %s socket not joined to its broadcasts, redis unavailable: %s",
+                self.table_id,
+                err,
+            )
+            self.group = ""
+            return
+        self.group = table_group(self.table_id)
 
     async def disconnect(self, code: int) -> None:
         if self.group:
-            await self.channel_layer.group_discard(self.group, self.channel_name)
+            try:
+                await self.channel_layer.group_discard(self.group, self.channel_name)
+            except UNREACHABLE:
+                pass  # its membership expires with the layer's group expiry
         if self.seat_id is not None:
             await self.mark_presence(connected=False)
 
@@ -196,6 +276,10 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             now = time.monotonic()
             if now - self.last_heartbeat >= HEARTBEAT_MIN_SECONDS:
                 self.last_heartbeat = now
+                if self.deaf:
+                    await self.relisten()
+                elif not self.group:
+                    await self.join_group()
                 await self.send_if_newer(await self.heartbeat())
             return
         if not self.may_move():
