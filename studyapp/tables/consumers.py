@@ -10,6 +10,7 @@ does that itself in the thread that uses the connection."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import logging
@@ -18,11 +19,11 @@ from html import escape
 from typing import Any
 
 from channels.consumer import get_handler_name
-from channels.layers import get_channel_layer
-from channels.utils import await_many_dispatch
 from channels.db import database_sync_to_async
 from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from channels.layers import get_channel_layer
+from channels.utils import await_many_dispatch
 from django.conf import settings
 from django.db import connections
 from django.utils.translation import gettext_lazy
@@ -124,10 +125,8 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
                 self.deaf = True
             else:
                 sources.append(functools.partial(self.channel_layer.receive, self.channel_name))
-        try:
+        with contextlib.suppress(StopConsumer):
             await await_many_dispatch(sources, self.dispatch)
-        except StopConsumer:
-            pass
 
     deaf = False  # started without the channel layer
 
@@ -231,10 +230,9 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
 
     async def disconnect(self, code: int) -> None:
         if self.group:
-            try:
+            # with Redis away, its membership expires with the layer's group expiry
+            with contextlib.suppress(*UNREACHABLE):
                 await self.channel_layer.group_discard(self.group, self.channel_name)
-            except UNREACHABLE:
-                pass  # its membership expires with the layer's group expiry
         if self.seat_id is not None:
             await self.mark_presence(connected=False)
 
