@@ -15,7 +15,9 @@
   var REASONS = {
     4413: 'That message was too large for the table, so the connection was closed. '
       + 'Reload the page to go on.',
-    4404: 'There is no table at this address.'
+    4404: 'There is no table at this address.',
+    4409: 'This seat is now open in another browser or tab, so this page stopped sending moves. '
+      + 'Go on in the other one.'
   };
 
   function update() {

@@ -39,6 +39,11 @@ from studyapp.tables.rendering import render_board
 log = logging.getLogger(__name__)
 
 FORBIDDEN = 4403
+SEAT_TAKEN = 4409  # the seat is now held by another browser (the same person rejoined there)
+SEAT_TAKEN_MESSAGE = (
+    "This seat is now open in another browser or tab, so this page stopped sending moves. "
+    "Go on in the other one."
+)
 NOT_FOUND = 4404  # a socket address that names nothing here
 TOO_LARGE = 4413  # a frame over MAX_FRAME_BYTES (as HTTP's 413; daphne takes no 1009 from an app)
 # A move is a few hundred bytes (the form's fields and htmx's headers); a frame larger than this
@@ -58,6 +63,8 @@ UNAVAILABLE_MESSAGE = (
     "The table could not be reached for a moment. Your last move may not have been saved: if "
     "the board does not show it within a few seconds, send it again."
 )
+# What play and heartbeat answer when the seat is no longer this socket's.
+SEAT_GONE = object()
 # A frame that is not JSON (or is nested too deeply to read) gets this reason, not a closed socket.
 UNREADABLE: dict[str, Any] = {}
 # Shown in the board, rendered in the table's language (gettext_lazy, translated at render time).
@@ -278,14 +285,32 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
                     await self.relisten()
                 elif not self.group:
                     await self.join_group()
-                await self.send_if_newer(await self.heartbeat())
+                board = await self.heartbeat()
+                if board is SEAT_GONE:
+                    await self.leave_taken_seat()
+                else:
+                    await self.send_if_newer(board)
             return
         if not self.may_move():
             await self.send(text_data=await self.current_board(TOO_FAST))
             return
         rejected = await self.play(content)
-        if rejected:
+        if rejected is SEAT_GONE:
+            await self.leave_taken_seat()
+        elif rejected:
             await self.send(text_data=rejected)
+
+    async def leave_taken_seat(self) -> None:
+        """Another browser took this socket's seat: say so and close for good (the page does not
+        reconnect after SEAT_TAKEN); the seat's presence is the other browser's now."""
+        log.info(
+            "table %s seat %s taken by another browser: socket closed",
+            self.table_id,
+            self.seat_index,
+        )
+        self.seat_id = None  # not marked disconnected: the other browser holds it
+        await self.send(text_data=notice(SEAT_TAKEN_MESSAGE))
+        await self.close(code=SEAT_TAKEN)
 
     def may_move(self) -> bool:
         """A token bucket per socket: a burst of MOVE_BURST, then MOVES_PER_SECOND."""
@@ -351,7 +376,10 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         """Presence, the driver's catch-up, and this socket's: a board that moved on without
         this socket hearing of it (a broadcast lost with a Redis connection, a publish that
         failed) is rendered now, so a lost broadcast costs a person at most one heartbeat.
-        Returns ``(seq, status, board)`` to send, or None when the page is up to date."""
+        Returns ``(seq, status, board)`` to send, or None when the page is up to date; SEAT_GONE
+        when another browser holds the seat now."""
+        if not self.holds_seat():
+            return SEAT_GONE
         services.touch_seat(self.seat_id, connected=True)
         snap = driver.tick(self.table_id)  # a table being played: rebuilt from its log already
         if snap is None:
@@ -367,9 +395,21 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
     def mark_presence(self, connected: bool) -> None:
         services.touch_seat(self.seat_id, connected=connected)
 
+    def holds_seat(self) -> bool:
+        """Whether this socket's browser still holds its seat (the same person may have taken it
+        in another browser since, with the same recruiter IDs)."""
+        session = self.scope.get("session")
+        seat = services.find_seat(
+            self.table_id, session.session_key if session else None, self.scope.get("user")
+        )
+        return seat is not None and seat.pk == self.seat_id
+
     @db_call
-    def play(self, content: dict[str, Any]) -> str | None:
-        """Submit the move; on a rejection, this seat's unchanged view with the reason."""
+    def play(self, content: dict[str, Any]) -> Any:
+        """Submit the move; on a rejection, this seat's unchanged view with the reason; SEAT_GONE,
+        and nothing submitted, when another browser holds the seat now."""
+        if not self.holds_seat():
+            return SEAT_GONE
         try:
             services.submit(self.table_id, self.seat_index, content)
         except IllegalMove as err:
