@@ -61,3 +61,21 @@ def _count(request: HttpRequest, scope: str) -> bool:
             count = 1
         over = over or count > limit
     return over
+
+
+def over_rate(key: str, seconds: int, limit: int) -> bool:
+    """Count one event under ``key`` in a fixed window of ``seconds``; True once the window holds
+    more than ``limit``. Fails open, as :func:`over_limit` does."""
+    window = int(time.time()) // seconds
+    name = f"rate:{key}:{seconds}:{window}"
+    try:
+        cache.add(name, 0, timeout=seconds * 2)
+        try:
+            count = cache.incr(name)
+        except ValueError:
+            cache.set(name, 1, timeout=seconds * 2)
+            count = 1
+    except UNREACHABLE as err:
+        _warn(key.split(":", 1)[0], err)
+        return False
+    return count > limit

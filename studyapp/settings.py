@@ -312,6 +312,13 @@ AGENT_DELAY_SECONDS = env_float("AGENT_DELAY_SECONDS", 1.5)
 # to slow down). Browser tests that type faster than anyone raise it for their site.
 SOCKET_MOVE_BURST = env_int("SOCKET_MOVE_BURST", 5)
 SOCKET_MOVES_PER_SECOND = env_float("SOCKET_MOVES_PER_SECOND", 2.0)
+# Every frame a socket sends (moves, heartbeats, junk): a burst, then per second. Frames beyond
+# are dropped before they are read, with no database or rendering work.
+SOCKET_FRAME_BURST = env_int("SOCKET_FRAME_BURST", 20)
+SOCKET_FRAMES_PER_SECOND = env_float("SOCKET_FRAMES_PER_SECOND", 10.0)
+# Open sockets per seat and per browser session, in each daphne process: one more is refused.
+SOCKETS_PER_SEAT = env_int("SOCKETS_PER_SEAT", 3)
+SOCKETS_PER_SESSION = env_int("SOCKETS_PER_SESSION", 6)
 LOBBY_WAIT_SECONDS = env_int("LOBBY_WAIT_SECONDS", 120)
 TURN_DEADLINE_SECONDS = env_int("TURN_DEADLINE_SECONDS", 120)
 # A Twenty Questions table pauses after this many questions in a row that its answering model

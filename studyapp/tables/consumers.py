@@ -74,6 +74,11 @@ UNREADABLE_MESSAGE = gettext_lazy("That move could not be read; please use the f
 HEARTBEAT_MIN_SECONDS = 5.0
 MOVE_BURST = settings.SOCKET_MOVE_BURST
 MOVES_PER_SECOND = settings.SOCKET_MOVES_PER_SECOND
+FRAME_BURST = settings.SOCKET_FRAME_BURST
+FRAMES_PER_SECOND = settings.SOCKET_FRAMES_PER_SECOND
+TOO_MANY_SOCKETS = 4429  # over SOCKETS_PER_SEAT or SOCKETS_PER_SESSION in this process
+# This process's open table sockets, by ("seat", seat id) and ("session", session key).
+OPEN_SOCKETS: dict[tuple[str, Any], set[Any]] = {}
 TOO_FAST = gettext_lazy("Too many moves at once: wait a moment, then try again.")
 
 
@@ -113,6 +118,11 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
     last_heartbeat: float = float("-inf")
     move_tokens: float = MOVE_BURST
     tokens_at: float = 0.0
+    frame_tokens: float = FRAME_BURST
+    frames_at: float = 0.0
+    dropped: int = 0
+    dropped_logged_at: float = float("-inf")
+    counted_as: tuple[tuple[str, Any], ...] = ()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         """Channels' consumer start, except that a channel layer out of reach (Redis down: the
@@ -204,6 +214,12 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         if not await self.claim_place():
             await self.close(code=FORBIDDEN)
             return
+        if not self.count_socket():
+            log.warning(
+                "table %s: too many sockets for one seat or session: refused", self.table_id
+            )
+            await self.close(code=TOO_MANY_SOCKETS)
+            return
         await self.join_group()
         # Whatever was missed while away: the current view (read before the handshake is
         # accepted, so a database that is away refuses it and the page tries again), then
@@ -235,7 +251,33 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             return
         self.group = table_group(self.table_id)
 
+    def count_socket(self) -> bool:
+        """Count this socket against SOCKETS_PER_SEAT and SOCKETS_PER_SESSION (this process's
+        open sockets); False, and nothing counted, when one of them is full."""
+        session = self.scope.get("session")
+        keys = []
+        if self.seat_id is not None:
+            keys.append((("seat", self.seat_id), settings.SOCKETS_PER_SEAT))
+        if session is not None and session.session_key:
+            keys.append((("session", session.session_key), settings.SOCKETS_PER_SESSION))
+        if any(len(OPEN_SOCKETS.get(key, ())) >= cap for key, cap in keys):
+            return False
+        for key, _ in keys:
+            OPEN_SOCKETS.setdefault(key, set()).add(self)
+        self.counted_as = tuple(key for key, _ in keys)
+        return True
+
+    def uncount_socket(self) -> None:
+        for key in self.counted_as:
+            held = OPEN_SOCKETS.get(key)
+            if held is not None:
+                held.discard(self)
+                if not held:
+                    del OPEN_SOCKETS[key]
+        self.counted_as = ()
+
     async def disconnect(self, code: int) -> None:
+        self.uncount_socket()
         if self.group:
             # with Redis away, its membership expires with the layer's group expiry
             with contextlib.suppress(*UNREACHABLE):
@@ -250,6 +292,8 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         JSON; Channels would raise and drop the socket without its close (the seat would stay
         marked connected). A frame over MAX_FRAME_BYTES is refused: the reason, one log line,
         and the socket closed with TOO_LARGE."""
+        if not self.may_send_frame():
+            return  # dropped unread: no parsing, no database, no rendering
         size = len(text_data.encode()) if text_data else len(bytes_data or b"")
         if size > MAX_FRAME_BYTES:
             log.warning(
@@ -275,7 +319,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         if self.seat_index is None:
             return  # a spectator: nothing to do
         if not isinstance(content, dict) or not content.get("type"):  # not JSON, or not a move
-            await self.send(text_data=await self.current_board(UNREADABLE_MESSAGE))
+            await self.send(text_data=alert(str(UNREADABLE_MESSAGE)))  # no database, no render
             return
         if content.get("type") == "heartbeat":
             now = time.monotonic()
@@ -292,7 +336,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
                     await self.send_if_newer(board)
             return
         if not self.may_move():
-            await self.send(text_data=await self.current_board(TOO_FAST))
+            await self.send(text_data=alert(str(TOO_FAST)))  # no database, no render
             return
         rejected = await self.play(content)
         if rejected is SEAT_GONE:
@@ -311,6 +355,28 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         self.seat_id = None  # not marked disconnected: the other browser holds it
         await self.send(text_data=notice(SEAT_TAKEN_MESSAGE))
         await self.close(code=SEAT_TAKEN)
+
+    def may_send_frame(self) -> bool:
+        """A token bucket per socket over every frame: FRAME_BURST, then FRAMES_PER_SECOND. A
+        page sends a heartbeat every HEARTBEAT_SECONDS and a move now and then; a socket sending
+        more has the rest dropped, counted, and logged at most once a minute."""
+        now = time.monotonic()
+        self.frame_tokens = min(
+            FRAME_BURST, self.frame_tokens + (now - self.frames_at) * FRAMES_PER_SECOND
+        )
+        self.frames_at = now
+        if self.frame_tokens >= 1:
+            self.frame_tokens -= 1
+            return True
+        self.dropped += 1
+        if now - self.dropped_logged_at >= 60:
+            self.dropped_logged_at = now
+            log.warning(
+                "table %s socket over its frame limit: %d frames dropped so far",
+                getattr(self, "table_id", "?"),
+                self.dropped,
+            )
+        return False
 
     def may_move(self) -> bool:
         """A token bucket per socket: a burst of MOVE_BURST, then MOVES_PER_SECOND."""
@@ -415,6 +481,12 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         except IllegalMove as err:
             return render_board(services.table_state(self.table_id), self.seat_index, err.reason)
         return None
+
+
+def alert(message: str) -> str:
+    """The connection status line carrying a refusal (a move too fast, a frame that is not a
+    move): a few bytes, no database read and no board rendered; the form keeps what was typed."""
+    return f'<p id="socket-status" class="notice error" role="alert">{escape(message)}</p>'
 
 
 def notice(message: str) -> str:
