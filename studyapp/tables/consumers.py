@@ -31,9 +31,9 @@ from django.utils.translation import gettext_lazy
 from games.base import IllegalMove
 from studyapp.cache import UNREACHABLE
 from studyapp.db import TRANSIENT, is_pool_timeout, returning_connections
-from studyapp.tables import driver, services, store
+from studyapp.tables import driver, outages, services, store
 from studyapp.tables.broadcast import table_group
-from studyapp.tables.models import Table
+from studyapp.tables.models import Table, Turn
 from studyapp.tables.rendering import render_board
 
 log = logging.getLogger(__name__)
@@ -193,6 +193,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
                 type(err).__name__,
                 first,
             )
+            await asyncio.to_thread(outages.trouble)  # the clocks pause (outages.py)
             if message["type"] == "websocket.disconnect":
                 raise StopConsumer() from None  # gone anyway; its next connect marks the seat again
             if not self.accepted:
@@ -338,11 +339,46 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         if not self.may_move():
             await self.send(text_data=alert(str(TOO_FAST)))  # no database, no render
             return
-        rejected = await self.play(content)
+        sent_after = self.seen_seq
+        try:
+            rejected = await self.play(content)
+        except TRANSIENT as err:
+            await self.move_failed(sent_after, err)
+            return
         if rejected is SEAT_GONE:
             await self.leave_taken_seat()
         elif rejected:
             await self.send(text_data=rejected)
+
+    async def move_failed(self, sent_after: int, err: Exception) -> None:
+        """The database failed while the move was being saved: it may or may not have been
+        committed. Look (with the reads' retries) whether this seat moved since the board the
+        move was made on: if so the board is sent; if not, or if the table cannot be read yet,
+        the page is told its move was not saved and sends it again by itself (RESEND_MESSAGE
+        carries ``data-resend``; static/js/table.js). A move sent again after it had landed is
+        refused by the table (it is no longer this seat's turn), never recorded twice."""
+        log.warning(
+            "database unavailable while saving a move at table %s: %s: %s",
+            self.table_id,
+            type(err).__name__,
+            str(err).strip().splitlines()[0] if str(err).strip() else "",
+        )
+        await asyncio.to_thread(outages.trouble)
+        await asyncio.sleep(RETRY_PAUSES[0])
+        try:
+            landed = await self.moved_since(sent_after)
+        except TRANSIENT:
+            landed = False
+        if landed:
+            await self.send(text_data=await self.current_board())
+        else:
+            await self.send(text_data=resend_notice())
+
+    @db_read
+    def moved_since(self, seq: int) -> bool:
+        return Turn.objects.filter(
+            table_id=self.table_id, seat=self.seat_index, seq__gte=seq
+        ).exists()
 
     async def leave_taken_seat(self) -> None:
         """Another browser took this socket's seat: say so and close for good (the page does not
@@ -481,6 +517,20 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         except IllegalMove as err:
             return render_board(services.table_state(self.table_id), self.seat_index, err.reason)
         return None
+
+
+RESEND_MESSAGE = gettext_lazy(
+    "Your move was not saved: the table could not be reached for a moment. It is sent again "
+    "automatically in a few seconds; keep this page open."
+)
+
+
+def resend_notice() -> str:
+    """The status line telling the page its last move was not saved and to send it again."""
+    return (
+        '<p id="socket-status" class="notice" role="status" data-resend="1">'
+        f"{escape(str(RESEND_MESSAGE))}</p>"
+    )
 
 
 def alert(message: str) -> str:
