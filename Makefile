@@ -82,4 +82,4 @@ format: install
 	$(BIN)/ruff check --fix .
 
 worker: install
-	$(BIN)/celery -A studyapp worker -l info
+	$(BIN)/celery -A studyapp worker -l info --without-gossip --without-mingle
