@@ -158,7 +158,7 @@ def run_fault(site: Topology, own: OwnRedis, fault: str) -> dict:
         report = json.loads(out[out.index("{") :]) if "{" in out else {}
     except ValueError:
         report = {}
-    people = report.get("participants", [])
+    people = report.get("people", [])
     return {
         "fault": fault,
         **detail,
@@ -168,7 +168,10 @@ def run_fault(site: Topology, own: OwnRedis, fault: str) -> dict:
         ],
         "statuses": sorted({str(p.get("status")) for p in people}) if people else None,
         "people": len(people),
-        "tables": report.get("tables"),
+        "finished": report.get("finished"),
+        "tables": [t.get("status") for t in report.get("tables", [])],
+        "owed": sorted({str(p.get("payment_amount")) for p in people}),
+        "codes": sorted({str(p.get("code_shown")) for p in people}),
         "longest_wait_s": longest_waits(site, started),
         "seconds": round(time.time() - started, 1),
     }

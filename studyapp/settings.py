@@ -240,6 +240,10 @@ REDIS_RETRIES = env_int("REDIS_RETRIES", 3)
 
 # Celery: with no broker configured, tasks run in the calling process (embedded default).
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL)
+# Kombu's Redis transport with the fix that keeps a worker alive through a Redis outage
+# (studyapp/broker.py); other brokers as given.
+if CELERY_BROKER_URL.startswith("redis://"):
+    CELERY_BROKER_TRANSPORT = "studyapp.broker:Transport"
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", not CELERY_BROKER_URL)
 CELERY_TASK_EAGER_PROPAGATES = True

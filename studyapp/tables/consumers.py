@@ -128,7 +128,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         """Channels' consumer start, except that a channel layer out of reach (Redis down: the
         pub/sub layer subscribes the socket's channel here) does not fail the handshake with a
         500: the socket runs without broadcasts, its heartbeats render what it missed from the
-        database, and once Redis answers again it is asked to reconnect (:meth:`relisten`)."""
+        database, and once Redis answers again it starts listening (:meth:`relisten`)."""
         self.scope = scope
         self.channel_layer = get_channel_layer(self.channel_layer_alias)
         self.base_send = send
@@ -142,23 +142,48 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
                 self.deaf = True
             else:
                 sources.append(functools.partial(self.channel_layer.receive, self.channel_name))
-        with contextlib.suppress(StopConsumer):
-            await await_many_dispatch(sources, self.dispatch)
+        # A deaf socket asks itself whether the layer is back, heartbeats or not (a client that
+        # sends none, such as the pilot bots, would otherwise never hear another board).
+        relistening = asyncio.create_task(self.relisten_until_heard()) if self.deaf else None
+        try:
+            with contextlib.suppress(StopConsumer):
+                await await_many_dispatch(sources, self.dispatch)
+        finally:
+            for task in (relistening, self.listening):
+                if task is not None:
+                    task.cancel()
+
+    listening: asyncio.Task | None = None
+
+    async def relisten_until_heard(self) -> None:
+        while self.deaf:
+            await asyncio.sleep(HEARTBEAT_MIN_SECONDS)
+            if self.accepted:
+                await self.relisten()
 
     deaf = False  # started without the channel layer
 
     async def relisten(self) -> None:
-        """A socket started without broadcasts: once the layer answers again, closed with 1012
-        (service restart) so that the page opens a fresh one, which listens."""
+        """A socket started without broadcasts: once the layer answers again, it subscribes a
+        channel of its own, joins the table's group, listens in a task beside the socket's own
+        loop, and sends the board it may have missed. The page keeps its socket."""
         layer = get_channel_layer(self.channel_layer_alias)
-        if layer is None:
+        if layer is None or not self.deaf:
             return
         try:
-            await layer.group_add(table_group(self.table_id), "probe.relisten")
-            await layer.group_discard(table_group(self.table_id), "probe.relisten")
+            name = await layer.new_channel()
+            await layer.group_add(table_group(self.table_id), name)
         except UNREACHABLE:
             return
-        await self.close(code=1012)
+        self.channel_layer, self.channel_name = layer, name
+        self.group, self.deaf = table_group(self.table_id), False
+        self.listening = asyncio.create_task(self.listen(layer, name))
+        log.info("table %s socket hears broadcasts again", self.table_id)
+        await self.send(text_data=await self.current_board())
+
+    async def listen(self, layer: Any, name: str) -> None:
+        while True:
+            await self.dispatch(await layer.receive(name))
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         """Channels' dispatch without its per-message database clean-up (see the module). A

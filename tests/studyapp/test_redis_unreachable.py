@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import aiohttp
@@ -17,9 +19,12 @@ from tests.e2e.site import LiveSite, free_port
 CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 
 
+REDIS_PORT = free_port()
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory):
-    dead = f"redis://127.0.0.1:{free_port()}/0"
+    dead = f"redis://127.0.0.1:{REDIS_PORT}/0"
     live = LiveSite(
         Path(tmp_path_factory.mktemp("redis-down")),
         DATABASE_URL="",
@@ -68,7 +73,7 @@ def test_new_participants_get_no_500_while_redis_is_unreachable(site):
     assert '" 500 ' not in log
 
 
-async def _play_and_connect(base: str) -> tuple[int, str]:
+async def _play_and_connect(base: str, then_start_redis: bool = False) -> tuple[int, str]:
     async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
         form = await _form(http, base + "/")
         async with http.post(
@@ -79,7 +84,24 @@ async def _play_and_connect(base: str) -> tuple[int, str]:
         ws_url = base.replace("http", "ws") + f"/ws/tables/{table_id}/"
         async with http.ws_connect(ws_url, headers={"Origin": base}) as ws:
             first = await ws.receive(timeout=20)
-            return first.type.value, str(first.data)
+            if not then_start_redis:
+                return first.type.value, str(first.data)
+            server = subprocess.Popen(
+                ["redis-server", "--port", str(REDIS_PORT), "--save", "", "--appendonly", "no"],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            try:
+                # No heartbeat from this client: the socket finds Redis back by itself, sends
+                # its board, and hears the table's broadcasts from then on (its own move's).
+                await ws.receive(timeout=30)
+                move = {"type": "question", "text": "Is it a fruit?", "HEADERS": {}}
+                await ws.send_json(move)
+                again = await ws.receive(timeout=15)
+            finally:
+                server.terminate()
+                server.wait(timeout=10)
+            return again.type.value, str(again.data)
 
 
 def test_a_table_socket_is_accepted_with_its_board_while_redis_is_unreachable(site):
@@ -89,3 +111,10 @@ def test_a_table_socket_is_accepted_with_its_board_while_redis_is_unreachable(si
     log = site.log_path.read_text()
     assert "without broadcasts, redis unavailable" in log
     assert '" 500 ' not in log and "WSREJECT" not in log
+
+
+@pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server is not installed")
+def test_a_socket_opened_without_redis_listens_once_redis_is_back(site):
+    kind, data = asyncio.run(_play_and_connect(site.url, then_start_redis=True))
+    assert kind == aiohttp.WSMsgType.TEXT.value, (kind, data)
+    assert "Is it a fruit?" in data
