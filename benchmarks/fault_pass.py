@@ -132,7 +132,7 @@ def run_fault(site: Topology, own: OwnRedis, fault: str) -> dict:
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(8)  # the bots are at their tables
+    time.sleep(3)  # the bots are at their tables (the pilot takes about 12 s unhindered)
     detail: dict = {}
     if fault == "redis":
         own.stop()
