@@ -112,7 +112,23 @@ def longest_waits(site: Topology, since: float) -> float:
     return json.loads(out.stdout.strip().splitlines()[-1]) if out.returncode == 0 else -1.0
 
 
+def open_places(site: Topology) -> None:
+    """Room for another 8 people in the demo study (each pilot fills its conditions' quotas)."""
+    code = (
+        "import django; django.setup(); from studyapp.participants.models import Condition; "
+        "Condition.objects.filter(study__slug='demo-undercover').update(quota=10000)"
+    )
+    subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={**site.env, "DJANGO_SETTINGS_MODULE": "studyapp.settings"},
+        check=True,
+        timeout=60,
+    )
+
+
 def run_fault(site: Topology, own: OwnRedis, fault: str) -> dict:
+    open_places(site)
     started = time.time()
     pilot = subprocess.Popen(
         [
