@@ -56,19 +56,25 @@ run: install
 # Celery beat, kept running by supervisord (deploy/supervisord.conf): a process that dies is
 # started again and the others go on. DEBUG is off; SECRET_KEY comes from the environment or is
 # made once into var/secret_key. `honcho start` runs the same processes from the Procfile for
-# development (one exits, all stop).
+# development (one exits, all stop). One copy per VAR_DIR: supervisord holds var/production.lock
+# (flock) while it runs, and a second `make production` stops with a message; the processes
+# supervisord starts die with it (deploy/supervised). A new staff password goes to
+# var/staff-password (mode 600), never to the output or the logs.
 WEB ?= 2
 WORKERS ?= 1
 VAR_DIR ?= $(CURDIR)/var
 production: install
 	@test -n "$$DATABASE_URL" -a -n "$$REDIS_URL" || { echo "make production needs DATABASE_URL (PostgreSQL) and REDIS_URL"; exit 2; }
+	@mkdir -p $(VAR_DIR)
+	@flock -n $(VAR_DIR)/production.lock true || { echo "make production is already running for $(VAR_DIR) (supervisord pid $$(cat $(VAR_DIR)/supervisord.pid 2>/dev/null || echo unknown)): stop it first (Ctrl-C in its terminal, or kill that pid)"; exit 1; }
 	DEBUG=false VAR_DIR=$(VAR_DIR) $(BIN)/python manage.py migrate --noinput
-	DEBUG=false VAR_DIR=$(VAR_DIR) $(BIN)/python manage.py seed_demo
+	DEBUG=false VAR_DIR=$(VAR_DIR) $(BIN)/python manage.py seed_demo --password-file $(VAR_DIR)/staff-password
 	@echo "Open http://$(HOST):$(PORT)/ ($(WEB) daphne processes on ports $(PORT) and up, $(WORKERS) worker(s), beat)"
 	@echo "Processes: VAR_DIR=$(VAR_DIR) $(BIN)/supervisorctl -c deploy/supervisord.conf status"
 	@echo "Health: curl -fsS http://$(HOST):$(PORT)/healthz (200 once the database, Redis and a worker answer)"
-	DEBUG=false HOST=$(HOST) PORT=$(PORT) WEB=$(WEB) WORKERS=$(WORKERS) VAR_DIR=$(VAR_DIR) \
-	  $(BIN)/supervisord -n -c deploy/supervisord.conf
+	@DEBUG=false HOST=$(HOST) PORT=$(PORT) WEB=$(WEB) WORKERS=$(WORKERS) VAR_DIR=$(VAR_DIR) \
+	  flock -n -E 75 $(VAR_DIR)/production.lock $(BIN)/supervisord -n -c deploy/supervisord.conf; \
+	  status=$$?; [ $$status != 75 ] || echo "make production is already running for $(VAR_DIR): stop it first"; exit $$status
 
 test: install chromium
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
@@ -83,4 +89,4 @@ format: install
 	$(BIN)/ruff check --fix .
 
 worker: install
-	$(BIN)/celery -A studyapp worker -l info
+	$(BIN)/celery -A studyapp worker -l info --without-gossip --without-mingle

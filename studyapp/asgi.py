@@ -24,6 +24,7 @@ from studyapp import dispatch  # noqa: E402
 from studyapp.background import in_server  # noqa: E402
 from studyapp.db import TRANSIENT, returning_connections  # noqa: E402
 from studyapp.heap import freeze_startup  # noqa: E402
+from studyapp.proxy import ForwardedFor  # noqa: E402
 from studyapp.tables.routing import websocket_urlpatterns  # noqa: E402
 
 
@@ -69,13 +70,18 @@ router = ProtocolTypeRouter(
 )
 
 
+# Behind a reverse proxy the client's address is the one a trusted proxy forwarded
+# (studyapp.proxy, TRUSTED_PROXIES): the rate limits and logs count people, not the proxy.
+site = ForwardedFor(router, settings.TRUSTED_PROXIES)
+
+
 async def application(scope: dict, receive: object, send: object) -> None:
     """The site. In the embedded mode the first request or socket after a start also starts the
     periodic tasks on the server's loop (:func:`studyapp.dispatch.start_beat`), so a lobby or a
     deadline that fell due while the server was down is handled without waiting for a socket."""
     with in_server():  # its sync threads find this loop (studyapp.background.server_loop)
         dispatch.start_beat()
-        await router(scope, receive, send)
+        await site(scope, receive, send)
 
 
 # The HTTP URLconf, loaded now: the board templates reverse URLs, and the URLconf imports every

@@ -11,6 +11,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from games.llm.servers import parse_servers, server_key_name
+from studyapp import proxy as _proxy
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -244,6 +245,10 @@ REDIS_RETRIES = env_int("REDIS_RETRIES", 3)
 
 # Celery: with no broker configured, tasks run in the calling process (embedded default).
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL)
+# Kombu's Redis transport with the fix that keeps a worker alive through a Redis outage
+# (studyapp/broker.py); other brokers as given.
+if CELERY_BROKER_URL.startswith("redis://"):
+    CELERY_BROKER_TRANSPORT = "studyapp.broker:Transport"
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", not CELERY_BROKER_URL)
 CELERY_TASK_EAGER_PROPAGATES = True
@@ -316,6 +321,13 @@ AGENT_DELAY_SECONDS = env_float("AGENT_DELAY_SECONDS", 1.5)
 # to slow down). Browser tests that type faster than anyone raise it for their site.
 SOCKET_MOVE_BURST = env_int("SOCKET_MOVE_BURST", 5)
 SOCKET_MOVES_PER_SECOND = env_float("SOCKET_MOVES_PER_SECOND", 2.0)
+# Every frame a socket sends (moves, heartbeats, junk): a burst, then per second. Frames beyond
+# are dropped before they are read, with no database or rendering work.
+SOCKET_FRAME_BURST = env_int("SOCKET_FRAME_BURST", 20)
+SOCKET_FRAMES_PER_SECOND = env_float("SOCKET_FRAMES_PER_SECOND", 10.0)
+# Open sockets per seat and per browser session, in each daphne process: one more is refused.
+SOCKETS_PER_SEAT = env_int("SOCKETS_PER_SEAT", 3)
+SOCKETS_PER_SESSION = env_int("SOCKETS_PER_SESSION", 6)
 LOBBY_WAIT_SECONDS = env_int("LOBBY_WAIT_SECONDS", 120)
 TURN_DEADLINE_SECONDS = env_int("TURN_DEADLINE_SECONDS", 120)
 # A Twenty Questions table pauses after this many questions in a row that its answering model
@@ -384,8 +396,16 @@ PROXY_SSL_HEADER = env_str("SECURE_PROXY_SSL_HEADER")
 if PROXY_SSL_HEADER:
     SECURE_PROXY_SSL_HEADER = ("HTTP_" + PROXY_SSL_HEADER.upper().replace("-", "_"), "https")
 
-# New participants per client address (REMOTE_ADDR; behind a proxy run daphne with --proxy-headers
-# so it is the person's address): at most this many in 10 seconds and in a minute, then a 429 page.
+# Reverse proxies whose X-Forwarded-For is believed (addresses or networks, comma-separated; empty
+# believes none): behind them a request's address (REMOTE_ADDR, a socket's client) is the one the
+# proxy forwarded (studyapp.proxy). Loopback by default: a proxy on the same machine.
+try:
+    TRUSTED_PROXIES = _proxy.parse_networks(env_str("TRUSTED_PROXIES", "127.0.0.1/8,::1"))
+except ValueError as _err:
+    raise ImproperlyConfigured(str(_err)) from _err
+
+# New participants per client address (REMOTE_ADDR, the forwarded one behind a trusted proxy): at
+# most this many in 10 seconds and in a minute, then a 429 page.
 # Pilot bots (a staff pilot token on the link) are not counted.
 PARTICIPANT_RATE_BURST = env_int("PARTICIPANT_RATE_BURST", 10)
 PARTICIPANT_RATE_PER_MINUTE = env_int("PARTICIPANT_RATE_PER_MINUTE", 30)
@@ -393,6 +413,9 @@ PARTICIPANT_RATE_PER_MINUTE = env_int("PARTICIPANT_RATE_PER_MINUTE", 30)
 # Prolific's researcher API, for `manage.py prolific approve|pay SLUG` (docs/participants.md).
 PROLIFIC_API_TOKEN = env_str("PROLIFIC_API_TOKEN")
 PROLIFIC_API_URL = env_str("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
+# A bulk bonus payment whose pay call got no answer is paid again only if Prolific still shows
+# none of it this long after (Prolific pays asynchronously, "in the following minutes").
+PROLIFIC_SETTLE_SECONDS = env_int("PROLIFIC_SETTLE_SECONDS", 1800)
 
 # Logs: warnings and errors to stderr. Nothing at INFO carries a secret word, a completion code or
 # a session key (tests/studyapp/test_secrecy_attacks.py checks the captured log).

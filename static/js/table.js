@@ -11,11 +11,15 @@
   var open = false;
   var held = null;  // the move form submitted while the socket was not open
   var closed = '';  // why the server closed the socket for good, when it said so
+  var lastSent = null;  // the move form last sent over the open socket
+  var resends = 0;  // times it was sent again because the server said it was not saved
   // Close codes the socket does not reconnect after (the server's consumers name them).
   var REASONS = {
     4413: 'That message was too large for the table, so the connection was closed. '
       + 'Reload the page to go on.',
-    4404: 'There is no table at this address.'
+    4404: 'There is no table at this address.',
+    4409: 'This seat is now open in another browser or tab, so this page stopped sending moves. '
+      + 'Go on in the other one.'
   };
 
   function update() {
@@ -42,8 +46,22 @@
   // A notice the server sent into the status line (the table could not be reached for a
   // moment) gives way to the next board.
   document.addEventListener('htmx:wsAfterMessage', function (event) {
-    if (open && String(event.detail.message).indexOf('id="socket-status"') < 0) {
+    var message = String(event.detail.message);
+    if (open && message.indexOf('id="socket-status"') < 0) {
       update();
+      resends = 0;  // a board came: the table is answering again
+    }
+    // The server could not save the last move (the database was away for a moment): the form
+    // still holds it; send it again after a pause, a few times at most. The server judges it
+    // against the table as it is then, so a move that did land is not recorded twice.
+    if (message.indexOf('data-resend="1"') >= 0 && lastSent && resends < 3) {
+      var form = lastSent;
+      resends += 1;
+      setTimeout(function () {
+        if (document.body.contains(form)) {
+          if (open) { form.requestSubmit(); } else { held = form; update(); }
+        }
+      }, 2000 * resends);
     }
   });
   document.addEventListener('htmx:wsOpen', function () {
@@ -58,6 +76,9 @@
   });
   document.addEventListener('htmx:wsConfigSend', function (event) {
     if (open) {
+      if (event.detail.elt && event.detail.elt.classList.contains('move-form')) {
+        lastSent = event.detail.elt;
+      }
       return;
     }
     event.preventDefault();  // not into the extension's queue

@@ -79,10 +79,18 @@ def current(scope: str) -> tuple[AnalysisResult, bool]:
     version = data_version(scope)
     result, _ = AnalysisResult.objects.get_or_create(scope=scope)
     fresh = result.version == version and result.status == AnalysisResult.Status.DONE
-    if not fresh and not _under_way(result):
+    if not fresh and not _under_way(result) and not failed_for(result, version):
         request_computation(result, version)
         result.refresh_from_db()
     return result, fresh
+
+
+def failed_for(result: AnalysisResult, version: str) -> bool:
+    """The computation for this very data failed, not long ago: the page shows the failure and
+    its reason, and it is not queued again on every visit (it would only fail again: a folder it
+    cannot write, say). New data, or STALE_AFTER_S later, tries again."""
+    recent = time.time() - result.updated_at.timestamp() < STALE_AFTER_S
+    return result.status == AnalysisResult.Status.FAILED and result.wanted == version and recent
 
 
 def _under_way(result: AnalysisResult) -> bool:

@@ -19,7 +19,10 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
 import queue
+import shutil
+import tempfile
 import traceback
 from collections import defaultdict
 from pathlib import Path
@@ -149,6 +152,67 @@ def _people_note(out: Path, omitted: dict[str, int], include_pilots: bool) -> st
 
 
 def export_tables(
+    tables: QuerySet[Table],
+    out: str | Path,
+    formats: tuple[str, ...] = FORMATS,
+    experiment: str = AGENT_TABLES,
+    people: pd.DataFrame | None = None,
+    title: str = "Tables outside studies",
+    name: str = "tables",
+    allow_mixed: bool = False,
+    processes: int = 1,
+    chunk: int = CHUNK,
+    extra: dict[str, tuple[pd.DataFrame, dict[str, tuple[str, str]]]] | None = None,
+    progress: bool = False,
+) -> list[Path]:
+    """:func:`_export_tables` into a staging folder beside ``out``, moved into place only when
+    whole: a failure (a full disk, a killed process) leaves ``out`` as it was, never a 0-byte or
+    partial file or a missing manifest; the staging folder is removed. Into a new ``out`` the
+    folder is renamed in one step; into an existing one each file is moved, the manifest
+    (``datapackage.json``) last."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    try:
+        written = _export_tables(
+            tables,
+            staging,
+            formats,
+            experiment,
+            people,
+            title,
+            name,
+            allow_mixed,
+            processes,
+            chunk,
+            extra,
+            progress,
+        )
+        move_into_place(staging, out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return [out / path.relative_to(staging) for path in written]
+
+
+MANIFEST = "datapackage.json"
+
+
+def move_into_place(staging: Path, out: Path) -> None:
+    """Move a finished export from ``staging`` to ``out`` (see :func:`export_tables`)."""
+    if not out.exists():
+        staging.rename(out)
+        return
+    files = sorted(p for p in staging.rglob("*") if p.is_file())
+    files.sort(key=lambda p: p.relative_to(staging).as_posix() == MANIFEST)  # manifest last
+    for path in files:
+        target = out / path.relative_to(staging)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(path, target)
+    shutil.rmtree(staging, ignore_errors=True)
+
+
+def _export_tables(
     tables: QuerySet[Table],
     out: str | Path,
     formats: tuple[str, ...] = FORMATS,

@@ -9,6 +9,9 @@ does that itself in the thread that uses the connection."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import functools
 import json
 import logging
 import time
@@ -19,21 +22,29 @@ from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from channels.layers import get_channel_layer
+from channels.utils import await_many_dispatch
 from django.conf import settings
 from django.db import connections
 from django.utils.translation import gettext_lazy
 
 from games.base import IllegalMove
+from studyapp.cache import UNREACHABLE
 from studyapp.db import TRANSIENT, is_pool_timeout, returning_connections
-from studyapp.retry import retry_async
-from studyapp.tables import driver, services, store
+from studyapp.retry import DATABASE_PAUSES, retry_async
+from studyapp.tables import driver, outages, services, store
 from studyapp.tables.broadcast import table_group
-from studyapp.tables.models import Table
+from studyapp.tables.models import Table, Turn
 from studyapp.tables.rendering import render_board
 
 log = logging.getLogger(__name__)
 
 FORBIDDEN = 4403
+SEAT_TAKEN = 4409  # the seat is now held by another browser (the same person rejoined there)
+SEAT_TAKEN_MESSAGE = (
+    "This seat is now open in another browser or tab, so this page stopped sending moves. "
+    "Go on in the other one."
+)
 NOT_FOUND = 4404  # a socket address that names nothing here
 TOO_LARGE = 4413  # a frame over MAX_FRAME_BYTES (as HTTP's 413; daphne takes no 1009 from an app)
 # A move is a few hundred bytes (the form's fields and htmx's headers); a frame larger than this
@@ -52,6 +63,8 @@ UNAVAILABLE_MESSAGE = (
     "The table could not be reached for a moment. Your last move may not have been saved: if "
     "the board does not show it within a few seconds, send it again."
 )
+# What play and heartbeat answer when the seat is no longer this socket's.
+SEAT_GONE = object()
 # A frame that is not JSON (or is nested too deeply to read) gets this reason, not a closed socket.
 UNREADABLE: dict[str, Any] = {}
 # Shown in the board, rendered in the table's language (gettext_lazy, translated at render time).
@@ -61,6 +74,11 @@ UNREADABLE_MESSAGE = gettext_lazy("That move could not be read; please use the f
 HEARTBEAT_MIN_SECONDS = 5.0
 MOVE_BURST = settings.SOCKET_MOVE_BURST
 MOVES_PER_SECOND = settings.SOCKET_MOVES_PER_SECOND
+FRAME_BURST = settings.SOCKET_FRAME_BURST
+FRAMES_PER_SECOND = settings.SOCKET_FRAMES_PER_SECOND
+TOO_MANY_SOCKETS = 4429  # over SOCKETS_PER_SEAT or SOCKETS_PER_SESSION in this process
+# This process's open table sockets, by ("seat", seat id) and ("session", session key).
+OPEN_SOCKETS: dict[tuple[str, Any], set[Any]] = {}
 TOO_FAST = gettext_lazy("Too many moves at once: wait a moment, then try again.")
 
 
@@ -95,6 +113,72 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
     last_heartbeat: float = float("-inf")
     move_tokens: float = MOVE_BURST
     tokens_at: float = 0.0
+    frame_tokens: float = FRAME_BURST
+    frames_at: float = 0.0
+    dropped: int = 0
+    dropped_logged_at: float = float("-inf")
+    counted_as: tuple[tuple[str, Any], ...] = ()
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """Channels' consumer start, except that a channel layer out of reach (Redis down: the
+        pub/sub layer subscribes the socket's channel here) does not fail the handshake with a
+        500: the socket runs without broadcasts, its heartbeats render what it missed from the
+        database, and once Redis answers again it starts listening (:meth:`relisten`)."""
+        self.scope = scope
+        self.channel_layer = get_channel_layer(self.channel_layer_alias)
+        self.base_send = send
+        sources = [receive]
+        if self.channel_layer is not None:
+            try:
+                self.channel_name = await self.channel_layer.new_channel()
+            except UNREACHABLE as err:
+                log.warning("table socket without broadcasts, redis unavailable: %s", err)
+                self.channel_layer = None
+                self.deaf = True
+            else:
+                sources.append(functools.partial(self.channel_layer.receive, self.channel_name))
+        # A deaf socket asks itself whether the layer is back, heartbeats or not (a client that
+        # sends none, such as the pilot bots, would otherwise never hear another board).
+        relistening = asyncio.create_task(self.relisten_until_heard()) if self.deaf else None
+        try:
+            with contextlib.suppress(StopConsumer):
+                await await_many_dispatch(sources, self.dispatch)
+        finally:
+            for task in (relistening, self.listening):
+                if task is not None:
+                    task.cancel()
+
+    listening: asyncio.Task | None = None
+
+    async def relisten_until_heard(self) -> None:
+        while self.deaf:
+            await asyncio.sleep(HEARTBEAT_MIN_SECONDS)
+            if self.accepted:
+                await self.relisten()
+
+    deaf = False  # started without the channel layer
+
+    async def relisten(self) -> None:
+        """A socket started without broadcasts: once the layer answers again, it subscribes a
+        channel of its own, joins the table's group, listens in a task beside the socket's own
+        loop, and sends the board it may have missed. The page keeps its socket."""
+        layer = get_channel_layer(self.channel_layer_alias)
+        if layer is None or not self.deaf:
+            return
+        try:
+            name = await layer.new_channel()
+            await layer.group_add(table_group(self.table_id), name)
+        except UNREACHABLE:
+            return
+        self.channel_layer, self.channel_name = layer, name
+        self.group, self.deaf = table_group(self.table_id), False
+        self.listening = asyncio.create_task(self.listen(layer, name))
+        log.info("table %s socket hears broadcasts again", self.table_id)
+        await self.send(text_data=await self.current_board())
+
+    async def listen(self, layer: Any, name: str) -> None:
+        while True:
+            await self.dispatch(await layer.receive(name))
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         """Channels' dispatch without its per-message database clean-up (see the module). A
@@ -106,6 +190,20 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             raise ValueError(f"No handler for message type {message['type']}")
         try:
             await handler(message)
+        except UNREACHABLE as err:
+            # Redis out of reach (the channel layer, the cache): the socket stays up and its
+            # heartbeats keep the board current from the database until Redis is back.
+            log.warning(
+                "redis unavailable on table %s socket (%s): %s: %s",
+                getattr(self, "table_id", "?"),
+                message["type"],
+                type(err).__name__,
+                err,
+            )
+            if message["type"] == "websocket.disconnect":
+                raise StopConsumer() from None
+            if not self.accepted:
+                await self.close()
         except TRANSIENT as err:
             first = str(err).strip().splitlines()[0] if str(err).strip() else ""
             log.warning(
@@ -115,6 +213,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
                 type(err).__name__,
                 first,
             )
+            await asyncio.to_thread(outages.trouble)  # the clocks pause (outages.py)
             if message["type"] == "websocket.disconnect":
                 raise StopConsumer() from None  # gone anyway; its next connect marks the seat again
             if not self.accepted:
@@ -136,19 +235,74 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         if not await self.claim_place():
             await self.close(code=FORBIDDEN)
             return
-        self.group = table_group(self.table_id)
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        if not self.count_socket():
+            log.warning(
+                "table %s: too many sockets for one seat or session: refused", self.table_id
+            )
+            await self.close(code=TOO_MANY_SOCKETS)
+            return
+        await self.join_group()
         # Whatever was missed while away: the current view (read before the handshake is
         # accepted, so a database that is away refuses it and the page tries again), then
         # anything overdue.
         board = await self.current_board()
         await self.accept()
         await self.send(text_data=board)
-        await self.catch_up()
+        try:
+            await self.catch_up()
+        except UNREACHABLE as err:  # the sweep or the next heartbeat does it
+            log.warning("table %s catch-up skipped, redis unavailable: %s", self.table_id, err)
+
+    async def join_group(self) -> None:
+        """Listen to the table's broadcasts. With Redis out of reach the socket is still
+        accepted (no 500 to the handshake): its heartbeats render what it missed from the
+        database, and each heartbeat tries to join again."""
+        if self.channel_layer is None:
+            self.group = ""
+            return
+        try:
+            await self.channel_layer.group_add(table_group(self.table_id), self.channel_name)
+        except UNREACHABLE as err:
+            log.warning(
+                "table %s socket not joined to its broadcasts, redis unavailable: %s",
+                self.table_id,
+                err,
+            )
+            self.group = ""
+            return
+        self.group = table_group(self.table_id)
+
+    def count_socket(self) -> bool:
+        """Count this socket against SOCKETS_PER_SEAT and SOCKETS_PER_SESSION (this process's
+        open sockets); False, and nothing counted, when one of them is full."""
+        session = self.scope.get("session")
+        keys = []
+        if self.seat_id is not None:
+            keys.append((("seat", self.seat_id), settings.SOCKETS_PER_SEAT))
+        if session is not None and session.session_key:
+            keys.append((("session", session.session_key), settings.SOCKETS_PER_SESSION))
+        if any(len(OPEN_SOCKETS.get(key, ())) >= cap for key, cap in keys):
+            return False
+        for key, _ in keys:
+            OPEN_SOCKETS.setdefault(key, set()).add(self)
+        self.counted_as = tuple(key for key, _ in keys)
+        return True
+
+    def uncount_socket(self) -> None:
+        for key in self.counted_as:
+            held = OPEN_SOCKETS.get(key)
+            if held is not None:
+                held.discard(self)
+                if not held:
+                    del OPEN_SOCKETS[key]
+        self.counted_as = ()
 
     async def disconnect(self, code: int) -> None:
+        self.uncount_socket()
         if self.group:
-            await self.channel_layer.group_discard(self.group, self.channel_name)
+            # with Redis away, its membership expires with the layer's group expiry
+            with contextlib.suppress(*UNREACHABLE):
+                await self.channel_layer.group_discard(self.group, self.channel_name)
         if self.seat_id is not None:
             await self.mark_presence(connected=False)
 
@@ -159,6 +313,8 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         JSON; Channels would raise and drop the socket without its close (the seat would stay
         marked connected). A frame over MAX_FRAME_BYTES is refused: the reason, one log line,
         and the socket closed with TOO_LARGE."""
+        if not self.may_send_frame():
+            return  # dropped unread: no parsing, no database, no rendering
         size = len(text_data.encode()) if text_data else len(bytes_data or b"")
         if size > MAX_FRAME_BYTES:
             log.warning(
@@ -184,20 +340,99 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         if self.seat_index is None:
             return  # a spectator: nothing to do
         if not isinstance(content, dict) or not content.get("type"):  # not JSON, or not a move
-            await self.send(text_data=await self.current_board(UNREADABLE_MESSAGE))
+            await self.send(text_data=alert(str(UNREADABLE_MESSAGE)))  # no database, no render
             return
         if content.get("type") == "heartbeat":
             now = time.monotonic()
             if now - self.last_heartbeat >= HEARTBEAT_MIN_SECONDS:
                 self.last_heartbeat = now
-                await self.send_if_newer(await self.heartbeat())
+                if self.deaf:
+                    await self.relisten()
+                elif not self.group:
+                    await self.join_group()
+                board = await self.heartbeat()
+                if board is SEAT_GONE:
+                    await self.leave_taken_seat()
+                else:
+                    await self.send_if_newer(board)
             return
         if not self.may_move():
-            await self.send(text_data=await self.current_board(TOO_FAST))
+            await self.send(text_data=alert(str(TOO_FAST)))  # no database, no render
             return
-        rejected = await self.play(content)
-        if rejected:
+        sent_after = self.seen_seq
+        try:
+            rejected = await self.play(content)
+        except TRANSIENT as err:
+            await self.move_failed(sent_after, err)
+            return
+        if rejected is SEAT_GONE:
+            await self.leave_taken_seat()
+        elif rejected:
             await self.send(text_data=rejected)
+
+    async def move_failed(self, sent_after: int, err: Exception) -> None:
+        """The database failed while the move was being saved: it may or may not have been
+        committed. Look (with the reads' retries) whether this seat moved since the board the
+        move was made on: if so the board is sent; if not, or if the table cannot be read yet,
+        the page is told its move was not saved and sends it again by itself (RESEND_MESSAGE
+        carries ``data-resend``; static/js/table.js). A move sent again after it had landed is
+        refused by the table (it is no longer this seat's turn), never recorded twice."""
+        log.warning(
+            "database unavailable while saving a move at table %s: %s: %s",
+            self.table_id,
+            type(err).__name__,
+            str(err).strip().splitlines()[0] if str(err).strip() else "",
+        )
+        await asyncio.to_thread(outages.trouble)
+        await asyncio.sleep(DATABASE_PAUSES[0])
+        try:
+            landed = await self.moved_since(sent_after)
+        except TRANSIENT:
+            landed = False
+        if landed:
+            await self.send(text_data=await self.current_board())
+        else:
+            await self.send(text_data=resend_notice())
+
+    @db_read
+    def moved_since(self, seq: int) -> bool:
+        return Turn.objects.filter(
+            table_id=self.table_id, seat=self.seat_index, seq__gte=seq
+        ).exists()
+
+    async def leave_taken_seat(self) -> None:
+        """Another browser took this socket's seat: say so and close for good (the page does not
+        reconnect after SEAT_TAKEN); the seat's presence is the other browser's now."""
+        log.info(
+            "table %s seat %s taken by another browser: socket closed",
+            self.table_id,
+            self.seat_index,
+        )
+        self.seat_id = None  # not marked disconnected: the other browser holds it
+        await self.send(text_data=notice(SEAT_TAKEN_MESSAGE))
+        await self.close(code=SEAT_TAKEN)
+
+    def may_send_frame(self) -> bool:
+        """A token bucket per socket over every frame: FRAME_BURST, then FRAMES_PER_SECOND. A
+        page sends a heartbeat every HEARTBEAT_SECONDS and a move now and then; a socket sending
+        more has the rest dropped, counted, and logged at most once a minute."""
+        now = time.monotonic()
+        self.frame_tokens = min(
+            FRAME_BURST, self.frame_tokens + (now - self.frames_at) * FRAMES_PER_SECOND
+        )
+        self.frames_at = now
+        if self.frame_tokens >= 1:
+            self.frame_tokens -= 1
+            return True
+        self.dropped += 1
+        if now - self.dropped_logged_at >= 60:
+            self.dropped_logged_at = now
+            log.warning(
+                "table %s socket over its frame limit: %d frames dropped so far",
+                getattr(self, "table_id", "?"),
+                self.dropped,
+            )
+        return False
 
     def may_move(self) -> bool:
         """A token bucket per socket: a burst of MOVE_BURST, then MOVES_PER_SECOND."""
@@ -263,7 +498,10 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         """Presence, the driver's catch-up, and this socket's: a board that moved on without
         this socket hearing of it (a broadcast lost with a Redis connection, a publish that
         failed) is rendered now, so a lost broadcast costs a person at most one heartbeat.
-        Returns ``(seq, status, board)`` to send, or None when the page is up to date."""
+        Returns ``(seq, status, board)`` to send, or None when the page is up to date; SEAT_GONE
+        when another browser holds the seat now."""
+        if not self.holds_seat():
+            return SEAT_GONE
         services.touch_seat(self.seat_id, connected=True)
         snap = driver.tick(self.table_id)  # a table being played: rebuilt from its log already
         if snap is None:
@@ -279,14 +517,46 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
     def mark_presence(self, connected: bool) -> None:
         services.touch_seat(self.seat_id, connected=connected)
 
+    def holds_seat(self) -> bool:
+        """Whether this socket's browser still holds its seat (the same person may have taken it
+        in another browser since, with the same recruiter IDs)."""
+        session = self.scope.get("session")
+        seat = services.find_seat(
+            self.table_id, session.session_key if session else None, self.scope.get("user")
+        )
+        return seat is not None and seat.pk == self.seat_id
+
     @db_call
-    def play(self, content: dict[str, Any]) -> str | None:
-        """Submit the move; on a rejection, this seat's unchanged view with the reason."""
+    def play(self, content: dict[str, Any]) -> Any:
+        """Submit the move; on a rejection, this seat's unchanged view with the reason; SEAT_GONE,
+        and nothing submitted, when another browser holds the seat now."""
+        if not self.holds_seat():
+            return SEAT_GONE
         try:
             services.submit(self.table_id, self.seat_index, content)
         except IllegalMove as err:
             return render_board(services.table_state(self.table_id), self.seat_index, err.reason)
         return None
+
+
+RESEND_MESSAGE = gettext_lazy(
+    "Your move was not saved: the table could not be reached for a moment. It is sent again "
+    "automatically in a few seconds; keep this page open."
+)
+
+
+def resend_notice() -> str:
+    """The status line telling the page its last move was not saved and to send it again."""
+    return (
+        '<p id="socket-status" class="notice" role="status" data-resend="1">'
+        f"{escape(str(RESEND_MESSAGE))}</p>"
+    )
+
+
+def alert(message: str) -> str:
+    """The connection status line carrying a refusal (a move too fast, a frame that is not a
+    move): a few bytes, no database read and no board rendered; the form keeps what was typed."""
+    return f'<p id="socket-status" class="notice error" role="alert">{escape(message)}</p>'
 
 
 def notice(message: str) -> str:

@@ -23,7 +23,7 @@ from django.db.models import Count, Max
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from studyapp.tables import hooks, reasons, signals
+from studyapp.tables import hooks, outages, reasons, signals
 from studyapp.tables.agent_turns import SKIP_SPEC
 from studyapp.tables.broadcast import broadcast
 from studyapp.tables.models import Seat, Table, new_exit_code
@@ -76,7 +76,10 @@ def check_deadline(table_id: int, seq: int) -> str:
     deadline = snap.turn_deadline()
     if deadline is None:
         return "no deadline"
-    due = snap.last_at + timedelta(seconds=deadline) if snap.last_at else timezone.now()
+    now = timezone.now()
+    # the site's own outages in the meantime do not count against the person (outages.py)
+    paused = outages.paused_seconds(snap.last_at, now)
+    due = snap.last_at + timedelta(seconds=deadline + paused) if snap.last_at else now
     if timezone.now() < due:
         delay = (due - timezone.now()).total_seconds()
         schedule("check_deadline", (table_id, seq), delay, table=snap.table, again=True)
@@ -219,6 +222,7 @@ def sweep() -> dict[str, int]:
     scheduled again unless a live job holds it (an agent turn whose worker died, a deadline that
     is due), and a study participant idle past the study's limit is dropped. Returns counts."""
     now = timezone.now()
+    outages.note_sweep(now.timestamp())
     done: Counter[str] = Counter()
     for table in Table.objects.filter(status=Table.Status.LOBBY):
         if table.created_at + timedelta(seconds=float(table.option("wait_seconds"))) <= now:
@@ -325,6 +329,9 @@ def drop_idle(snap: TableState, now: Any) -> list[str]:
     limit = idle_limit(snap.table)
     waited = (now - (snap.last_at or now)).total_seconds()
     if limit is None or waited < limit:
+        return []
+    waited -= outages.paused_seconds(snap.last_at, now)  # the site's outages are not theirs
+    if waited < limit:
         return []
     dropped = []
     for index in snap.waiting_for():

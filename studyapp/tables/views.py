@@ -6,12 +6,15 @@ from __future__ import annotations
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import translation
+from django.utils.html import escape
 from django.views.decorators.http import require_POST
 
 from games.base import IllegalMove
 from studyapp import ratelimit
 from studyapp.tables import lobby, services
+from studyapp.tables.consumers import TOO_FAST
 from studyapp.tables.hooks import hooks
 from studyapp.tables.models import Seat, Table
 from studyapp.tables.rendering import board_context, table_language
@@ -99,6 +102,16 @@ def move(request: HttpRequest, table_id: int) -> HttpResponse:
     seat = seat_of(request, table)
     if seat is None:
         raise Http404("You have no seat at this table.")
+    # The same allowance as a socket's (a burst, then SOCKET_MOVES_PER_SECOND), per seat, over
+    # ten seconds: a flood of POSTs is refused before any game work.
+    allowance = settings.SOCKET_MOVE_BURST + int(10 * settings.SOCKET_MOVES_PER_SECOND)
+    if ratelimit.over_rate(f"moves:{seat.pk}", 10, allowance):
+        with translation.override(table_language(table)):
+            back = reverse("tables:table", args=[table.pk])
+            page = (
+                f'<!doctype html><p role="alert">{escape(str(TOO_FAST))}</p><a href="{back}">⟵</a>'
+            )
+            return HttpResponse(page, status=429)
     try:
         services.submit(table.pk, seat.index, request.POST.dict())
     except IllegalMove as err:

@@ -9,23 +9,34 @@ Endpoints (under ``/api/v1/``, ``Authorization: Token <token>`` required, JSON b
 - ``POST submissions/bonus-payments/`` ``{"study_id", "csv_bonuses": "pid,amount\\n..."}``: 400
   when a participant took no part in that study or an amount is not a positive number, else 201
   with the new bulk payment's ``id``. Nothing is paid yet.
-- ``POST bulk-bonus-payments/<id>/pay/``: pays every line of that bulk payment once; 400 if it was
-  paid already or does not exist.
+- ``POST bulk-bonus-payments/<id>/pay/``: pays every line of that bulk payment; 404 if it does
+  not exist. As Prolific documents, this call is **not idempotent**: paying a bulk payment twice
+  pays everyone twice (``payments`` then shows each line twice).
+- ``GET studies/<id>/submissions/``: the study's submissions, ``{"results": [{"id",
+  "participant_id", "study_id", "status", "bonus_payments": [cents, ...]}], "_links": {"next":
+  {"href": ...}}, "meta": {"count"}}``, ``page_size`` per page; ``bonus_payments`` lists what was
+  paid on the submission, in cents, as Prolific's submission object does. Prolific documents no
+  endpoint listing bulk bonus payments, so this is how a run sees what was paid.
 
 State to arrange and inspect: ``add_submission(submission_id, participant_id, study_id)``,
 ``approved`` (set of submission ids), ``payments`` (list of ``(participant_id, Decimal)`` actually
-paid), ``requests`` (``(method, path, body)`` in arrival order), ``fail_next_pay`` (answer the next
-pay call 503 without paying, as a server that went away would).
+paid), ``requests`` (``(method, path, body)`` in arrival order), ``pay_calls`` (pay calls
+answered), and the failure knobs: ``fail_next_pay`` (answer the next pay call 503 without
+paying, as a server that went away would), ``fail_next_pay_after_paying`` (pay, then answer 500),
+``fail_next_create_after_creating`` (create the bulk payment, then answer 500 without its id),
+``delay`` (seconds every call waits before it is handled: a slow Prolific).
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 import uuid
 from decimal import Decimal, InvalidOperation
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qs
 
 
 class FakeProlific:
@@ -39,6 +50,12 @@ class FakeProlific:
         self.fail_next_pay = False
         # A gateway in front of the API answering with its HTML error page (status), once.
         self.html_error_next: int | None = None
+        self.fail_next_pay_after_paying = False
+        self.fail_next_create_after_creating = False
+        self.delay = 0.0
+        self.page_size = 100
+        self.pay_calls: list[str] = []
+        self.bonus_cents: dict[str, list[int]] = {}  # submission id -> bonuses paid, in cents
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -61,11 +78,18 @@ class FakeProlific:
     # -- the API ------------------------------------------------------------------------------
 
     def answer(self, method: str, path: str, body: Any) -> tuple[int, Any]:
+        if self.delay:
+            time.sleep(self.delay)
         with self._lock:
             self.requests.append((method, path, body))
+            route, _, query = path.partition("?")
+            parts = [p for p in route.split("/") if p][2:]  # after api/v1
+            if method == "GET":
+                if len(parts) == 3 and parts[0] == "studies" and parts[2] == "submissions":
+                    return self._list_submissions(parts[1], parse_qs(query))
+                return 404, {"error": {"detail": "Not found."}}
             if method != "POST":
                 return 405, {"error": "method not allowed"}
-            parts = [p for p in path.split("/") if p][2:]  # after api/v1
             if parts == ["submissions", "bulk-approve"]:
                 return self._bulk_approve(body)
             if len(parts) == 3 and parts[0] == "submissions" and parts[2] == "transition":
@@ -117,6 +141,9 @@ class FakeProlific:
             lines.append((pid, amount))
         bulk_id = uuid.uuid4().hex[:24]
         self.batches[bulk_id] = {"study": study_id, "lines": lines, "paid": False}
+        if self.fail_next_create_after_creating:
+            self.fail_next_create_after_creating = False
+            return 500, {"error": {"detail": "Internal server error"}}
         return 201, {
             "id": bulk_id,
             "study": study_id,
@@ -130,11 +157,41 @@ class FakeProlific:
         if self.fail_next_pay:
             self.fail_next_pay = False
             return 503, {"error": {"detail": "Service unavailable"}}
-        if batch["paid"]:
-            return 400, {"error": {"detail": "This bonus payment has already been paid."}}
-        batch["paid"] = True
+        self.pay_calls.append(bulk_id)
+        batch["paid"] = True  # again, if it was paid already: the call is not idempotent
         self.payments.extend(batch["lines"])
-        return 202, {}
+        for pid, amount in batch["lines"]:
+            for sub_id, sub in self.submissions.items():
+                if sub["participant"] == pid and sub["study"] == batch["study"]:
+                    self.bonus_cents.setdefault(sub_id, []).append(int(amount * 100))
+                    break
+        if self.fail_next_pay_after_paying:
+            self.fail_next_pay_after_paying = False
+            return 500, {"error": {"detail": "Internal server error"}}
+        return 202, f"Bulk bonus payment with ID {bulk_id} is being processed asynchronously."
+
+    def _list_submissions(self, study_id: str, query: dict[str, list[str]]) -> tuple[int, Any]:
+        rows = [
+            {
+                "id": sub_id,
+                "participant_id": sub["participant"],
+                "study_id": study_id,
+                "status": "APPROVED" if sub_id in self.approved else "AWAITING REVIEW",
+                "bonus_payments": list(self.bonus_cents.get(sub_id, [])),
+            }
+            for sub_id, sub in self.submissions.items()
+            if sub["study"] == study_id
+        ]
+        page = int((query.get("page") or ["1"])[0])
+        start = (page - 1) * self.page_size
+        chunk = rows[start : start + self.page_size]
+        more = start + self.page_size < len(rows)
+        link = f"{self.url}studies/{study_id}/submissions/?page={page + 1}" if more else None
+        return 200, {
+            "results": chunk,
+            "_links": {"next": {"href": link}},
+            "meta": {"count": len(rows)},
+        }
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
@@ -142,6 +199,12 @@ class FakeProlific:
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args: object) -> None:
                 pass
+
+            def do_GET(self) -> None:
+                if self.headers.get("Authorization") != f"Token {fake.token}":
+                    self._send(401, {"error": {"detail": "Invalid token."}})
+                    return
+                self._send(*fake.answer("GET", self.path, None))
 
             def do_POST(self) -> None:
                 if fake.html_error_next is not None:

@@ -34,7 +34,13 @@ class Arrival:
         return not self.error and self.statuses[-1:] == [200] and bool(CONSENT.search(self.landed))
 
 
-async def arrive(base: str, slug: str, delay: float = 0.0, timeout: float = 60.0) -> Arrival:
+async def arrive(
+    base: str,
+    slug: str,
+    delay: float = 0.0,
+    timeout: float = 60.0,
+    headers: dict[str, str] | None = None,
+) -> Arrival:
     await asyncio.sleep(delay)
     pid = secrets.token_hex(12)  # a Prolific ID: 24 characters, 0-9 and a-f
     url = f"{base}/s/{slug}/?PROLIFIC_PID={pid}&STUDY_ID=load&SESSION_ID=s{pid[:8]}"
@@ -43,7 +49,7 @@ async def arrive(base: str, slug: str, delay: float = 0.0, timeout: float = 60.0
     jar = aiohttp.CookieJar(unsafe=True)  # cookies for 127.0.0.1
     try:
         async with aiohttp.ClientSession(
-            cookie_jar=jar, timeout=aiohttp.ClientTimeout(total=timeout)
+            cookie_jar=jar, timeout=aiohttp.ClientTimeout(total=timeout), headers=headers
         ) as http:
             async with http.get(url) as response:
                 arrival.statuses.append(response.status)

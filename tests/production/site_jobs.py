@@ -203,3 +203,51 @@ def longest_waits(table_ids: list[int]) -> list[dict[str, Any]]:
         )
         waits.append({"table": table_id, "wait_s": round(best[0], 1), "ended_at": best[1]})
     return waits
+
+
+def payable_people(slug: str, prolific_study: str, count: int) -> list[str]:
+    """A study and ``count`` participants who finished it from Prolific, each owed a 2.00 bonus
+    (their PROLIFIC_PIDs, in order)."""
+    from decimal import Decimal
+
+    from studyapp.participants.models import Participant, Study
+
+    study = Study.objects.create(
+        slug=slug,
+        title=f"Payments {slug}",
+        rounds=1,
+        consent_text="Your games are recorded for research.",
+        completion_url="https://app.prolific.com/submissions/complete",
+        code_finished="FIN",
+        code_dropped="DROP",
+        code_screened="SCR",
+        payment_amount=Decimal("5.00"),
+        bonus_per_reward=Decimal("1.00"),
+    )
+    pids = []
+    for n in range(count):
+        pid = f"{slug[:8]:0>8}{n:016x}"
+        Participant.objects.create(
+            study=study,
+            status=Participant.Status.FINISHED,
+            prolific_pid=pid,
+            prolific_study_id=prolific_study,
+            prolific_session_id=f"sub-{pid}",
+            payment_amount=Decimal("5.00"),
+            bonus=Decimal("2.00"),
+        )
+        pids.append(pid)
+    return pids
+
+
+def bonuses_paid(slug: str) -> dict[str, Any]:
+    """The study's participants' bonus records and its bonus batches."""
+    from studyapp.participants.models import Study
+
+    study = Study.objects.get(slug=slug)
+    return {
+        "paid": sorted(
+            p.prolific_pid for p in study.participants.filter(bonus_paid_at__isnull=False)
+        ),
+        "batches": [(b.state, b.prolific_id) for b in study.bonus_batches.order_by("pk")],
+    }

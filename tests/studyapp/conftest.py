@@ -18,6 +18,17 @@ def no_participant_rate_limit(settings) -> None:
     settings.PARTICIPANT_RATE_BURST = settings.PARTICIPANT_RATE_PER_MINUTE = 100_000
 
 
+@pytest.fixture(autouse=True)
+def no_outage_carried_over() -> None:
+    """The sweep records a long gap since its previous run as the site's outage, which pauses
+    tables' clocks (studyapp.tables.outages); one test's sweep is not another's previous run."""
+    from django.core.cache import cache
+
+    from studyapp.tables import outages
+
+    cache.delete_many([outages.LAST_SWEEP, outages.OUTAGES])
+
+
 @pytest.fixture(scope="session", autouse=True)
 def close_thread_connections(django_db_setup, django_db_blocker):
     """In-process table jobs and consumers use threads, and each thread keeps its own database

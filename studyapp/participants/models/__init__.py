@@ -4,12 +4,14 @@ Django's app registry and ``from studyapp.participants.models import X`` expect)
 - :mod:`~studyapp.participants.models.studies`: the study staff set up, its consent versions;
 - :mod:`~studyapp.participants.models.conditions`: a study's arms and the groups drawn to them;
 - :mod:`~studyapp.participants.models.people`: participants and personal invites;
+- :mod:`~studyapp.participants.models.payments`: bonus batches recorded before they are created;
 - :mod:`~studyapp.participants.models.rounds`: the rounds a participant plays, one table each.
 
 The migrations name the callables below by their path here (e.g. ``models.new_public_id``).
 """
 
 from studyapp.participants.models.conditions import Condition, StudyGroup
+from studyapp.participants.models.payments import BonusBatch
 from studyapp.participants.models.people import (
     POLICY_MAX_LENGTH,
     RECRUITER_ID_MAX_LENGTH,
@@ -33,6 +35,7 @@ from studyapp.participants.models.studies import (
 )
 
 __all__ = [
+    "BonusBatch",
     "MINUTES_PER_ROUND",
     "MINUTES_SETUP",
     "POLICY_MAX_LENGTH",

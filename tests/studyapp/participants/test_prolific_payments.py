@@ -31,6 +31,8 @@ def prolific(settings):
     with FakeProlific() as server:
         settings.PROLIFIC_API_TOKEN = server.token
         settings.PROLIFIC_API_URL = server.url
+        # A pay call left unanswered is settled at once (not after Prolific's minutes).
+        settings.PROLIFIC_SETTLE_SECONDS = 0
         yield server
 
 
@@ -192,3 +194,151 @@ def test_the_bonus_sheet_carries_an_early_stops_share(study, alice, staff, proli
         {"action": "export_bonus_sheet", "_selected_action": [person.pk]},
     )
     assert response.content.decode().strip() == f"{pid(11)},6.00"
+
+
+def _run_in_thread(results: list, *args: str) -> None:
+    from django.db import connection
+
+    try:
+        results.append(run(*args))
+    finally:
+        connection.close()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_pay_runs_at_once_make_one_pay_call(study, client_factory, prolific):
+    import threading
+
+    people = [
+        finish(client := client_factory(), arrive_from_prolific(client, study, prolific, n))
+        for n in (21, 22, 23)
+    ]
+    prolific.delay = 0.4  # a slow Prolific: the two runs overlap for seconds
+    results: list[tuple[str, str]] = []
+    runs = [
+        threading.Thread(target=_run_in_thread, args=(results, "pay", study.slug)) for _ in "ab"
+    ]
+    for thread in runs:
+        thread.start()
+    for thread in runs:
+        thread.join(timeout=60)
+    assert len(results) == 2
+    assert len(prolific.pay_calls) == 1
+    assert sorted(prolific.payments) == sorted((pid(n), Decimal("2.00")) for n in (21, 22, 23))
+    created = [r for r in prolific.requests if r[1].endswith("bonus-payments/")]
+    assert len(created) == 1
+    outputs = sorted(out for out, _ in results)
+    assert "3 done, 0 failed" in outputs[1] or "3 done, 0 failed" in outputs[0]
+    assert any("0 done, 0 failed" in out and "waiting for it to finish" in out for out in outputs)
+    for person in people:
+        person.refresh_from_db()
+        assert person.bonus_paid_at is not None
+    batches = list(study.bonus_batches.all())
+    assert [b.state for b in batches] == ["paid"] and batches[0].prolific_id == prolific.pay_calls[
+        0
+    ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_approve_runs_at_once_approve_each_submission_once(study, client_factory, prolific):
+    import threading
+
+    for n in (24, 25):
+        finish(client := client_factory(), arrive_from_prolific(client, study, prolific, n))
+    prolific.delay = 0.3
+    results: list[tuple[str, str]] = []
+    runs = [
+        threading.Thread(target=_run_in_thread, args=(results, "approve", study.slug)) for _ in "ab"
+    ]
+    for thread in runs:
+        thread.start()
+    for thread in runs:
+        thread.join(timeout=60)
+    approvals = [r for r in prolific.requests if "approve" in r[1] or "transition" in r[1]]
+    assert len(approvals) == 1 and prolific.approved == {"sub24", "sub25"}
+    assert all(err == "" for _, err in results), results
+
+
+def test_a_bonus_batch_created_but_answered_500_is_settled_and_paid_once(
+    study, client_factory, prolific
+):
+    person = finish(client := client_factory(), arrive_from_prolific(client, study, prolific, 26))
+    prolific.fail_next_create_after_creating = True
+    out, err = run("pay", study.slug)
+    assert "did not confirm creating it" in err and "1 participant(s) failed" in err
+    assert prolific.pay_calls == [] and len(prolific.batches) == 1  # an orphan on Prolific
+    batch = study.bonus_batches.get()
+    assert batch.state == "creating" and batch.prolific_id == ""
+    assert batch.lines == [[person.pk, pid(26), "2.00"]]  # recorded before it was created
+
+    out, err = run("pay", study.slug)
+    assert err == "", err
+    assert prolific.payments == [(pid(26), Decimal("2.00"))] and len(prolific.pay_calls) == 1
+    assert prolific.pay_calls[0] != next(iter(prolific.batches))  # the orphan stays unpaid
+    assert [b.state for b in study.bonus_batches.all()] == ["abandoned", "paid"]
+    out, err = run("pay", study.slug)
+    assert "0 done, 0 failed" in out and len(prolific.pay_calls) == 1
+
+
+def test_an_orphan_paid_by_hand_on_prolific_is_recorded_not_paid_again(
+    study, client_factory, prolific
+):
+    person = finish(client := client_factory(), arrive_from_prolific(client, study, prolific, 27))
+    prolific.fail_next_create_after_creating = True
+    run("pay", study.slug)
+    # Someone pays the orphaned bulk payment from Prolific's site.
+    orphan = next(iter(prolific.batches))
+    prolific.answer("POST", f"/api/v1/bulk-bonus-payments/{orphan}/pay/", {})
+    out, err = run("pay", study.slug)
+    assert err == "", err
+    assert prolific.payments == [(pid(27), Decimal("2.00"))]
+    assert len([r for r in prolific.requests if r[1].endswith("bonus-payments/")]) == 1
+    person.refresh_from_db()
+    assert person.bonus_paid_at is not None
+    assert [b.state for b in study.bonus_batches.all()] == ["paid"]
+
+
+def test_a_pay_call_answered_500_after_paying_is_never_paid_twice(
+    study, client_factory, prolific, settings
+):
+    person = finish(client := client_factory(), arrive_from_prolific(client, study, prolific, 28))
+    prolific.fail_next_pay_after_paying = True
+    settings.PROLIFIC_SETTLE_SECONDS = 3600
+    out, err = run("pay", study.slug)
+    assert "not paid as far as we know" in err
+    assert [b.state for b in study.bonus_batches.all()] == ["paying"]
+    out, err = run("pay", study.slug)  # Prolific shows it paid: recorded, not paid again
+    assert err == "", err
+    assert len(prolific.pay_calls) == 1 and prolific.payments == [(pid(28), Decimal("2.00"))]
+    person.refresh_from_db()
+    assert person.bonus_paid_at is not None and person.payment_error == ""
+
+
+def test_an_unanswered_pay_call_waits_for_prolific_to_settle_before_paying_again(
+    study, client_factory, prolific, settings
+):
+    finish(client := client_factory(), arrive_from_prolific(client, study, prolific, 29))
+    prolific.fail_next_pay = True  # 503, nothing paid
+    settings.PROLIFIC_SETTLE_SECONDS = 3600
+    run("pay", study.slug)
+    out, err = run("pay", study.slug)
+    assert "not yet seen on Prolific; run again in" in err
+    assert prolific.pay_calls == [] and prolific.payments == []
+    settings.PROLIFIC_SETTLE_SECONDS = 0
+    out, err = run("pay", study.slug)
+    assert err == "" and prolific.payments == [(pid(29), Decimal("2.00"))]
+    assert len(prolific.pay_calls) == 1
+
+
+def test_staff_see_the_bonus_batches_and_cannot_edit_them(study, client_factory, prolific, staff):
+    from django.urls import reverse
+
+    finish(client := client_factory(), arrive_from_prolific(client, study, prolific, 30))
+    run("pay", study.slug)
+    batch = study.bonus_batches.get()
+    page_ = staff.get(reverse("admin:participants_bonusbatch_changelist"))
+    assert page_.status_code == 200 and batch.prolific_id in page_.content.decode()
+    change = staff.post(reverse("admin:participants_bonusbatch_change", args=[batch.pk]), {})
+    batch.refresh_from_db()
+    assert change.status_code == 403 or batch.state == "paid"
+    assert staff.get(reverse("admin:participants_bonusbatch_add")).status_code == 403

@@ -70,6 +70,11 @@ class Command(BaseCommand):
                 processes=options["processes"],
                 progress=not options["quiet"],
             )
+        except OSError as err:  # a full disk, a folder it may not write: nothing half-written
+            raise CommandError(
+                f"the export could not be written ({err.strerror or err}); {out} was left as it "
+                "was, with no partial files"
+            ) from err
         finally:
             gc.enable()
         for path in written:

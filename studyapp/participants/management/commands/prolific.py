@@ -1,6 +1,7 @@
 """``manage.py prolific approve SLUG`` and ``manage.py prolific pay SLUG``: pay a study's people
 through Prolific's API (studyapp.participants.prolific), with ``--dry-run`` to see what would be
-done first. Needs PROLIFIC_API_TOKEN (and PROLIFIC_API_URL for another server than Prolific's)."""
+done first. One run per study at a time: a second waits for the first (the study's payment lock).
+Needs PROLIFIC_API_TOKEN (and PROLIFIC_API_URL for another server than Prolific's)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import argparse
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from studyapp import locks
 from studyapp.participants import prolific
 from studyapp.participants.models import Study
 
@@ -41,8 +43,23 @@ class Command(BaseCommand):
             except prolific.ProlificError as err:
                 raise CommandError(str(err)) from err
         run = prolific.approve if options["what"] == "approve" else prolific.pay
+
+        def waiting() -> None:
+            self.stdout.write(
+                f"another payment run for {slug} is under way; waiting for it to finish"
+            )
+
         try:
-            outcomes = run(study, client, dry_run=dry_run)
+            outcomes = run(study, client, dry_run=dry_run, on_wait=waiting)
+        except TimeoutError as err:
+            raise CommandError(
+                f"another payment run for {slug} still holds the study's payment lock; "
+                "nothing was done"
+            ) from err
+        except locks.LockLost as err:
+            raise CommandError(
+                f"{err}: stopped before the next call to Prolific; run the command again"
+            ) from err
         finally:
             if client is not None:
                 client.close()

@@ -6,7 +6,10 @@ Safe to run again: nothing is duplicated and an existing password is never reset
 
 from __future__ import annotations
 
+import os
 import secrets
+from pathlib import Path
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
@@ -133,12 +136,30 @@ def seed_undercover_demo() -> tuple[Study, bool]:
 class Command(BaseCommand):
     help = "Create a staff login and a demo study (idempotent)."
 
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument(
+            "--password-file",
+            help="write a new staff password to this file (readable by its owner only) instead "
+            "of printing it: for `make production`, whose output goes to logs",
+        )
+
     def handle(self, *args: object, **options: object) -> None:
         users = get_user_model()
         if not users.objects.filter(username=STAFF_USERNAME).exists():
             password = secrets.token_urlsafe(12)
             users.objects.create_superuser(STAFF_USERNAME, password=password)
-            self.stdout.write(f"Staff login (shown once): {STAFF_USERNAME} / {password}")
+            if options.get("password_file"):
+                path = Path(str(options["password_file"]))
+                path.parent.mkdir(parents=True, exist_ok=True)
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                with os.fdopen(fd, "w") as out:
+                    out.write(f"{STAFF_USERNAME} {password}\n")
+                self.stdout.write(
+                    f"Staff login {STAFF_USERNAME!r} created; its password is in {path} "
+                    "(readable only by you)"
+                )
+            else:
+                self.stdout.write(f"Staff login (shown once): {STAFF_USERNAME} / {password}")
         else:
             self.stdout.write(f"Staff login {STAFF_USERNAME!r} exists (password unchanged).")
         end = {

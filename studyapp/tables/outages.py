@@ -1,0 +1,86 @@
+"""The site's own outages, so that nobody's clock runs while the site could not hear them.
+
+A person whose move could not be saved (the database or Redis away), or whose table's timers
+could not run (beat or the workers cut off), did not leave their table: the turn deadline and the
+study's idle limit do not count that time against them. Two things mark an outage, both kept in
+the cache (Redis; best effort: with the cache away too, the sweep's gap below still shows it):
+
+- **the sweep's gap**: the periodic sweep notes when it ran; one that finds its previous run
+  longer ago than ``OUTAGE_GAP_SECONDS`` records the gap as an outage (no sweep means no beat,
+  no broker, no worker or no database);
+- **trouble seen**: a socket or page that meets a database or Redis error marks the moment
+  (:func:`trouble`); each mark pauses the clocks for ``TROUBLE_SECONDS`` around it.
+
+:func:`paused_seconds` is the length of the outages inside a waiting interval, which the deadline
+and the idle limit add to their allowance (studyapp.tables.driver).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from datetime import datetime
+
+from django.conf import settings
+from django.core.cache import cache
+
+from studyapp.cache import UNREACHABLE
+
+log = logging.getLogger(__name__)
+
+LAST_SWEEP = "tables:outages:last-sweep"
+OUTAGES = "tables:outages:list"
+KEEP = 200  # outages remembered (a day's worth at the worst)
+KEEP_SECONDS = 24 * 3600
+TROUBLE_SECONDS = 10.0
+
+
+def gap_seconds() -> float:
+    return max(15.0, 3.0 * float(settings.TABLE_SWEEP_SECONDS))
+
+
+def _add(start: float, end: float) -> None:
+    outages = list(cache.get(OUTAGES) or [])
+    if outages and start <= outages[-1][1] + 1:  # joins the last one
+        outages[-1] = [min(outages[-1][0], start), max(outages[-1][1], end)]
+    else:
+        outages.append([start, end])
+    cache.set(OUTAGES, outages[-KEEP:], KEEP_SECONDS)
+
+
+def note_sweep(now: float | None = None) -> float:
+    """Called by each sweep: records the gap since the previous one as an outage when it is too
+    long; returns the gap in seconds (0 on the first sweep)."""
+    now = time.time() if now is None else now
+    try:
+        last = cache.get(LAST_SWEEP)
+        cache.set(LAST_SWEEP, now, KEEP_SECONDS)
+        if last is None:
+            return 0.0
+        gap = now - float(last)
+        if gap > gap_seconds():
+            _add(float(last) + float(settings.TABLE_SWEEP_SECONDS), now)
+            log.warning("no sweep for %.0f s: the tables' clocks are paused for that time", gap)
+        return gap
+    except UNREACHABLE:
+        return 0.0
+
+
+def trouble(now: float | None = None) -> None:
+    """The site just failed to reach its database or Redis: pause the clocks around now."""
+    now = time.time() if now is None else now
+    with contextlib.suppress(*UNREACHABLE):  # both away: the sweep's gap covers it
+        _add(now - TROUBLE_SECONDS / 2, now + TROUBLE_SECONDS / 2)
+
+
+def paused_seconds(since: datetime | None, until: datetime) -> float:
+    """Seconds between ``since`` and ``until`` during which the site was out (see the module)."""
+    if since is None:
+        return 0.0
+    start, end = since.timestamp(), until.timestamp()
+    try:
+        outages = cache.get(OUTAGES) or []
+    except UNREACHABLE:
+        return 0.0
+    return sum(max(0.0, min(end, b) - max(start, a)) for a, b in outages)

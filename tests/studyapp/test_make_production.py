@@ -1,0 +1,56 @@
+"""`make production` around the processes (the Makefile): one copy per VAR_DIR, refused with a
+clear message while another holds its lock, before anything is migrated; and the staff password
+of a fresh site goes to a file of its owner's, never to the output."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.site import ROOT
+
+
+@pytest.mark.skipif(shutil.which("flock") is None, reason="util-linux flock is not installed")
+def test_a_second_make_production_is_refused_while_one_runs(tmp_path: Path) -> None:
+    (tmp_path / "supervisord.pid").write_text("4242\n")
+    held = os.open(tmp_path / "production.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as the running copy's supervisord holds it
+    try:
+        result = subprocess.run(
+            ["make", "-o", "install", "production", f"VAR_DIR={tmp_path}"],
+            cwd=ROOT,
+            env={
+                **os.environ,
+                "DATABASE_URL": "postgres://nobody@127.0.0.1:1/none",
+                "REDIS_URL": "redis://127.0.0.1:1/0",
+            },
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        os.close(held)
+    assert result.returncode != 0
+    assert "make production is already running" in result.stdout
+    assert "supervisord pid 4242" in result.stdout
+    assert "migrate" not in result.stdout  # refused before touching anything
+
+
+def test_seed_demo_writes_a_new_staff_password_to_a_private_file(db, tmp_path: Path) -> None:
+    import io
+
+    from django.contrib.auth import authenticate
+    from django.core.management import call_command
+
+    out = io.StringIO()
+    target = tmp_path / "var" / "staff-password"
+    call_command("seed_demo", password_file=str(target), stdout=out)
+    user, password = target.read_text().split()
+    assert oct(target.stat().st_mode & 0o777) == "0o600"
+    assert password not in out.getvalue() and str(target) in out.getvalue()
+    assert authenticate(username=user, password=password) is not None
