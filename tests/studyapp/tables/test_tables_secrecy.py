@@ -5,6 +5,7 @@ play) go to a staff spectator and never to a seat."""
 
 from __future__ import annotations
 
+import asyncio
 import html
 import json
 import re
@@ -37,8 +38,13 @@ async def play_as_human(table_id: int, key: str) -> list[str]:
     assert (await communicator.connect())[0]
     frames: list[str] = []
     clues = 0
+    move: dict = {}
     while True:
         frame = await communicator.receive_from(timeout=10)
+        if 'role="alert"' in frame:  # faster than the socket's move limit: send it again
+            await asyncio.sleep(0.6)
+            await communicator.send_to(text_data=json.dumps(move))
+            continue
         frames.append(frame)
         if 'data-status="finished"' in frame:
             break
