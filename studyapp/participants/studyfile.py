@@ -48,6 +48,8 @@ SCALAR_FIELDS = [
     "policy_question",
     "attention_failure",
     "debrief_text",
+    "about_agents_text",
+    "welcome_text",
     "turn_deadline_seconds",
     "dropout",
     "idle_limit_seconds",

@@ -19,16 +19,12 @@ from games.base import Agent, Event
 from games.runner import REPLY_CHARS, Move, choose
 from studyapp.agents import agent_for_seat, turn_usage
 from studyapp.background import run_async
-from studyapp.tables.models import Seat, Table
+from studyapp.tables.models import SKIP_SPEC, Seat, Table
 from studyapp.tables.scheduling import Lease
 from studyapp.tables.services import record
 from studyapp.tables.store import TableState, caught_up
 
 log = logging.getLogger(__name__)
-
-# The seat of a person who left a table whose dropout policy is "skip": every turn of theirs is
-# the engine's do-nothing move, played at once.
-SKIP_SPEC = "skip"
 
 
 def agent_seed(table_seed: int, seat: int, seq: int) -> int:

@@ -98,7 +98,8 @@ def apply_dropout(snap: TableState, index: int, *, dropped: bool = False) -> str
             return "ended"
         if policy == "skip" and not dropped:
             event = snap.engine.fallback(snap.state, index)
-            record(snap, event, snap.engine.apply(snap.state, event))
+            # the table's do-nothing move, not the person's
+            record(snap, event, snap.engine.apply(snap.state, event), actor=SKIP_SPEC)
             return "skipped"
         spec = SKIP_SPEC if policy == "skip" else replacement_spec(snap, index)
         event = {"type": "takeover", "seat": index, "by": spec}

@@ -210,8 +210,16 @@ class Seat(models.Model):
         return self.kind == self.Kind.HUMAN and not self.session_key and self.user_id is None
 
 
+PERSON_ACTOR = "person"  # Turn.actor of a move a person made
+# The seat of a person who left a table whose dropout policy is "skip": every turn of theirs is
+# the engine's do-nothing move, played at once (also the Turn.actor of such a move).
+SKIP_SPEC = "skip"
+
+
 class Turn(models.Model):
-    """One event of a table's log, committed before anyone is told about it."""
+    """One event of a table's log, committed before anyone is told about it. ``actor`` credits
+    the move to whoever made it at the time (the seat's holder then), so a seat an agent took
+    over keeps its person's moves apart from the agent's."""
 
     table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="turns")
     seq = models.PositiveIntegerField()
@@ -222,6 +230,13 @@ class Turn(models.Model):
         blank=True,
         help_text="What an agent's turn cost: calls, tokens and characters in and out, latency, "
         "retries, and error when a model call failed. Empty for humans and offline agents.",
+    )
+    actor = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="Who made the move: 'person' (the person holding the seat then), the agent spec "
+        "of the agent that held it (also one that took over a person's seat), or empty for an "
+        "event of the table itself (a takeover, an abort, a resume).",
     )
     created_at = models.DateTimeField(default=timezone.now)
 

@@ -43,16 +43,34 @@ TASKS_MODULE = "studyapp.tables.tasks"
 def agent_delay(snap: TableState) -> float:
     """Agents next to people pause before moving, so the people can follow. At a table that
     does not disclose its agents (``agents_disclosed`` False) an agent takes a person's think
-    time instead: a time drawn from ``agent_think_seconds`` [shortest, longest], the same for the
-    same table and move (a redelivered turn waits as long)."""
+    time instead (:func:`think_seconds`)."""
     if not snap.has_humans():
         return 0.0
     think = snap.table.options.get("agent_think_seconds")
     if snap.table.options.get("agents_disclosed") is False and think:
-        low, high = (float(v) for v in think)
-        draw = random.Random(f"{snap.table.seed}:think:{snap.next_seq}").random()
-        return low + (high - low) * draw
+        return think_seconds(snap.table, snap.next_seq, think)
     return float(snap.table.option("agent_delay_seconds"))
+
+
+def think_seconds(table: Table, seq: int, bounds: list[float]) -> float:
+    """An agent's think time at a blinded table for the move at ``seq``: drawn from a
+    log-normal distribution (people's move times are skewed: most moves quick, a few slow) whose
+    median is the geometric mean of ``bounds`` [shortest, longest] and whose bounds lie two
+    standard deviations out, cut to the bounds. The draw is seeded by the table's own
+    ``think_seed`` (its id and creation time for a table made without one) and the move, never
+    by the game's seed, which the tables of a study round share: every table and move draws
+    anew, and a redelivered turn waits as long."""
+    low, high = sorted(float(v) for v in bounds)
+    if high <= 0 or high == low:
+        return max(high, 0.0)
+    low = max(low, min(0.5, high / 10))  # a log-normal needs a floor above 0
+    seed = table.options.get("think_seed")
+    if seed is None:
+        seed = f"{table.pk}:{int(table.created_at.timestamp() * 1_000_000)}"
+    rng = random.Random(f"{seed}:think:{seq}")
+    centre = (math.log(low) + math.log(high)) / 2
+    spread = (math.log(high) - math.log(low)) / 4
+    return min(high, max(low, math.exp(rng.gauss(centre, spread))))
 
 
 def advance(snap: TableState) -> list[str]:
