@@ -85,8 +85,8 @@ def mover_label(
 ) -> str:
     """Who made ``turn``: its actor (``Turn.actor``) where the turn records one, so an agent's
     moves after a takeover are the agent's, never the person's who left."""
-    if turn.seat is None:
-        return "table"
+    if turn.seat is None or turn.event.get("type") in ("takeover", "abort", "resume"):
+        return "table"  # the table's own event (describe() says which seat changed hands)
     if turn.actor and turn.actor not in (PERSON_ACTOR, SKIP_SPEC):
         taken = " (took over this participant's seat)" if turn.seat == round_.seat else ""
         return f"{seat_name(turn.seat, slots)}: agent {turn.actor}{taken}"

@@ -4,7 +4,6 @@ which seat is an agent, its agents take a person's think time, and the last page
 from __future__ import annotations
 
 import json
-import random
 
 import pytest
 from channels.db import database_sync_to_async
@@ -87,7 +86,13 @@ def test_a_blinded_study_never_shows_which_seat_is_an_agent(client_factory, disc
         person.refresh_from_db()
         assert person.status == Participant.Status.FINISHED
         done_pages.append(client.get(page(person, "done")).content.decode())
-    assert all(('id="debrief-agents"' in p) is not disclosed for p in done_pages)
+    # The last page tells what the agents were, once, either way (issue 31): a blinded study
+    # says they were not marked; a disclosed one says the marked seats were agents.
+    for done_page in done_pages:
+        assert done_page.count('id="debrief-agents"') == 1
+        assert ("we did not say which players were agents" in done_page) is not disclosed
+        assert ("The seats marked as agents" in done_page) is disclosed
+        assert "Rule-based computer programs" in done_page
     frame = participants_frame(people)
     assert list(frame["agents_disclosed"]) == [disclosed, disclosed]
 
@@ -114,8 +119,9 @@ def test_blinded_agents_take_a_persons_think_time(db):
     assert (
         scheduling.agent_delay(services.table_state(blinded)) == delay
     )  # the same move waits alike
-    expected = 4 + 11 * random.Random(f"5:think:{snap.next_seq}").random()
-    assert delay == pytest.approx(expected)
+    # drawn from the table's own seed and the move (issue 31: not the game's seed, which the
+    # tables of a round share)
+    assert delay == scheduling.think_seconds(snap.table, snap.next_seq, [4, 15])
     assert scheduling.agent_delay(services.table_state(open_)) == 0.5
 
 
