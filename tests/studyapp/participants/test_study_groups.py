@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from django.contrib.auth.models import User
 from django.urls import reverse
 from django.utils import timezone
 from participant_helpers import page
@@ -70,6 +71,13 @@ def test_two_people_who_arrive_together_sit_at_one_table_in_one_condition(client
     # The lobby page sends each browser on, and Continue leads to the shared table.
     board = alice.get(reverse("tables:table", args=[lobby.pk])).content.decode()
     assert 'id="group-formed"' in board and "data-follow" in board
+    # Staff watching the lobby are not sent on to a participant's Continue (issue 31: they
+    # followed it to "Not found").
+    staff = client_factory()
+    staff.force_login(User.objects.create_superuser("watcher", "w@example.org", "pw"))
+    watched = staff.get(reverse("tables:table", args=[lobby.pk])).content.decode()
+    assert 'id="group-formed"' in watched and "data-follow" not in watched
+    assert 'id="group-tables"' in watched
     assert 'id="my-word"' not in board  # the lobby's game is never shown
     response = bob.get(reverse("participants:continue", args=[study.slug]))
     assert response.status_code == 302 and response.url == reverse("tables:table", args=[table.pk])
