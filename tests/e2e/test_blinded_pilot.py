@@ -5,9 +5,9 @@ false``), over the real link and socket.
 Every page and socket frame each person gets is kept and searched for a tell (the word agent, a
 model spec, a seat's kind); every frame that asks a person for a move carries the turn deadline's
 countdown (the same rule for every seat, whoever sits at the others); the seat order is drawn.
-The people here wait before each move a time drawn from their own distribution (uniform, 1.5 to
-6 s: not the agents'), and the export's ``turns.csv`` then gives the move times of both: agents
-must take a person's time (their medians within a factor of two; agents never answer at once).
+The people here wait before each move a time drawn from their own distribution (uniform, 1 to
+5 s, plus the time a browser takes to notice its turn: not the agents'), and the export's
+``turns.csv`` then gives the move times of both: agents must take a person's time (their medians within a factor of two; agents never answer at once).
 The figures (frames compared, move-time quantiles per kind, the two-sample Kolmogorov-Smirnov
 statistic) are printed and written to ``blinded_pilot.json`` in the site's folder.
 """
@@ -41,7 +41,7 @@ Study.objects.create(slug="blind", title="Words with others", game="undercover",
     design={"seats": [person, person, agent, agent, agent], "wait_seconds": 120})
 """
 SPECS = ("offline:", "openai", "anthropic", "descriptor")
-PERSON_WAIT = (1.5, 6.0)  # the scripted people's think time, seconds (uniform)
+PERSON_WAIT = (1.0, 5.0)  # the scripted people's think time, seconds (uniform)
 
 
 class Site(LiveSite):
