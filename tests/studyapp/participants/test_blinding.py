@@ -262,3 +262,45 @@ def test_the_countdown_depends_on_the_study_not_on_the_other_seats(db, disclosed
     options = table_options(someone, 1, alone)
     # disclosed: alone with agents a person has no deadline; blinded: the same deadline always
     assert options["turn_deadline_seconds"] == (0 if disclosed else 60)
+
+
+def test_blinded_agents_vote_together_not_one_think_time_after_another(db):
+    """In a vote everyone still in votes at once: each agent seat draws its own think time from
+    the moment the vote opened and waits what is left of it, so the agents' ballots do not
+    trickle in one full think time after another."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    seats = [{"kind": "human", "session_key": "k"}] + [
+        {"kind": "agent", "agent_spec": "offline:kb"}
+    ] * 4
+    bounds = [5, 40]
+    options = {"agents_disclosed": False, "agent_think_seconds": bounds, "think_seed": 3}
+    table = services.create_table("undercover", None, seats, seed=8, **options)
+    play(table)
+    final = services.table_state(table.pk)
+    opened = next(i for i, e in enumerate(final.events) if e["type"] == "vote")
+    playing = replace_table(final.table, Table.Status.PLAYING)
+
+    def at(count: int, last_at) -> TableState:
+        state = final.engine.replay(table.config, final.events[:count])
+        return TableState(playing, final.engine, state, final.events[:count], final.seats, last_at)
+
+    two_seconds_ago = timezone.now() - timedelta(seconds=2)
+    snap = at(opened, two_seconds_ago)  # the vote has just opened
+    first = min(i for i in snap.waiting_for() if i != 0)
+    drawn = scheduling.think_seconds(playing, f"vote:{opened}:{first}", bounds)
+    assert scheduling.agent_delay(snap) == pytest.approx(max(0.0, drawn - 2), abs=0.2)
+    # one ballot later the next agent waits what is left of its own draw, counted from when
+    # the vote opened (not a whole think time after the first ballot)
+    later = at(opened + 1, timezone.now())
+    second = min(i for i in later.waiting_for() if i != 0)
+    own = scheduling.think_seconds(playing, f"vote:{opened}:{second}", bounds)
+    vote_opened = table.turns.get(seq=opened - 1).created_at
+    left = own - (timezone.now() - vote_opened).total_seconds()
+    assert scheduling.agent_delay(later) == pytest.approx(max(0.0, left), abs=0.2)
+    assert own != drawn  # each seat draws its own
+    # a clue is made in turn: its think time counts from the move before it
+    clue = at(1, timezone.now())
+    assert scheduling.agent_delay(clue) == scheduling.think_seconds(playing, 1, bounds)
