@@ -32,6 +32,11 @@ def round_config(study: Study, number: int, players: int) -> Config:
     return case_config(study.game, study.seed, number - 1, **options)
 
 
+# The while a blinded study's lobby holds before it starts, even when full: [shortest, longest]
+# seconds (cut to the lobby's wait), drawn per table.
+HOLD_SECONDS = (5.0, 45.0)
+
+
 def arrange(study: Study, design: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """The design as one table seats it, and what to record of the seat order in its options.
 
@@ -104,6 +109,15 @@ def table_options(
             # Pilot bots never share a table with real people, nor people with pilots.
             lobby_kind=f"study:{study.pk}:{condition}:{number}:{'pilot' if pilot else 'people'}",
         )
+        if blinded and design["wait_seconds"] > 0 and not group_lobby:
+            # A blinded lobby starts no sooner than a drawn while even when full, so a table whose
+            # other places are agents' (full at once) does not start at once where one waiting
+            # for people would not: studyapp.tables.models.Table.start_hold.
+            high = min(float(design["wait_seconds"]), HOLD_SECONDS[1])
+            low = min(HOLD_SECONDS[0], high)
+            options["start_after_seconds"] = round(
+                random.Random(secrets.token_hex()).uniform(low, high), 1
+            )
         if group_lobby:  # people of every condition-to-be meet here (studyapp.participants.groups)
             options["lobby_kind"] = (
                 f"study:{study.pk}:group:{number}:{'pilot' if pilot else 'people'}"

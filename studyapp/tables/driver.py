@@ -139,10 +139,15 @@ def check_lobby(table_id: int) -> str:
     table = Table.objects.get(pk=table_id)
     if table.status != Table.Status.LOBBY:
         return "not a lobby"
+    now = timezone.now()
     due = table.created_at + timedelta(seconds=float(table.option("wait_seconds")))
-    if timezone.now() < due:
-        delay = (due - timezone.now()).total_seconds()
-        schedule("check_lobby", (table_id,), delay, table=table, again=True)
+    hold = table.start_hold()
+    if hold is not None and hold <= now and not any(s.is_vacant for s in table.seats.all()):
+        start(table)  # a blinded lobby, full, whose hold has ended
+        return "started"
+    if now < due:
+        soon = hold if hold is not None and now < hold < due else due
+        schedule("check_lobby", (table_id,), (soon - now).total_seconds(), table=table, again=True)
         return "early"
     if table.options.get("group_lobby"):  # a study's group forms with whoever came
         from studyapp.tables.lobby import form_group
@@ -180,6 +185,9 @@ def tick(table_id: int) -> TableState | None:
     table = Table.objects.get(pk=table_id)
     if table.status == Table.Status.LOBBY:
         due = table.created_at + timedelta(seconds=float(table.option("wait_seconds")))
+        hold = table.start_hold()
+        if hold is not None and hold < due:
+            due = hold  # a held lobby is checked when its hold ends (check_lobby judges it)
         if due <= timezone.now():
             check_lobby(table_id)
         else:

@@ -8,6 +8,7 @@ processes that try to commit the same move number cannot both succeed.
 from __future__ import annotations
 
 import secrets
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
@@ -91,6 +92,16 @@ class Table(models.Model):
         except (TypeError, ValueError):
             return None
         return seconds if seconds > 0 else None
+
+    def start_hold(self) -> Any:
+        """When a full lobby may start at the earliest (``start_after_seconds`` after it opened),
+        or None when it may start as soon as it is full. A blinded study's lobbies hold a drawn
+        while, so that a table whose other seats are agents does not start at once where one
+        waiting for people would not (studyapp.participants.study_tables)."""
+        hold = self.options.get("start_after_seconds")
+        if not hold or self.options.get("group_lobby"):
+            return None
+        return self.created_at + timedelta(seconds=float(hold))
 
     def has_humans(self) -> bool:
         return any(seat.kind == Seat.Kind.HUMAN for seat in self.seats.all())

@@ -304,3 +304,35 @@ def test_blinded_agents_vote_together_not_one_think_time_after_another(db):
     # a clue is made in turn: its think time counts from the move before it
     clue = at(1, timezone.now())
     assert scheduling.agent_delay(clue) == scheduling.think_seconds(playing, 1, bounds)
+
+
+@pytest.mark.parametrize("disclosed", [True, False])
+def test_a_blinded_lobby_holds_a_while_even_when_full(client_factory, disclosed):
+    """A person alone with agents fills their lobby at once; a blinded study holds it a drawn
+    while (as a table waiting for people would wait), a disclosed one starts it at once."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+    from participant_helpers import page
+    from test_study_designs import ready
+
+    from studyapp.participants.rounds import current_round
+
+    design = {"seats": [{"kind": "person"}] + [{"kind": "agent", "spec": "offline:kb"}] * 4}
+    study = make_study(rounds=1, agents_disclosed=disclosed, design=design)
+    client = client_factory()
+    person = ready(client, study)
+    client.post(page(person, "play"))
+    table = current_round(person).table
+    if disclosed:
+        assert table.status == Table.Status.PLAYING and "start_after_seconds" not in table.options
+        return
+    hold = table.options["start_after_seconds"]
+    assert 5 <= hold <= 45 and table.status == Table.Status.LOBBY
+    board = client.get(reverse("tables:table", args=[table.pk])).content.decode()
+    assert 'id="lobby"' in board and "The game starts when every player is here." in board
+    assert driver.check_lobby(table.pk) == "early"
+    Table.objects.filter(pk=table.pk).update(created_at=timezone.now() - timedelta(seconds=hold))
+    assert driver.check_lobby(table.pk) == "started"
+    table.refresh_from_db()
+    assert table.status == Table.Status.PLAYING

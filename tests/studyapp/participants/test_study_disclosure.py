@@ -4,10 +4,12 @@ which seat is an agent, its agents take a person's think time, and the last page
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 import pytest
 from channels.db import database_sync_to_async
 from django.urls import reverse
+from django.utils import timezone
 from participant_helpers import page
 from test_study_designs import make_study, ready
 
@@ -64,6 +66,12 @@ def two_at_a_table(client_factory, study: Study) -> tuple[dict, list[Participant
     lobby_page = alice.get(reverse("tables:table", args=[current_round(first).table_id]))
     bob.post(page(second, "play"))
     table = current_round(first).table
+    if table.options.get("start_after_seconds"):  # a blinded lobby holds a while (issue 31)
+        assert table.status == Table.Status.LOBBY
+        held = timezone.now() - timedelta(seconds=table.options["start_after_seconds"] + 1)
+        Table.objects.filter(pk=table.pk).update(created_at=held)
+        assert driver.check_lobby(table.pk) == "started"
+        table.refresh_from_db()
     return {"lobby": lobby_page.content.decode()}, [first, second], table, (alice, bob)
 
 
