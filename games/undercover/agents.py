@@ -90,7 +90,7 @@ class DescriptorAgent:
                 return {"type": "clue", "text": phrase}
         if self.sentences:  # its descriptors are spent: a vague sentence, as people give
             rng = random.Random(f"{self.seed}:{word}:vague")
-            for sentence in rng.sample(VAGUE_SENTENCES, len(VAGUE_SENTENCES)):
+            for sentence in rng.sample(vague_sentences(), len(vague_sentences())):
                 if sentence != refused and clue_problem(sentence, word, said) is None:
                     return {"type": "clue", "text": sentence}
         return {"type": "clue", "text": None}
@@ -165,6 +165,22 @@ VAGUE_SENTENCES = (
     "Many people have an opinion about it.",
     "It is not hard to get hold of.",
 )
+
+
+# Lead-ins that vary a vague sentence, so a long game (ties make more clue rounds) never runs out
+# of new ones: 10 sentences, each bare or after one of these, are 60 clues.
+VAGUE_LEADS = ("Honestly, ", "To me, ", "I would say ", "In my view, ", "Well, ")
+
+
+@cache
+def vague_sentences() -> tuple[str, ...]:
+    """Every vague sentence: each of VAGUE_SENTENCES bare and after each of VAGUE_LEADS."""
+    led = [
+        lead + (sentence if sentence.startswith("I ") else sentence[0].lower() + sentence[1:])
+        for lead in VAGUE_LEADS
+        for sentence in VAGUE_SENTENCES
+    ]
+    return (*VAGUE_SENTENCES, *led)
 
 
 def as_sentence(phrase: str, key: str) -> str:

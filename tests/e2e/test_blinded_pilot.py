@@ -136,8 +136,8 @@ def test_a_blinded_pilot_with_two_people_and_three_agents(site: Site, browser, t
     people[0].page.click("#play-round")
     expect(people[0].page.locator("#lobby")).to_be_visible()
     people[1].page.click("#play-round")
-    for person in people:
-        expect(person.page.locator("#my-word")).to_be_visible()
+    for person in people:  # a blinded lobby holds 5 to 45 s even when full
+        expect(person.page.locator("#my-word")).to_be_visible(timeout=60_000)
     over = [False, False]
     deadline = time.monotonic() + 300
     while not all(over) and time.monotonic() < deadline:

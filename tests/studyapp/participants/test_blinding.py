@@ -223,6 +223,13 @@ def test_blinded_agents_keep_the_rules_of_form_of_people():
                 clues.append((move.event["text"], engine.word(state.config, seat), state.said))
             state = move.state
     assert all(text is not None for text, _, _ in clues)
+    # A long game (ties make more clue rounds) does not run out of new sentences: every vague
+    # sentence is a clue of its own.
+    from games.undercover.agents import vague_sentences
+
+    spare = vague_sentences()
+    assert len(set(spare)) >= 50
+    assert all(clue_problem(text, "zebra", frozenset()) is None for text in spare)
     for text, word, said in clues:
         assert text[0].isupper() and text.endswith("."), text
         assert len(text.split()) >= 3, text
