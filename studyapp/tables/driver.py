@@ -230,7 +230,9 @@ def sweep() -> dict[str, int]:
     now = timezone.now()
     done: Counter[str] = Counter()
     for table in Table.objects.filter(status=Table.Status.LOBBY):
-        if table.created_at + timedelta(seconds=float(table.option("wait_seconds"))) <= now:
+        due = table.created_at + timedelta(seconds=float(table.option("wait_seconds")))
+        hold = table.start_hold()  # a blinded lobby may start, full, when its hold ends
+        if due <= now or (hold is not None and hold <= now):
             done[f"lobby {check_lobby(table.pk)}"] += 1
     quiet_since = now - timedelta(seconds=settings.TABLE_SWEEP_SECONDS)
     quiet = list(
