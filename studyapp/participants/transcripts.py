@@ -11,7 +11,7 @@ from typing import Any
 from games.twenty_questions.engine import question_text
 from studyapp.participants.models import Participant, Round
 from studyapp.participants.study_tables import seat_slots
-from studyapp.tables.models import PERSON_ACTOR, SKIP_SPEC, Seat, Turn
+from studyapp.tables.models import PERSON_ACTOR, SKIP_SPEC, TABLE_EVENTS, Seat, Turn
 
 
 @dataclass
@@ -85,7 +85,7 @@ def mover_label(
 ) -> str:
     """Who made ``turn``: its actor (``Turn.actor``) where the turn records one, so an agent's
     moves after a takeover are the agent's, never the person's who left."""
-    if turn.seat is None or turn.event.get("type") in ("takeover", "abort", "resume"):
+    if turn.seat is None or turn.event.get("type") in TABLE_EVENTS:
         return "table"  # the table's own event (describe() says which seat changed hands)
     if turn.actor and turn.actor not in (PERSON_ACTOR, SKIP_SPEC):
         taken = " (took over this participant's seat)" if turn.seat == round_.seat else ""

@@ -225,6 +225,8 @@ PERSON_ACTOR = "person"  # Turn.actor of a move a person made
 # The seat of a person who left a table whose dropout policy is "skip": every turn of theirs is
 # the engine's do-nothing move, played at once (also the Turn.actor of such a move).
 SKIP_SPEC = "skip"
+# Events of the table itself, made by nobody at a seat: their Turn.actor is empty.
+TABLE_EVENTS = ("abort", "takeover", "resume")
 
 
 class Turn(models.Model):

@@ -32,7 +32,7 @@ from django.utils import timezone
 
 from games import get_engine
 from games.base import Engine, Event, IllegalMove
-from studyapp.tables.models import PERSON_ACTOR, Seat, Table, Turn
+from studyapp.tables.models import PERSON_ACTOR, TABLE_EVENTS, Seat, Table, Turn
 from studyapp.tables.moves import storable
 
 # Event types only the driver writes (the engine accepts them from anyone, so we must filter).
@@ -205,10 +205,6 @@ def caught_up(table_id: int) -> TableState:
         return table_state(table_id)
     remember(after)
     return after
-
-
-# Events of the table itself, made by nobody at a seat: their Turn.actor is empty.
-TABLE_EVENTS = ("abort", "takeover", "resume")
 
 
 def actor_of(snap: TableState, event: Event) -> str:

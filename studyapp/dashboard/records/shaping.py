@@ -52,7 +52,7 @@ from studyapp.dashboard.records.queries import (
 from studyapp.participants.models import Round, Study
 from studyapp.participants.study_tables import seat_slots
 from studyapp.pipelines.record_keys import key_position
-from studyapp.tables.models import PERSON_ACTOR, SKIP_SPEC, Seat, Table
+from studyapp.tables.models import PERSON_ACTOR, SKIP_SPEC, TABLE_EVENTS, Seat, Table
 
 AGENT_TABLES = "tables"  # the experiment name of tables played outside any study
 VISITORS = "visitors"  # the one player name of every human seat outside a study
@@ -178,7 +178,10 @@ def _records(
                 actor_label(actor, event.get("seat"), people)
                 for actor, event in zip(actors, events, strict=True)
             ]
-            record["turn_actor_kinds"] = [actor_kind(actor) for actor in actors]
+            record["turn_actor_kinds"] = [
+                actor_kind(actor, event.get("type"))
+                for actor, event in zip(actors, events, strict=True)
+            ]
             record["turn_times"] = times
             record["turn_usage"] = usages
             usage = spent[pk] if pk in spent else _game_usage(usages)
@@ -201,15 +204,18 @@ def actor_label(actor: str | None, seat: Any, people: dict[int, str]) -> str | N
     return actor
 
 
-def actor_kind(actor: str | None) -> str | None:
+def actor_kind(actor: str | None, event_type: Any = None) -> str | None:
     """``human``, ``offline``, ``model`` or ``table`` for a turn's ``Turn.actor``; None where the
-    turn recorded none (a turn older than the column is not told from a table's event)."""
+    turn recorded none: an empty actor is the table's only for the table's own events (a seat's
+    move with none was committed before turns recorded their actor)."""
     if actor is None:
         return None
     if actor == PERSON_ACTOR:
         return "human"
-    if not actor or actor == SKIP_SPEC:
+    if actor == SKIP_SPEC or (not actor and event_type in TABLE_EVENTS):
         return "table"
+    if not actor:
+        return None
     return "offline" if actor.startswith("offline:") else "model"
 
 
@@ -225,6 +231,7 @@ def turn_log(table_ids: list[int]) -> pd.DataFrame:
     encoded = np.array([encode_event(event) for event in events], dtype=object)
     asks = [event.get("type") == "question" and event.get("seat") == 0 for event in events]
     movers = np.array([event.get("seat") for event in events], dtype=object)[codes]
+    kinds_of = np.array([event.get("type") for event in events], dtype=object)[codes]
     people, slots = table_people(table_ids)
     raw = found.pop("actor")
     labels = [
@@ -244,7 +251,10 @@ def turn_log(table_ids: list[int]) -> pd.DataFrame:
             "event": pd.Series(encoded[codes], dtype=object),
             "question": np.array(asks, dtype=bool)[codes],
             "actor": pd.Series(labels, dtype=object),
-            "actor_kind": pd.Series([actor_kind(actor) for actor in raw], dtype=object),
+            "actor_kind": pd.Series(
+                [actor_kind(actor, kind) for actor, kind in zip(raw, kinds_of, strict=True)],
+                dtype=object,
+            ),
             "seat_slot": pd.Series(slot_of, dtype=object),
         }
     )

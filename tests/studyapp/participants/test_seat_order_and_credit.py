@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 
+import pandas as pd
 import pytest
 from participant_helpers import page
 from test_study_designs import AGENT, PERSON, make_study, play_out, ready
@@ -140,3 +141,14 @@ def test_after_a_takeover_the_agents_moves_are_credited_to_the_agent(client_fact
     assert "(this participant)" in mine[0].who and "agent" not in mine[0].who
     assert any(line.who == "table" and "seat 0 changes hands" in line.text for line in game.lines)
     assert all(f"agent {spec} (took over this participant's seat)" in line.who for line in mine[1:])
+
+
+def test_a_turn_from_before_actors_were_recorded_is_not_called_the_tables(client_factory):
+    study, person, table = take_over_after_one_move(client_factory)
+    Turn.objects.filter(table=table, seq=0).update(actor="")  # as the migration left old turns
+    _, turns = games_and_turns([table.pk], study.slug, {})
+    first = turns[turns["seq"] == 0].iloc[0]
+    assert first["actor_kind"] is pd.NA or pd.isna(first["actor_kind"])
+    assert first["player"] == person.public_id  # the seat's evaluated player, as before
+    takeover = turns[turns["type"] == "takeover"].iloc[0]
+    assert takeover["actor_kind"] == "table"
