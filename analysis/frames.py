@@ -33,6 +33,12 @@ GAME_COLUMNS: dict[str, tuple[str, str]] = {
         "id of the game: the web table id, or <experiment>#<line> for a JSONL file",
     ),
     "seat": ("Int64", "index of the evaluated seat"),
+    "seat_slot": (
+        "Int64",
+        "the evaluated seat's slot in the study's design (a study draws which design slot sits "
+        "at which seat per table, unless the design pins them: seat_order = fixed); empty outside "
+        "studies",
+    ),
     "role": ("string", "role of the evaluated seat (questioner, normal, difference, ...)"),
     "player_kind": ("string", "human, model or offline"),
     "player": ("string", "model spec, or the pseudonymous id of a participant"),
@@ -42,7 +48,11 @@ GAME_COLUMNS: dict[str, tuple[str, str]] = {
         "full-experience or cumulative; a person's games: none, or shown-policy when the study "
         "showed them a strategy text",
     ),
-    "round": ("Int64", "0-based position in the player's sequence of games (t - 1 in eq. 1-2)"),
+    "round": (
+        "Int64",
+        "0-based position in the player's sequence of games (t - 1 in eq. 1-2): a study's "
+        "'Game 1' is round 0",
+    ),
     "sample": ("Int64", "repeat index i of the sequence"),
     "case": ("Int64", "test case index"),
     "seed": ("Int64", "seed the game's config was drawn from"),
@@ -61,13 +71,22 @@ GAME_COLUMNS: dict[str, tuple[str, str]] = {
     "taken_over": (
         "boolean",
         "a person's seat that an agent took over during the game (a missed deadline or a "
-        "dropout); the game is not the person's and is left out of every score",
+        "dropout); the game is not the person's: its reward and win are empty, and it is left "
+        "out of every score",
+    ),
+    "taken_over_by": (
+        "string",
+        "the agent spec that played a taken-over seat to the end (see turns: actor_kind)",
     ),
     "reward": (
         "float64",
-        "NDCG@20 reward (Twenty Questions) or 1.0/0.0 for a win (Undercover) of the evaluated seat",
+        "NDCG@20 reward (Twenty Questions) or 1.0/0.0 for a win (Undercover) of the evaluated "
+        "seat; empty for a taken-over seat (the result is the agent's, not the person's)",
     ),
-    "win": ("boolean", "win of the evaluated seat; empty for Twenty Questions"),
+    "win": (
+        "boolean",
+        "win of the evaluated seat; empty for Twenty Questions and for a taken-over seat",
+    ),
     "questions": ("Int64", "questions the evaluated seat asked (Twenty Questions)"),
     "turns": ("Int64", "events in the game's log"),
     "calls": ("Int64", "model calls made for the game"),
@@ -89,14 +108,25 @@ TURN_COLUMNS: dict[str, tuple[str, str]] = {
     "table": GAME_COLUMNS["table"],
     "player": (
         "string",
-        "the player of the seat that made the move when that seat was evaluated (see games); "
-        "else the game's evaluated player (the questioner of Twenty Questions)",
+        "who made the move (see actor_kind): the participant's pseudonymous id for a person's "
+        "own move, the agent spec for an agent's (also an agent that took over a person's "
+        "seat); for events of the game itself and logs that do not record their actor, the "
+        "player of the seat when it was evaluated (see games), else the game's evaluated player",
     ),
     "setting": GAME_COLUMNS["setting"],
     "round": GAME_COLUMNS["round"],
     "sample": GAME_COLUMNS["sample"],
     "seq": ("Int64", "0-based position of the event in the game's log"),
     "seat": ("Int64", "seat that made the move; empty for events of the game itself"),
+    "seat_slot": (
+        "Int64",
+        "that seat's slot in the study's design (see games); empty outside studies",
+    ),
+    "actor_kind": (
+        "string",
+        "who made the move: human, model, offline, or table (the table's own events: a takeover, "
+        "an abort, a do-nothing move played for a seat); empty where the log does not say",
+    ),
     "type": ("string", "event type: question, answer, clue, vote, abort, takeover, ..."),
     "text": (
         "string",
@@ -176,7 +206,16 @@ def games_frame(records: Iterable[Record]) -> pd.DataFrame:
 def turns_frame(records: Iterable[Record]) -> pd.DataFrame:
     """One row per event of every game's log, keyed to its game by ``table``: a game seen from
     several evaluated seats (Undercover) gives its events once (see :func:`turns_from_log`)."""
-    keys, log = [], {"log": [], "event": [], "created_at": [], "usage": []}
+    keys: list[dict[str, Any]] = []
+    log: dict[str, list] = {
+        "log": [],
+        "event": [],
+        "created_at": [],
+        "usage": [],
+        "actor": [],
+        "actor_kind": [],
+        "seat_slot": [],
+    }
     logged: dict[str, int] = {}  # table -> the label of its log
     for index, record in enumerate(records):
         events = record.get("events") or []
@@ -195,6 +234,11 @@ def turns_frame(records: Iterable[Record]) -> pd.DataFrame:
         log["event"].extend([encode_event(event) for event in events])
         log["created_at"].extend((times + [None] * n)[:n])
         log["usage"].extend((usages + [None] * n)[:n])
+        for name in ("actor", "actor_kind"):
+            given = list(record.get(f"turn_{name}s") or [])
+            log[name].extend((given + [None] * n)[:n])
+        slots = record.get("seat_slots") or []
+        log["seat_slot"].extend(seat_slot(slots, event.get("seat")) for event in events)
     columns = [*TURN_KEYS, "evaluated", "log"]
     return turns_from_log(pd.DataFrame(keys, columns=columns), pd.DataFrame(log))
 
@@ -250,6 +294,9 @@ def turns_from_log(keys: pd.DataFrame, log: pd.DataFrame) -> pd.DataFrame:
     frame["text"] = (_objects(said), codes)
     lengths = [len(t) if isinstance(t, str) else 0 for t in said]
     frame["chars"] = (np.array(lengths, dtype="int64"), codes)
+    for name in ("seat_slot", "actor_kind"):
+        values = log[name].to_numpy()[rows] if name in log else np.full(len(rows), None)
+        frame[name] = (values, None)
     frame["created_at"] = (log["created_at"].to_numpy()[rows], None)
     times = _instants(log["created_at"].to_numpy())
     began = np.where(seq == 0, _instants(keys["started_at"].to_numpy())[game], times[rows - 1])
@@ -266,6 +313,13 @@ def turns_from_log(keys: pd.DataFrame, log: pd.DataFrame) -> pd.DataFrame:
     )
     if len(every) > len(keys) and "evaluated" in every:
         _movers_keys(turns, every, keys["log"].to_numpy()[game])
+    if "actor" in log:  # the move's maker, where the log records one, names the move
+        actors = pd.Series(log["actor"].to_numpy()[rows], dtype=object)
+        known = (actors.notna() & actors.astype(bool)).to_numpy()
+        if known.any():
+            column = turns["player"].copy()
+            column[known] = pd.array(actors[known].to_numpy(), dtype=column.dtype)
+            turns["player"] = column
     return turns
 
 
@@ -286,6 +340,13 @@ def _movers_keys(turns: pd.DataFrame, keys: pd.DataFrame, labels: np.ndarray) ->
         column = turns[name].copy()
         column[hit] = pd.array(values, dtype=column.dtype)
         turns[name] = column
+
+
+def seat_slot(slots: list[int], seat: Any) -> int | None:
+    """The design slot of ``seat`` at a table whose seats hold ``slots`` (empty: not a study's)."""
+    if isinstance(seat, int) and 0 <= seat < len(slots):
+        return int(slots[seat])
+    return None
 
 
 def turn_text(event: dict[str, Any]) -> Any:
@@ -333,12 +394,14 @@ def typed(frame: pd.DataFrame, columns: dict[str, tuple[str, str]]) -> pd.DataFr
 def _game_row(record: Record, index: int) -> dict[str, Any]:
     seat = int(record.get("evaluated_seat") or 0)
     usage = record.get("usage") or {}
+    taken = bool(record.get("taken_over", False))
     counts = {key: usage.get(key) for key in USAGE_KEYS}
     return {
         "experiment": record.get("experiment"),
         "game": record["game"],
         "table": _table(record, index),
         "seat": seat,
+        "seat_slot": seat_slot(record.get("seat_slots") or [], seat),
         "role": _role(record, seat),
         "player_kind": record.get("player_kind") or _kind(_player(record)),
         "player": _player(record),
@@ -353,9 +416,10 @@ def _game_row(record: Record, index: int) -> dict[str, Any]:
         "rules_version": str((record.get("config") or {}).get("rules_version") or DEFAULT_RULES),
         "pilot": bool(record.get("pilot", False)),
         "oracle_failed": oracle_failed(record),
-        "taken_over": bool(record.get("taken_over", False)),
-        "reward": float(record["reward"]),
-        "win": record.get("win"),
+        "taken_over": taken,
+        "taken_over_by": record.get("taken_over_by") if taken else None,
+        "reward": None if taken else float(record["reward"]),
+        "win": None if taken else record.get("win"),
         "questions": record.get("questions", _questions(record, seat)),
         "turns": record.get("turn_count", len(record.get("events") or [])),
         **counts,

@@ -17,6 +17,9 @@ def make_agent(spec: str, *, game: str, role: str, seed: int = 0, **options: Any
             from games.twenty_questions.agents import make_offline_agent
         elif game == "undercover":
             from games.undercover.agents import make_offline_agent
+
+            sentences = bool(options.get("sentences"))
+            return make_offline_agent(name, role=role, seed=seed, sentences=sentences)
         else:
             raise ValueError(f"unknown game {game!r}")
         return make_offline_agent(name, role=role, seed=seed)

@@ -184,14 +184,15 @@ def agent_for_seat(
     """The agent for one turn of an agent seat. Tables do not use the response cache: every table
     opens alike, and a cached reply would make every table play alike. ``seed`` is also the
     sampling index, so a local model redelivered the same turn proposes the same move. ``live``:
-    the table has people, so its model calls get the live time budget. ``language``: the
+    the table has people, so its model calls get the live time budget, and an offline agent keeps
+    the people's rules of form (Undercover: a clue is a sentence, never a pass). ``language``: the
     table's; a model is told it, and an offline agent, which knows English only, is refused."""
     spec = seat.agent_spec
     if spec.startswith("offline:"):
         problem = languages.offline_problem(spec, language)
         if problem:
             raise ValueError(problem)
-        return make_agent(spec, game=game, role=role, seed=seed)
+        return make_agent(spec, game=game, role=role, seed=seed, sentences=live)
     return make_llm_agent(
         spec,
         game=game,

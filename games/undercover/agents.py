@@ -30,7 +30,8 @@ NAMES = ("descriptor", "kb", "random")  # one agent; the aliases let `offline:kb
 
 _STOP_TEXT = """a an and are as at be by for from has have in is it its of on or the to with you your
 one who what when where which can made used very this that they them their there people some lot
-lots often really just like get got make"""
+lots often really just like get got make
+would say clue here something about think me my"""  # the last line: the sentence frames' words
 _STOP_WORDS = frozenset(_STOP_TEXT.split())
 # Pseudo-words added to every clue's length: a clue with one matching word among many, or a short
 # vague one, counts for less than a clue full of a word's vocabulary.
@@ -55,8 +56,11 @@ class DescriptorAgent:
     """Gives the next unused descriptor of its own word; votes for the player whose clues point
     most clearly to the other word, or abstains when nobody's do."""
 
-    def __init__(self, seed: int = 0) -> None:
+    def __init__(self, seed: int = 0, *, sentences: bool = False) -> None:
         self.seed = seed
+        # At a table with people (``sentences``) it keeps their rules of form: each clue is a
+        # sentence, and it never passes, since a person's clue form cannot.
+        self.sentences = sentences
 
     async def act(self, observation: Observation) -> Event:
         if observation["phase"] == "vote":
@@ -76,12 +80,19 @@ class DescriptorAgent:
         rejected = observation.get("rejected")
         refused = rejected["action"].get("text") if rejected else None
         for phrase in self.phrases(word):
+            if self.sentences:
+                phrase = as_sentence(phrase, f"{self.seed}:{phrase}")
             if (
                 phrase != refused
                 and clue_problem(phrase, word, said) is None
                 and not repeats(phrase, earlier)
             ):
                 return {"type": "clue", "text": phrase}
+        if self.sentences:  # its descriptors are spent: a vague sentence, as people give
+            rng = random.Random(f"{self.seed}:{word}:vague")
+            for sentence in rng.sample(vague_sentences(), len(vague_sentences())):
+                if sentence != refused and clue_problem(sentence, word, said) is None:
+                    return {"type": "clue", "text": sentence}
         return {"type": "clue", "text": None}
 
     def evidence(self, observation: Observation) -> dict[int, float]:
@@ -128,6 +139,54 @@ class DescriptorAgent:
         best = max(suspects.values())
         rng = random.Random(f"{self.seed}:{observation['seat']}:{observation['vote_round']}")
         return {"type": "vote", "target": rng.choice([s for s, v in suspects.items() if v == best])}
+
+
+# How a descriptor becomes a sentence at a table with people: a lead-in that fits a noun phrase,
+# a verb phrase or an adjective alike.
+SENTENCE_FRAMES = (
+    "I would say: {}.",
+    "My clue is this: {}.",
+    "Here is my clue: {}.",
+    "Something I would say about it: {}.",
+    "Think of this: {}.",
+    "For me it is like this: {}.",
+)
+# Clues that describe nothing in particular, for a seat whose descriptors are spent (never said
+# twice at a table, as the rules ask).
+VAGUE_SENTENCES = (
+    "I think most people know it well.",
+    "You can find it in a lot of homes.",
+    "It is part of many people's everyday life.",
+    "I have come across it quite often.",
+    "Some people like it more than others.",
+    "It is easy to picture once you think about it.",
+    "I would not call it rare at all.",
+    "It comes in more than one kind.",
+    "Many people have an opinion about it.",
+    "It is not hard to get hold of.",
+)
+
+
+# Lead-ins that vary a vague sentence, so a long game (ties make more clue rounds) never runs out
+# of new ones: 10 sentences, each bare or after one of these, are 60 clues.
+VAGUE_LEADS = ("Honestly, ", "To me, ", "I would say ", "In my view, ", "Well, ")
+
+
+@cache
+def vague_sentences() -> tuple[str, ...]:
+    """Every vague sentence: each of VAGUE_SENTENCES bare and after each of VAGUE_LEADS."""
+    led = [
+        lead + (sentence if sentence.startswith("I ") else sentence[0].lower() + sentence[1:])
+        for lead in VAGUE_LEADS
+        for sentence in VAGUE_SENTENCES
+    ]
+    return (*VAGUE_SENTENCES, *led)
+
+
+def as_sentence(phrase: str, key: str) -> str:
+    """``phrase`` as one sentence, with a lead-in chosen by ``key``."""
+    frame = random.Random(key).choice(SENTENCE_FRAMES)
+    return frame.format(phrase.rstrip(".!?"))
 
 
 _PARTS = re.compile(r"[,;:.!?]+|\band\b|\bbut\b|\balso\b")
@@ -209,8 +268,11 @@ def _targets(observation: Observation) -> list[int]:
     return _others(observation)
 
 
-def make_offline_agent(name: str, *, role: str = "player", seed: int = 0) -> DescriptorAgent:
-    """The offline agent called ``name`` (``descriptor``, or its aliases ``kb`` and ``random``)."""
+def make_offline_agent(
+    name: str, *, role: str = "player", seed: int = 0, sentences: bool = False
+) -> DescriptorAgent:
+    """The offline agent called ``name`` (``descriptor``, or its aliases ``kb`` and ``random``);
+    ``sentences``: it plays at a table with people (see :class:`DescriptorAgent`)."""
     if name not in NAMES:
         raise ValueError(f"no offline undercover agent {name!r}; choose one of {', '.join(NAMES)}")
-    return DescriptorAgent(seed=seed)
+    return DescriptorAgent(seed=seed, sentences=sentences)

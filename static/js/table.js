@@ -74,6 +74,19 @@
       form.requestSubmit();  // the server judges it against the table as it is now
     }
   });
+  // Presence: one heartbeat every data-every seconds while the socket is open (a heartbeat
+  // while it is not would only be dropped: the server counts the next connect as presence).
+  document.addEventListener('DOMContentLoaded', function () {
+    var form = document.getElementById('heartbeat');
+    var seconds = form ? parseFloat(form.dataset.every) : 0;
+    if (seconds > 0) {
+      setInterval(function () {
+        if (open && document.body.contains(form)) {
+          form.requestSubmit();
+        }
+      }, seconds * 1000);
+    }
+  });
   document.addEventListener('htmx:wsConfigSend', function (event) {
     if (open) {
       if (event.detail.elt && event.detail.elt.classList.contains('move-form')) {

@@ -28,7 +28,19 @@ DEFAULT_WAIT_SECONDS = 60
 DEFAULT_REPLACEMENT = "offline:kb"
 DEFAULT_QUESTIONER = "offline:infogain"
 LOBBY_TIMEOUTS = ("fill", "exit")
-DESIGN_KEYS = {"seats", "players", "wait_seconds", "replacement_spec", "lobby_timeout", "person"}
+DESIGN_KEYS = {
+    "seats",
+    "players",
+    "wait_seconds",
+    "replacement_spec",
+    "lobby_timeout",
+    "person",
+    "seat_order",
+}
+# seat_order: "drawn" (Who is Undercover's default) gives each table its own seed-drawn order of
+# the design's slots; "fixed" seats slot k at seat k (Twenty Questions' seats are roles: fixed).
+DRAWN, FIXED = "drawn", "fixed"
+SEAT_ORDERS = (DRAWN, FIXED)
 OVERRIDE_KEYS = {"design", "oracle_spec", "shown_policy"}
 # Roles as the engines name their seats: what an agent at that seat must be able to play.
 ROLES = {"twenty-questions": ("questioner", "oracle"), "undercover": ("player",)}
@@ -81,12 +93,21 @@ def _twenty_questions(design: dict[str, Any], oracle_spec: str) -> dict[str, Any
             other = {"kind": AGENT, "spec": DEFAULT_QUESTIONER}
         raw = [{"kind": PERSON}, other] if person == "questioner" else [other, {"kind": PERSON}]
     seats = _seats(raw)
+    if design.get("seat_order", FIXED) != FIXED:
+        raise DesignError(
+            "Twenty Questions' seats are roles (questioner, oracle): seat_order must be 'fixed'"
+        )
     if len(seats) != 2:
         raise DesignError("Twenty Questions has two seats: the questioner and the oracle")
     people = [i for i, seat in enumerate(seats) if seat["kind"] == PERSON]
     if len(people) != 1:
         raise DesignError("Twenty Questions needs exactly one person seat (questioner or oracle)")
-    return {"seats": seats, "person": ROLES["twenty-questions"][people[0]], "players": 2}
+    return {
+        "seats": seats,
+        "person": ROLES["twenty-questions"][people[0]],
+        "players": 2,
+        "seat_order": FIXED,
+    }
 
 
 def _undercover(design: dict[str, Any]) -> dict[str, Any]:
@@ -112,7 +133,14 @@ def _undercover(design: dict[str, Any]) -> dict[str, Any]:
     replacement = design.get("replacement_spec") or DEFAULT_REPLACEMENT
     if not isinstance(replacement, str):
         raise DesignError("replacement_spec must be a model spec such as 'offline:kb'")
+    order = design.get("seat_order", DRAWN)
+    if order not in SEAT_ORDERS:
+        raise DesignError(
+            "seat_order must be 'drawn' (each table draws which design slot sits where) or "
+            "'fixed' (slot k at seat k)"
+        )
     return {
+        "seat_order": order,
         "seats": seats,
         "players": len(seats),
         "wait_seconds": wait,

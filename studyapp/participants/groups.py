@@ -120,14 +120,16 @@ def _turned_away(participant: Participant) -> None:
 def _seat_group(study: Study, group: StudyGroup, rounds: list[Round], seated: dict) -> list[int]:
     """Tables of the group's condition for its members (their rounds now point there)."""
     from studyapp.participants.rounds import lobby_timed_out
-    from studyapp.participants.study_tables import agent_seat, round_config, table_options
+    from studyapp.participants.study_tables import agent_seat, arrange, round_config, table_options
     from studyapp.tables import services
 
-    design = designs.effective(study, group.condition)["design"]
-    places = designs.person_seats(design)
+    merged = designs.effective(study, group.condition)["design"]
+    size = len(designs.person_seats(merged))
     number = rounds[0].number
     tables = []
-    for start in range(0, len(rounds), len(places)):
+    for start in range(0, len(rounds), size):
+        design, order = arrange(study, merged)  # each table draws its own seat order
+        places = designs.person_seats(design)
         chunk = rounds[start : start + len(places)]
         if len(chunk) < len(places) and design["lobby_timeout"] == "exit":
             for round_ in chunk:  # their table would wait for people who are not coming
@@ -143,7 +145,7 @@ def _seat_group(study: Study, group: StudyGroup, rounds: list[Round], seated: di
                 seats.append({"kind": "human", "session_key": key})
             else:  # a person seat nobody of the group takes: the replacement agent's
                 seats.append({"kind": "agent", "agent_spec": design["replacement_spec"]})
-        options = table_options(chunk[0].participant, number, design)
+        options = {**table_options(chunk[0].participant, number, design), **order}
         options["group"] = group.number
         table = services.create_table(
             study.game,

@@ -22,6 +22,7 @@ from games.twenty_questions import rules as twenty_questions_rules
 from games.undercover import rules as undercover_rules
 from studyapp.participants import identity, questionnaire
 from studyapp.participants.models import Participant, Study
+from studyapp.tables.models import SKIP_SPEC
 
 # The comprehension check a study gets when staff wrote none: the one rule people most often miss,
 # from the game package (games/<game>/rules.py), where the rules text people read comes from too.
@@ -187,10 +188,39 @@ def save_policy(participant: Participant, text: str) -> None:
         finish(participant)
 
 
-def debrief_agents(participant: Participant) -> bool:
-    """Whether the last page must disclose that some players were agents: the study kept it
-    from people during play, and this person sat at a table."""
-    return not participant.study.agents_disclosed and participant.round_set.exists()
+def debrief_agents(participant: Participant) -> dict[str, Any] | None:
+    """The "About the other players" block of the last page, for a person who sat at a table:
+    the study's own text (``about_agents_text``) or the built-in one, which says whether the
+    agents were marked during play (``blinded``) and what they were: rule-based programs
+    (``offline``, the offline agents) and the models named by their specs (``models``). None
+    when there is nothing to tell (no table, no agent at any of this person's tables)."""
+    from studyapp.tables.models import Seat
+
+    table_ids = participant.round_set.values_list("table_id", flat=True)
+    specs = set(
+        Seat.objects.filter(table_id__in=table_ids, kind=Seat.Kind.AGENT)
+        .exclude(agent_spec=SKIP_SPEC)
+        .values_list("agent_spec", flat=True)
+    )
+    if not specs:
+        return None
+    study = participant.study
+    return {
+        "text": study.about_agents_text.strip(),
+        "blinded": not study.agents_disclosed,
+        "offline": any(spec.startswith("offline:") for spec in specs),
+        "models": sorted(
+            spec.partition(":")[2] for spec in specs if not spec.startswith("offline:")
+        ),
+    }
+
+
+def show_debrief_agents(participant: Participant, page: str) -> dict[str, Any] | None:
+    """The block on ``page`` ("debrief", "done" or "withdrawn"): once, on the debrief page of a
+    study that has one, else on the last page."""
+    if page == "done" and participant.debrief_seen:
+        return None
+    return debrief_agents(participant)
 
 
 def answer_questionnaire(participant: Participant, posted: Mapping[str, list[str]]) -> dict:

@@ -13,6 +13,8 @@ the seats meant for people.
 
 from __future__ import annotations
 
+import random
+import secrets
 from typing import Any
 
 from django.db import transaction
@@ -38,12 +40,50 @@ def _shown_policy(study: Any, condition: str) -> str:
         return study.shown_policy or ""
 
 
+# The while a blinded study's lobby holds before it starts, even when full: [shortest, longest]
+# seconds (cut to the lobby's wait), drawn per table.
+HOLD_SECONDS = (5.0, 45.0)
+
+
+def arrange(study: Study, design: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The design as one table seats it, and what to record of the seat order in its options.
+
+    Who is Undercover draws, per table, which design slot sits at which seat (seat *k* speaks
+    *k*-th in every clue round), so people do not always sit first and speak first: a fresh seed
+    per table (``seat_order_seed``) shuffles the slots, and ``seat_slots[k]`` is the design slot
+    at seat *k*. ``seat_order = "fixed"`` in the design pins every slot to its own seat, as do
+    Twenty Questions' seats, which are roles (questioner 0, oracle 1)."""
+    count = len(design["seats"])
+    slots = list(range(count))
+    recorded: dict[str, Any] = {"seat_order": designs.FIXED, "seat_slots": slots}
+    if study.game == "undercover" and design.get("seat_order", designs.DRAWN) == designs.DRAWN:
+        seed = secrets.randbelow(2**31)
+        random.Random(seed).shuffle(slots)
+        recorded = {"seat_order": designs.DRAWN, "seat_order_seed": seed, "seat_slots": slots}
+    return {**design, "seats": [design["seats"][slot] for slot in slots]}, recorded
+
+
+def seat_slots(options: dict[str, Any] | None, seats: int) -> list[int]:
+    """The design slot of each seat of a study table (``options["seat_slots"]``, the seat order
+    drawn for it; a study table made before seats were drawn sat its design in order); empty for
+    a table outside any study."""
+    options = options or {}
+    if "seat_slots" in options:
+        return [int(slot) for slot in options["seat_slots"]]
+    return list(range(seats)) if options.get("study") else []
+
+
 def table_options(
     participant: Participant, number: int, design: dict[str, Any], *, group_lobby: bool = False
 ) -> dict:
     study, condition, pilot = participant.study, participant.condition, participant.is_pilot
     person_seats = designs.person_seats(design)
-    shared = len(person_seats) > 1
+    # A blinded study keeps one timing rule for every seat whoever sits at the others: the turn
+    # deadline (and its countdown) applies at every table, never only where a second person is
+    # (which would tell a person that the others are agents). A disclosed study spares a person
+    # alone with agents the deadline.
+    blinded = not study.agents_disclosed
+    shared = len(person_seats) > 1 or blinded
     options: dict[str, Any] = {
         "study": study.slug,
         "condition": condition,
@@ -65,10 +105,13 @@ def table_options(
         # export's setting for their games (shown-policy, or none).
         "shown_policy": bool(_shown_policy(study, condition)),
     }
-    if shared:
+    if shared and not blinded:
         options["deadline_between_people"] = True
     if not study.agents_disclosed:
         options["agent_think_seconds"] = list(study.agent_think_seconds)
+        # Each table's agents draw their think times from a seed of its own (per move), never a
+        # sequence shared by the tables of a round (whose game seed is the same).
+        options["think_seed"] = secrets.randbelow(2**31)
     if study.game == "undercover":
         options.update(
             wait_seconds=design["wait_seconds"],
@@ -77,6 +120,15 @@ def table_options(
             # Pilot bots never share a table with real people, nor people with pilots.
             lobby_kind=f"study:{study.pk}:{condition}:{number}:{'pilot' if pilot else 'people'}",
         )
+        if blinded and design["wait_seconds"] > 0 and not group_lobby:
+            # A blinded lobby starts no sooner than a drawn while even when full, so a table whose
+            # other places are agents' (full at once) does not start at once where one waiting
+            # for people would not: studyapp.tables.models.Table.start_hold.
+            high = min(float(design["wait_seconds"]), HOLD_SECONDS[1])
+            low = min(HOLD_SECONDS[0], high)
+            options["start_after_seconds"] = round(
+                random.Random(secrets.token_hex()).uniform(low, high), 1
+            )
         if group_lobby:  # people of every condition-to-be meet here (studyapp.participants.groups)
             options["lobby_kind"] = (
                 f"study:{study.pk}:group:{number}:{'pilot' if pilot else 'people'}"
@@ -129,6 +181,7 @@ def create_round(participant: Participant, number: int, session_key: str) -> Rou
         return _join_lobby(participant, number, session_key, design)
     from studyapp.tables import services
 
+    design, order = arrange(study, design)
     person = designs.person_seats(design)[0]
     with transaction.atomic():
         table = services.create_table(
@@ -137,6 +190,7 @@ def create_round(participant: Participant, number: int, session_key: str) -> Rou
             seat_list(design, session_key, person),
             seed=case_seed(study.seed, number - 1),
             **table_options(participant, number, design),
+            **order,
         )
         return Round.objects.create(
             participant=participant, number=number, table=table, seat=person
@@ -163,6 +217,9 @@ def _join_lobby(
         )
         seat = lobby.open_place(lobbies)
         if seat is None:
+            if not group_lobby:  # a group's lobby is never played: its tables draw their own
+                design, order = arrange(study, design)
+                options = {**table_options(participant, number, design), **order}
             table = services.create_table(
                 study.game,
                 round_config(study, number, design["players"]),

@@ -52,6 +52,8 @@ SCALAR_FIELDS = [
     "attention_failure",
     "screened_pay",
     "debrief_text",
+    "about_agents_text",
+    "welcome_text",
     "turn_deadline_seconds",
     "dropout",
     "idle_limit_seconds",

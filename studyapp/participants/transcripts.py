@@ -10,7 +10,8 @@ from typing import Any
 
 from games.twenty_questions.engine import question_text
 from studyapp.participants.models import Participant, Round
-from studyapp.tables.models import Seat, Turn
+from studyapp.participants.study_tables import seat_slots
+from studyapp.tables.models import PERSON_ACTOR, SKIP_SPEC, TABLE_EVENTS, Seat, Turn
 
 
 @dataclass
@@ -60,12 +61,42 @@ def describe(event: dict[str, Any]) -> str:
     return str(event)
 
 
-def seat_label(seat: Seat, participant: Participant, round_: Round) -> str:
+def seat_name(index: int, slots: list[int]) -> str:
+    """``seat 2 (design slot 0)``: a seat of a study table with the design slot drawn to it."""
+    if 0 <= index < len(slots):
+        return f"seat {index} (design slot {slots[index]})"
+    return f"seat {index}"
+
+
+def seat_label(seat: Seat, participant: Participant, round_: Round, slots: list[int] = ()) -> str:
+    name = seat_name(seat.index, list(slots))
     if seat.index == round_.seat:
-        return f"seat {seat.index}: {participant.public_id} (this participant)"
+        label = f"{name}: {participant.public_id} (this participant)"
+        if seat.kind == Seat.Kind.AGENT:
+            label += f", taken over by agent {seat.agent_spec}"
+        return label
     if seat.kind == Seat.Kind.AGENT:
-        return f"seat {seat.index}: agent {seat.agent_spec}"
-    return f"seat {seat.index}: another person"
+        return f"{name}: agent {seat.agent_spec}"
+    return f"{name}: another person"
+
+
+def mover_label(
+    turn: Turn, labels: dict[int, str], participant: Participant, round_: Round, slots: list[int]
+) -> str:
+    """Who made ``turn``: its actor (``Turn.actor``) where the turn records one, so an agent's
+    moves after a takeover are the agent's, never the person's who left."""
+    if turn.seat is None or turn.event.get("type") in TABLE_EVENTS:
+        return "table"  # the table's own event (describe() says which seat changed hands)
+    if turn.actor and turn.actor not in (PERSON_ACTOR, SKIP_SPEC):
+        taken = " (took over this participant's seat)" if turn.seat == round_.seat else ""
+        return f"{seat_name(turn.seat, slots)}: agent {turn.actor}{taken}"
+    if turn.actor == SKIP_SPEC:
+        return f"{seat_name(turn.seat, slots)}: played for the seat by the table (skip)"
+    if turn.actor == PERSON_ACTOR and turn.seat == round_.seat:
+        return f"{seat_name(turn.seat, slots)}: {participant.public_id} (this participant)"
+    if turn.actor == PERSON_ACTOR:
+        return f"{seat_name(turn.seat, slots)}: another person"
+    return labels.get(turn.seat, f"seat {turn.seat}")
 
 
 def transcript(participant: Participant) -> list[GameTranscript]:
@@ -81,7 +112,9 @@ def transcript(participant: Participant) -> list[GameTranscript]:
     games = []
     for round_ in rounds:
         table = round_.table
-        labels = {s.index: seat_label(s, participant, round_) for s in seats.get(table.pk, [])}
+        table_seats = seats.get(table.pk, [])
+        slots = seat_slots(table.options, len(table_seats))
+        labels = {s.index: seat_label(s, participant, round_, slots) for s in table_seats}
         game = GameTranscript(
             round=round_,
             seats=[labels[i] for i in sorted(labels)],
@@ -90,7 +123,7 @@ def transcript(participant: Participant) -> list[GameTranscript]:
         )
         previous: datetime | None = None
         for turn in turns.get(table.pk, []):
-            who = labels.get(turn.seat, f"seat {turn.seat}") if turn.seat is not None else "table"
+            who = mover_label(turn, labels, participant, round_, slots)
             after = (turn.created_at - previous).total_seconds() if previous else None
             error = (turn.usage or {}).get("error", "") if isinstance(turn.usage, dict) else ""
             game.lines.append(

@@ -300,7 +300,8 @@ def debrief(request: HttpRequest, participant: Participant) -> HttpResponse:
     if request.method == "POST":
         steps.debrief_read(participant)
         return redirect(step_url(participant))
-    context = {"participant": participant, "debrief_agents": steps.debrief_agents(participant)}
+    debrief = steps.show_debrief_agents(participant, "debrief")
+    context = {"participant": participant, "debrief_agents": debrief}
     return render(request, "participants/debrief.html", context)
 
 
@@ -326,7 +327,7 @@ def done(request: HttpRequest, participant: Participant) -> HttpResponse:
         "link": participant.study.completion_link(code) if code else "",
         # Turned away before playing: they return the study on the recruiter instead of a code.
         "return_statuses": ("declined", "failed_checks", "full"),
-        "debrief_agents": steps.debrief_agents(participant),
+        "debrief_agents": steps.show_debrief_agents(participant, "done"),
         # What the page says is paid: someone who stopped before finishing a game is owed nothing
         # and must not read "you will be paid for it" above "You are paid 0.00".
         "owed": bool(participant.payment_amount or participant.bonus),
@@ -342,7 +343,8 @@ def withdraw(request: HttpRequest, participant: Participant) -> HttpResponse:
     form = WithdrawForm(posted(request))
     if request.method == "POST" and form.is_valid():
         study = participant.study
-        debrief = steps.debrief_agents(participant)  # asked before their games may be deleted
+        # asked before their games may be deleted
+        debrief = steps.show_debrief_agents(participant, "withdrawn")
         code = rounds.withdraw(participant, delete_data=form.cleaned_data["delete_data"])
         context = {
             "debrief_agents": debrief,

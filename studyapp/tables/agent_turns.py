@@ -19,16 +19,12 @@ from games.base import Agent
 from games.runner import REPLY_CHARS, Move, choose
 from studyapp.agents import agent_for_seat, turn_usage
 from studyapp.background import run_async
-from studyapp.tables.models import Seat, Table
+from studyapp.tables.models import SKIP_SPEC, Seat, Table
 from studyapp.tables.scheduling import Lease
 from studyapp.tables.services import record
 from studyapp.tables.store import TableState, caught_up
 
 log = logging.getLogger(__name__)
-
-# The seat of a person who left a table whose dropout policy is "skip": every turn of theirs is
-# the engine's do-nothing move, played at once.
-SKIP_SPEC = "skip"
 
 
 def agent_seed(table_seed: int, seat: int, seq: int) -> int:
@@ -104,6 +100,8 @@ async def agent_move(turn: AgentTurn) -> tuple[Move, dict[str, Any]]:
             log.exception("table %s: the agent of seat %s failed", snap.table.pk, index)
             error = f"{type(err).__name__}: {err}"
             move = Move(snap.engine.failed(snap.state, index, error), error)
+    if move.error and snap.has_humans():
+        move = await kept_in_form(snap, index, move)
     usage = turn_usage(turn.agent)
     if move.error:
         # The reason may quote the model's reply, and an oracle's reply may name the secret word:
@@ -116,6 +114,28 @@ async def agent_move(turn: AgentTurn) -> tuple[Move, dict[str, Any]]:
         if move.reply:
             usage["reply"] = move.reply[:REPLY_CHARS]
     return move, usage
+
+
+async def kept_in_form(snap: TableState, index: int, failed: Move) -> Move:
+    """At a table with people, a seat whose agent could not move still moves as a person would:
+    an Undercover clue is never a pass (a person's clue form cannot pass, and a pass would tell
+    a blinded table which seat is an agent), so the offline agent's sentence stands in for it.
+    The move keeps the failure's ``error`` (staff see it in the turn's usage)."""
+    if snap.table.game != "undercover" or failed.event.get("type") != "clue":
+        return failed
+    from games.agents import make_agent
+
+    stand_in = make_agent(
+        "offline:kb",
+        game="undercover",
+        role="player",
+        seed=agent_seed(snap.table.seed, index, snap.next_seq),
+        sentences=True,
+    )
+    move = await choose(snap.engine, snap.state, index, stand_in)
+    if move.error or move.event.get("text") is None:
+        return failed
+    return Move(move.event, f"{failed.error} (an offline clue stood in)", failed.reply, move.state)
 
 
 def live_turn_seconds() -> float:

@@ -101,7 +101,8 @@ def apply_dropout(snap: TableState, index: int, *, dropped: bool = False) -> str
             return "ended"
         if policy == "skip" and not dropped:
             event = snap.engine.fallback(snap.state, index)
-            record(snap, event, snap.engine.apply(snap.state, event))
+            # the table's do-nothing move, not the person's
+            record(snap, event, snap.engine.apply(snap.state, event), actor=SKIP_SPEC)
             return "skipped"
         spec = SKIP_SPEC if policy == "skip" else replacement_spec(snap, index)
         event = {"type": "takeover", "seat": index, "by": spec}
@@ -141,10 +142,15 @@ def check_lobby(table_id: int) -> str:
     table = Table.objects.get(pk=table_id)
     if table.status != Table.Status.LOBBY:
         return "not a lobby"
+    now = timezone.now()
     due = table.created_at + timedelta(seconds=float(table.option("wait_seconds")))
-    if timezone.now() < due:
-        delay = (due - timezone.now()).total_seconds()
-        schedule("check_lobby", (table_id,), delay, table=table, again=True)
+    hold = table.start_hold()
+    if hold is not None and hold <= now and not any(s.is_vacant for s in table.seats.all()):
+        start(table)  # a blinded lobby, full, whose hold has ended
+        return "started"
+    if now < due:
+        soon = hold if hold is not None and now < hold < due else due
+        schedule("check_lobby", (table_id,), (soon - now).total_seconds(), table=table, again=True)
         return "early"
     if table.options.get("group_lobby"):  # a study's group forms with whoever came
         from studyapp.tables.lobby import form_group
@@ -182,6 +188,9 @@ def tick(table_id: int) -> TableState | None:
     table = Table.objects.get(pk=table_id)
     if table.status == Table.Status.LOBBY:
         due = table.created_at + timedelta(seconds=float(table.option("wait_seconds")))
+        hold = table.start_hold()
+        if hold is not None and hold < due:
+            due = hold  # a held lobby is checked when its hold ends (check_lobby judges it)
         if due <= timezone.now():
             check_lobby(table_id)
         else:
@@ -225,7 +234,9 @@ def sweep() -> dict[str, int]:
     outages.note_sweep(now.timestamp())
     done: Counter[str] = Counter()
     for table in Table.objects.filter(status=Table.Status.LOBBY):
-        if table.created_at + timedelta(seconds=float(table.option("wait_seconds"))) <= now:
+        due = table.created_at + timedelta(seconds=float(table.option("wait_seconds")))
+        hold = table.start_hold()  # a blinded lobby may start, full, when its hold ends
+        if due <= now or (hold is not None and hold <= now):
             done[f"lobby {check_lobby(table.pk)}"] += 1
     quiet_since = now - timedelta(seconds=settings.TABLE_SWEEP_SECONDS)
     quiet = list(

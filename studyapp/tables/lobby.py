@@ -8,6 +8,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from studyapp.tables import services, signals
 from studyapp.tables.hooks import hooks
@@ -94,11 +95,12 @@ def start_if_full(table_id: int, full: bool) -> None:
     """A full lobby starts (a study's group lobby forms its group instead, see
     :func:`form_group`); otherwise everyone waiting sees one more person arrived."""
     table = Table.objects.get(pk=table_id)
+    hold = table.start_hold()
     if full and table.options.get("group_lobby"):
         form_group(table_id)
-    elif full:
+    elif full and (hold is None or hold <= timezone.now()):
         services.start(table)
-    else:
+    else:  # still waiting for people, or a blinded lobby's hold (its check_lobby starts it)
         services.broadcast(services.table_state(table_id))
 
 

@@ -8,6 +8,7 @@ processes that try to commit the same move number cannot both succeed.
 from __future__ import annotations
 
 import secrets
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
@@ -88,6 +89,16 @@ class Table(models.Model):
         except (TypeError, ValueError):
             return None
         return seconds if seconds > 0 else None
+
+    def start_hold(self) -> Any:
+        """When a full lobby may start at the earliest (``start_after_seconds`` after it opened),
+        or None when it may start as soon as it is full. A blinded study's lobbies hold a drawn
+        while, so that a table whose other seats are agents does not start at once where one
+        waiting for people would not (studyapp.participants.study_tables)."""
+        hold = self.options.get("start_after_seconds")
+        if not hold or self.options.get("group_lobby"):
+            return None
+        return self.created_at + timedelta(seconds=float(hold))
 
 
 def new_exit_code() -> str:
@@ -204,8 +215,18 @@ class Seat(models.Model):
         return self.kind == self.Kind.HUMAN and not self.session_key and self.user_id is None
 
 
+PERSON_ACTOR = "person"  # Turn.actor of a move a person made
+# The seat of a person who left a table whose dropout policy is "skip": every turn of theirs is
+# the engine's do-nothing move, played at once (also the Turn.actor of such a move).
+SKIP_SPEC = "skip"
+# Events of the table itself, made by nobody at a seat: their Turn.actor is empty.
+TABLE_EVENTS = ("abort", "takeover", "resume")
+
+
 class Turn(models.Model):
-    """One event of a table's log, committed before anyone is told about it."""
+    """One event of a table's log, committed before anyone is told about it. ``actor`` credits
+    the move to whoever made it at the time (the seat's holder then), so a seat an agent took
+    over keeps its person's moves apart from the agent's."""
 
     table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="turns")
     seq = models.PositiveIntegerField()
@@ -216,6 +237,13 @@ class Turn(models.Model):
         blank=True,
         help_text="What an agent's turn cost: calls, tokens and characters in and out, latency, "
         "retries, and error when a model call failed. Empty for humans and offline agents.",
+    )
+    actor = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="Who made the move: 'person' (the person holding the seat then), the agent spec "
+        "of the agent that held it (also one that took over a person's seat), or empty for an "
+        "event of the table itself (a takeover, an abort, a resume).",
     )
     created_at = models.DateTimeField(default=timezone.now)
 

@@ -22,7 +22,7 @@ from django.utils.safestring import SafeString
 from django.utils.translation import gettext_noop
 
 from studyapp.tables.hooks import hooks
-from studyapp.tables.models import Seat, Table
+from studyapp.tables.models import SKIP_SPEC, Seat, Table
 from studyapp.tables.store import TableState
 
 GAME_TEMPLATES = {
@@ -76,6 +76,10 @@ def board_context(snap: TableState, seat: int | None, error: str | None = None) 
         ],
         "exit_code": table.exit_code,
         "seq": snap.next_seq,
+        # A study that discloses its agents marks them on every board during play, and says on
+        # the board when a seat changed hands (a takeover); a blinded one says neither.
+        "disclosed": seat is not None and table.options.get("agents_disclosed") is True,
+        "takeovers": [] if blinded else takeovers(snap),
     }
     if context["lobby"]:
         context.update(lobby_facts(table, snap.seats))
@@ -122,6 +126,28 @@ def board_context(snap: TableState, seat: int | None, error: str | None = None) 
     if table.status == Table.Status.ABORTED and snap.events:
         context["abort_reason"] = snap.events[-1].get("reason")
     return context
+
+
+def takeovers(snap: TableState) -> list[dict[str, Any]]:
+    """The seats that changed hands, in order: ``{"seat", "skip", "filled"}`` (``skip``: the
+    seat's turns are passed for it, the "skip" dropout policy; ``filled``: a person's place that
+    the lobby gave to an agent when nobody came)."""
+    changed = [
+        {"seat": event.get("seat"), "skip": event.get("by") == SKIP_SPEC, "filled": False}
+        for event in snap.events
+        if event.get("type") == "takeover"
+    ]
+    # A person's place the lobby gave to an agent at its wait limit (a study's tables say which
+    # places were meant for people): that agent, too, is announced as one.
+    taken = {change["seat"] for change in changed}
+    filled = [
+        {"seat": index, "skip": False, "filled": True}
+        for index in snap.table.options.get("person_seats") or []
+        if index not in taken
+        and 0 <= index < len(snap.seats)
+        and snap.seats[index].kind == Seat.Kind.AGENT
+    ]
+    return filled + changed
 
 
 def agent_wait(snap: TableState) -> dict[str, Any] | None:

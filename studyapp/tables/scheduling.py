@@ -30,7 +30,7 @@ from django.utils import timezone
 
 from studyapp import dispatch
 from studyapp.cache import UNREACHABLE, claim, delete_if
-from studyapp.tables.models import Seat, Table
+from studyapp.tables.models import Seat, Table, Turn
 from studyapp.tables.store import TableState
 
 log = logging.getLogger(__name__)
@@ -43,16 +43,72 @@ TASKS_MODULE = "studyapp.tables.tasks"
 def agent_delay(snap: TableState) -> float:
     """Agents next to people pause before moving, so the people can follow. At a table that
     does not disclose its agents (``agents_disclosed`` False) an agent takes a person's think
-    time instead: a time drawn from ``agent_think_seconds`` [shortest, longest], the same for the
-    same table and move (a redelivered turn waits as long)."""
+    time instead (:func:`think_seconds`)."""
     if not snap.has_humans():
         return 0.0
     think = snap.table.options.get("agent_think_seconds")
     if snap.table.options.get("agents_disclosed") is False and think:
-        low, high = (float(v) for v in think)
-        draw = random.Random(f"{snap.table.seed}:think:{snap.next_seq}").random()
-        return low + (high - low) * draw
+        return blinded_delay(snap, think)
     return float(snap.table.option("agent_delay_seconds"))
+
+
+def blinded_delay(snap: TableState, think: list[float]) -> float:
+    """The wait before a blinded table's next agent move. A move made in turn (a clue) waits its
+    think time from the move before it. Moves made at once (a vote: everyone still in votes
+    together) are not made one think time after another, which would make agents' ballots trickle
+    in long after the people's: each agent seat draws its own think time from the moment the
+    vote opened, and waits only what is left of it."""
+    agents = [i for i in snap.waiting_for() if snap.seat(i).kind == Seat.Kind.AGENT]
+    if not agents:
+        return think_seconds(snap.table, snap.next_seq, think)
+    seat = agents[0]
+    kinds = {action["type"] for action in snap.engine.legal_actions(snap.state, seat)}
+    if "vote" not in kinds:
+        return think_seconds(snap.table, snap.next_seq, think)
+    opened = len(snap.events)
+    while opened > 0 and snap.events[opened - 1].get("type") == "vote":
+        opened -= 1
+    drawn = think_seconds(snap.table, f"vote:{opened}:{seat}", think)
+    since = opened_at(snap, opened)
+    if since is None:
+        return drawn
+    return max(0.0, drawn - (timezone.now() - since).total_seconds())
+
+
+def opened_at(snap: TableState, opened: int) -> Any:
+    """When the phase that began with event ``opened`` opened: the commit of the event before
+    it (the table's start for the first)."""
+    if opened == 0:
+        return snap.table.started_at
+    if opened == len(snap.events):
+        return snap.last_at
+    return (
+        Turn.objects.filter(table_id=snap.table.pk, seq=opened - 1)
+        .values_list("created_at", flat=True)
+        .first()
+    )
+
+
+def think_seconds(table: Table, seq: int | str, bounds: list[float]) -> float:
+    """An agent's think time at a blinded table for the move at ``seq``: drawn from a
+    log-normal distribution (people's move times are skewed: most moves quick, a few slow) whose
+    median is the geometric mean of ``bounds`` [shortest, longest] and whose bounds lie two
+    standard deviations out, cut to the bounds. The draw is seeded by the table's own
+    ``think_seed`` (its id and creation time for a table made without one) and the move, never
+    by the game's seed, which the tables of a study round share: every table and move draws
+    anew, and a redelivered turn waits as long. ``seq`` names the move (its number, or for a
+    vote the vote and the seat: :func:`blinded_delay`)."""
+    low, high = sorted(float(v) for v in bounds)
+    if high <= 0 or high == low:
+        return max(high, 0.0)
+    low = max(low, min(0.5, high / 10))  # a log-normal needs a floor above 0
+    seed = table.options.get("think_seed")
+    if seed is None:
+        seed = f"{table.pk}:{int(table.created_at.timestamp() * 1_000_000)}"
+    rng = random.Random(f"{seed}:think:{seq}")
+    centre = (math.log(low) + math.log(high)) / 2
+    spread = (math.log(high) - math.log(low)) / 4
+    return min(high, max(low, math.exp(rng.gauss(centre, spread))))
 
 
 def advance(snap: TableState) -> list[str]:

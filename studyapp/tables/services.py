@@ -105,6 +105,9 @@ def kick_off(table_id: int) -> None:
     table = Table.objects.get(pk=table_id)
     if table.status == Table.Status.LOBBY:
         wait = float(table.option("wait_seconds"))
+        hold = table.options.get("start_after_seconds")
+        if hold and not table.options.get("group_lobby"):
+            wait = min(wait, float(hold))  # a held lobby is checked first when its hold ends
         scheduling.schedule("check_lobby", (table_id,), wait, table=table)
     else:
         scheduling.advance(table_state(table))

@@ -32,7 +32,7 @@ from django.utils import timezone
 
 from games import get_engine
 from games.base import Engine, Event, IllegalMove
-from studyapp.tables.models import Seat, Table, Turn
+from studyapp.tables.models import PERSON_ACTOR, TABLE_EVENTS, Seat, Table, Turn
 from studyapp.tables.moves import storable
 
 # Event types only the driver writes (the engine accepts them from anyone, so we must filter).
@@ -207,19 +207,35 @@ def caught_up(table_id: int) -> TableState:
     return after
 
 
+def actor_of(snap: TableState, event: Event) -> str:
+    """Who makes ``event`` at the table ``snap``: ``"person"`` for a seat a person holds, the
+    agent spec for an agent's seat (one that took over a person's seat included), empty for the
+    table's own events."""
+    index = event.get("seat")
+    if event.get("type") in TABLE_EVENTS or not isinstance(index, int):
+        return ""
+    if not 0 <= index < len(snap.seats):
+        return ""
+    seat = snap.seats[index]
+    return PERSON_ACTOR if seat.kind == Seat.Kind.HUMAN else seat.agent_spec
+
+
 def commit(
     snap: TableState,
     event: Event,
     new_state: Any,
     *,
     usage: dict[str, Any] | None = None,
+    actor: str | None = None,
     **seat_changes: Any,
 ) -> TableState:
     """Write ``event`` as the next turn (IntegrityError if that seq is taken) and mark the table
     finished when the game ends; returns the table after it, which this process remembers. Nothing
     else: the move path (:func:`studyapp.tables.services.record`) tells the seats and schedules.
     ``usage`` is what an agent's turn cost, stored with it (``Turn.usage``).
-    ``seat_changes`` updates the event's seat in the same transaction (a takeover)."""
+    ``seat_changes`` updates the event's seat in the same transaction (a takeover).
+    ``actor`` (``Turn.actor``) is who made the move; by default the seat's holder before the
+    move (:func:`actor_of`)."""
     clean = storable(event)
     if clean != event:  # a model's text that cannot be stored (a NUL): stored and played cleaned
         event, new_state = clean, snap.engine.apply(snap.state, clean)
@@ -236,6 +252,7 @@ def commit(
             seat=event.get("seat"),
             event=event,
             usage=storable(usage or {}),  # a model's reply may hold a NUL
+            actor=actor_of(snap, event) if actor is None else actor,
             created_at=now,
         )
         if seat_changes:

@@ -203,8 +203,8 @@ def turn_usages(table_ids: list[int]) -> dict[int, list[dict]]:
 def turn_columns(table_ids: list[int]) -> dict[str, list]:
     """Every turn of ``table_ids`` as columns: ``log`` (the table id), ``text`` (the event's JSON
     text), ``created_at`` (ISO-8601) and ``usage`` (parsed), each table's turns together and in
-    order."""
-    found: dict[str, list] = {"log": [], "text": [], "created_at": [], "usage": []}
+    order, and ``actor`` (``Turn.actor``: who made the move)."""
+    found: dict[str, list] = {"log": [], "text": [], "created_at": [], "usage": [], "actor": []}
     for rows in _turn_rows(table_ids):
         for name, values in zip(found, zip(*rows, strict=True), strict=True):
             found[name].extend(values)
@@ -215,27 +215,29 @@ def turn_columns(table_ids: list[int]) -> dict[str, list]:
 
 
 def _turn_rows(table_ids: list[int]) -> Iterator[list[tuple]]:
-    """(table id, event JSON text, commit time, usage JSON text) of every turn of ``table_ids``,
-    in batches, each table's turns together and in order."""
+    """(table id, event JSON text, commit time, usage JSON text, actor) of every turn of
+    ``table_ids``, in batches, each table's turns together and in order."""
     postgres = connection.vendor == "postgresql"
     when = "to_json(created_at) #>> '{}'" if postgres else "created_at"  # ISO-8601, as iso
     event = "event::text" if postgres else "event"
     usage = "usage::text" if postgres else "usage"
     yield from _turn_query(
-        f"table_id, {event}, {when}, {usage}", table_ids, "ORDER BY table_id, seq"
+        f"table_id, {event}, {when}, {usage}, actor", table_ids, "ORDER BY table_id, seq"
     )
 
 
-def read_logs(table_ids: list[int]) -> dict[int, tuple[list, list, list]]:
-    """Every table's events, the time each was committed (ISO-8601) and what its model call cost.
+def read_logs(table_ids: list[int]) -> dict[int, tuple[list, list, list, list]]:
+    """Every table's events, the time each was committed (ISO-8601), what its model call cost
+    and who made it (``Turn.actor``).
     Each distinct event text is parsed once (answers repeat), so events are shared: read them
     only."""
-    logs: dict[int, tuple[list, list, list]] = {}
+    logs: dict[int, tuple[list, list, list, list]] = {}
     postgres = connection.vendor == "postgresql"
     parsed: dict[str, Any] = {}
     for rows in _turn_rows(table_ids):
-        for table_id, text, created_at, cost in rows:
-            events, times, usages = logs.setdefault(table_id, ([], [], []))
+        for table_id, text, created_at, cost, actor in rows:
+            events, times, usages, actors = logs.setdefault(table_id, ([], [], [], []))
+            actors.append(actor)
             value = parsed.get(text) if isinstance(text, str) else text
             if value is None:
                 value = parsed[text] = event_of(text)

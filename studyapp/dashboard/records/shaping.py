@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 
 from analysis.frames import (
     GAME_COLUMNS,
@@ -32,6 +32,7 @@ from analysis.frames import (
     typed,
 )
 from analysis.frames import USAGE_KEYS as COUNTERS
+from analysis.frames import seat_slot as frames_seat_slot
 from games import get_engine
 from studyapp.dashboard.records.people import participants_frame
 from studyapp.dashboard.records.queries import (
@@ -48,9 +49,10 @@ from studyapp.dashboard.records.queries import (
     turn_counts,
     turn_usages,
 )
-from studyapp.participants.models import Study
+from studyapp.participants.models import Round, Study
+from studyapp.participants.study_tables import seat_slots
 from studyapp.pipelines.record_keys import key_position
-from studyapp.tables.models import Seat, Table
+from studyapp.tables.models import PERSON_ACTOR, SKIP_SPEC, TABLE_EVENTS, Seat, Table
 
 AGENT_TABLES = "tables"  # the experiment name of tables played outside any study
 VISITORS = "visitors"  # the one player name of every human seat outside a study
@@ -144,7 +146,7 @@ def _records(
     records = []
     for pk in ids:
         table = by_id[pk]
-        events, times, usages = logs.get(pk, ([], [], []))
+        events, times, usages, actors = logs.get(pk, ([], [], [], []))
         if pk in known:
             turns, questions = counts.get(pk) or (
                 len(events),
@@ -169,6 +171,17 @@ def _records(
             record = _record(table, seat.index, events, outcome, experiment, who)
             record["oracle"] = oracle if table.game == "twenty-questions" else None
             record["taken_over"] = round_ is not None and seat.kind != Seat.Kind.HUMAN
+            record["taken_over_by"] = seat.agent_spec if record["taken_over"] else None
+            record["seat_slots"] = seat_slots(table.options, len(table_seats))
+            people = {i: r.participant.public_id for i, r in rounds[pk].items()}
+            record["turn_actors"] = [
+                actor_label(actor, event.get("seat"), people)
+                for actor, event in zip(actors, events, strict=True)
+            ]
+            record["turn_actor_kinds"] = [
+                actor_kind(actor, event.get("type"))
+                for actor, event in zip(actors, events, strict=True)
+            ]
             record["turn_times"] = times
             record["turn_usage"] = usages
             usage = spent[pk] if pk in spent else _game_usage(usages)
@@ -180,15 +193,55 @@ def _records(
     return records
 
 
+def actor_label(actor: str | None, seat: Any, people: dict[int, str]) -> str | None:
+    """Who made a move, as the exports name them: a person by the participant's pseudonym (the
+    participant whose round sits at ``seat``; ``visitors`` outside studies), an agent by its
+    spec; None for the table's own events and turns that recorded no actor."""
+    if not actor:
+        return None
+    if actor == PERSON_ACTOR:
+        return people.get(seat, VISITORS) if isinstance(seat, int) else VISITORS
+    return actor
+
+
+def actor_kind(actor: str | None, event_type: Any = None) -> str | None:
+    """``human``, ``offline``, ``model`` or ``table`` for a turn's ``Turn.actor``; None where the
+    turn recorded none: an empty actor is the table's only for the table's own events (a seat's
+    move with none was committed before turns recorded their actor)."""
+    if actor is None:
+        return None
+    if actor == PERSON_ACTOR:
+        return "human"
+    if actor == SKIP_SPEC or (not actor and event_type in TABLE_EVENTS):
+        return "table"
+    if not actor:
+        return None
+    return "offline" if actor.startswith("offline:") else "model"
+
+
 def turn_log(table_ids: list[int]) -> pd.DataFrame:
     """The turns of ``table_ids`` as the log :func:`analysis.frames.turns_from_log` reads, labelled
-    by table id, with ``question``: the event is a question of seat 0. Each distinct event text is
-    parsed once, and turns are kept as columns, never as an object per turn."""
+    by table id, with ``question``: the event is a question of seat 0, ``actor`` and
+    ``actor_kind``: who made the move (:func:`actor_label`, :func:`actor_kind`), and
+    ``seat_slot``: the mover's design slot. Each distinct event text is parsed once, and turns are
+    kept as columns, never as an object per turn."""
     found = turn_columns(table_ids)
     codes, texts = pd.factorize(np.array(found.pop("text"), dtype=object))
     events = [event_of(text) for text in texts]
     encoded = np.array([encode_event(event) for event in events], dtype=object)
     asks = [event.get("type") == "question" and event.get("seat") == 0 for event in events]
+    movers = np.array([event.get("seat") for event in events], dtype=object)[codes]
+    kinds_of = np.array([event.get("type") for event in events], dtype=object)[codes]
+    people, slots = table_people(table_ids)
+    raw = found.pop("actor")
+    labels = [
+        actor_label(actor, seat, people.get(table, {}))
+        for actor, seat, table in zip(raw, movers, found["log"], strict=True)
+    ]
+    slot_of = [
+        frames_seat_slot(slots.get(table, []), seat)
+        for seat, table in zip(movers, found["log"], strict=True)
+    ]
     # Object columns: text that pandas infers as its str dtype would be converted there and back.
     return pd.DataFrame(
         {
@@ -197,8 +250,29 @@ def turn_log(table_ids: list[int]) -> pd.DataFrame:
             "usage": pd.Series(found["usage"], dtype=object),
             "event": pd.Series(encoded[codes], dtype=object),
             "question": np.array(asks, dtype=bool)[codes],
+            "actor": pd.Series(labels, dtype=object),
+            "actor_kind": pd.Series(
+                [actor_kind(actor, kind) for actor, kind in zip(raw, kinds_of, strict=True)],
+                dtype=object,
+            ),
+            "seat_slot": pd.Series(slot_of, dtype=object),
         }
     )
+
+
+def table_people(table_ids: list[int]) -> tuple[dict[int, dict[int, str]], dict[int, list[int]]]:
+    """Per table of ``table_ids``: the pseudonym of the participant whose round sits at each
+    seat, and the design slot of each seat (:func:`seat_slots`)."""
+    people: dict[int, dict[int, str]] = defaultdict(dict)
+    for table_id, seat, public_id in Round.objects.filter(table_id__in=table_ids).values_list(
+        "table_id", "seat", "participant__public_id"
+    ):
+        people[table_id][seat] = public_id
+    found = Table.objects.filter(pk__in=table_ids).annotate(n=Count("seats"))
+    slots = {
+        pk: seat_slots(options, n) for pk, options, n in found.values_list("pk", "options", "n")
+    }
+    return people, slots
 
 
 def _log_counts(log: pd.DataFrame) -> dict[int, tuple[int, int]]:

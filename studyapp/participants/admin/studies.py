@@ -79,7 +79,15 @@ class StudyAdmin(admin.ModelAdmin):
         ("Live progress", {"fields": ["progress_summary", "links"]}),
         (
             "Consent and instructions",
-            {"fields": ["consent_version", "consent_text", "consent_history", "instructions"]},
+            {
+                "fields": [
+                    "welcome_text",
+                    "consent_version",
+                    "consent_text",
+                    "consent_history",
+                    "instructions",
+                ]
+            },
         ),
         (
             "End of study",
@@ -90,6 +98,7 @@ class StudyAdmin(admin.ModelAdmin):
                     "attention_failure",
                     "screened_pay",
                     "debrief_text",
+                    "about_agents_text",
                     "completion_url",
                     "code_finished",
                     "code_dropped",

@@ -56,8 +56,9 @@ CODE_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 def default_think_seconds() -> list[int]:
-    """How long a blinded agent waits before a move: a person's few seconds to a quarter minute."""
-    return [4, 15]
+    """How long a blinded agent waits before a move: as people take, from a few seconds for a
+    vote to most of a minute for a clue typed with care (log-normal, median about 14 s)."""
+    return [5, 40]
 
 
 def think_seconds_problem(value: object) -> str:
@@ -226,6 +227,18 @@ class Study(models.Model):
         blank=True,
         help_text="Shown after the questionnaire, before the code: what the study was about "
         "(and, where people were not told, which players were agents). Empty: no debrief page.",
+    )
+    about_agents_text = models.TextField(
+        blank=True,
+        help_text="The 'About the other players' block of the last page (the debrief, else the "
+        "page with the code): what the agents were. Empty: the built-in text, which says whether "
+        "agents were marked during play and names them (rule-based programs, or the model).",
+    )
+    welcome_text = models.TextField(
+        blank=True,
+        help_text="The welcome page's opening paragraph (what the study is). Empty: the built-in "
+        "text, which names the game and, for Who is Undercover, says that the other players are "
+        "people and computer agents.",
     )
     completion_url = models.CharField(
         max_length=200,

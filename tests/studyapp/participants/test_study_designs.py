@@ -143,10 +143,17 @@ def test_two_people_share_one_undercover_table_with_three_agents(alice, bob):
     assert current_round(second).table_id == table.pk
     table.refresh_from_db()
     assert table.status == Table.Status.PLAYING
+    # The seat order is drawn per table (issue 31): the design's slots 0 and 1 (people) sit at
+    # the seats the drawn order gives them, recorded in the table's options.
+    slots = table.options["seat_slots"]
+    assert sorted(slots) == [0, 1, 2, 3, 4] and table.options["seat_order"] == "drawn"
     kinds = [seat.kind for seat in table.seats.order_by("index")]
-    assert kinds == ["human", "human", "agent", "agent", "agent"]
+    assert kinds == ["human" if slot < 2 else "agent" for slot in slots]
     assert table.config == case_config("undercover", 3, 0, players=5)
-    assert table.options["person_seats"] == [0, 1]
+    people = sorted(index for index, slot in enumerate(slots) if slot < 2)
+    assert table.options["person_seats"] == people
+    seats = {current_round(first).seat, current_round(second).seat}
+    assert seats == set(people)
     assert {"study", "condition", "round", "turn_deadline_seconds", "dropout"} <= set(table.options)
     play_out(table.pk)
     for client, participant in ((alice, first), (bob, second)):
@@ -157,8 +164,9 @@ def test_two_people_share_one_undercover_table_with_three_agents(alice, bob):
     outcome = services.table_state(table.pk)
     rewards = outcome.engine.outcome(outcome.state)
     first.refresh_from_db(), second.refresh_from_db()
-    assert first.total_reward == rewards[0]["reward"]
-    assert second.total_reward == rewards[1]["reward"]
+    seat_of = {p.pk: p.round_set.get(number=1).seat for p in (first, second)}
+    assert first.total_reward == rewards[seat_of[first.pk]]["reward"]
+    assert second.total_reward == rewards[seat_of[second.pk]]["reward"]
 
 
 def test_an_empty_person_seat_goes_to_the_replacement_agent_at_the_wait_limit(alice):
@@ -167,6 +175,7 @@ def test_an_empty_person_seat_goes_to_the_replacement_agent_at_the_wait_limit(al
             "seats": [PERSON, PERSON, AGENT, AGENT],
             "wait_seconds": 5,
             "replacement_spec": "offline:descriptor",
+            "seat_order": "fixed",  # design slot k at seat k
         }
     )
     participant = ready(alice, study)
@@ -178,13 +187,14 @@ def test_an_empty_person_seat_goes_to_the_replacement_agent_at_the_wait_limit(al
     assert seats[1].kind == "agent" and seats[1].agent_spec == "offline:descriptor"
     table.refresh_from_db()
     assert table.options["person_seats"] == [0, 1]  # seat 1 was meant for a person
+    assert table.options["seat_order"] == "fixed" and table.options["seat_slots"] == [0, 1, 2, 3]
 
 
 def test_a_person_left_alone_with_agents_by_the_lobby_has_no_turn_deadline(alice, bob):
     """The study's deadline protects people from waiting on each other: a person whose other
     places the lobby filled with agents takes the time they need, as alone with agents from the
     start; two people at one table keep it."""
-    design = {"seats": [PERSON, PERSON, AGENT, AGENT], "wait_seconds": 5}
+    design = {"seats": [PERSON, PERSON, AGENT, AGENT], "wait_seconds": 5, "seat_order": "fixed"}
     study = make_study(turn_deadline_seconds=30, design=design)
     participant = ready(alice, study)
     alice.post(page(participant, "play"))
@@ -301,9 +311,9 @@ def test_the_condition_changes_the_table(client_factory):
     client.post(page(solo, "play"))
     table = current_round(solo).table
     assert table.status == Table.Status.PLAYING  # one person and four agents: no wait
-    seats = list(table.seats.order_by("index"))
-    assert [s.kind for s in seats] == ["human"] + ["agent"] * 4
-    assert {s.agent_spec for s in seats[1:]} == {"offline:descriptor"}
+    seats = list(table.seats.order_by("index"))  # in the order drawn for this table
+    assert sorted(s.kind for s in seats) == ["agent"] * 4 + ["human"]
+    assert {s.agent_spec for s in seats if s.kind == "agent"} == {"offline:descriptor"}
     assert table.options["condition"] == "one"
 
 

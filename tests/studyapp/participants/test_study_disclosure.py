@@ -4,11 +4,12 @@ which seat is an agent, its agents take a person's think time, and the last page
 from __future__ import annotations
 
 import json
-import random
+from datetime import timedelta
 
 import pytest
 from channels.db import database_sync_to_async
 from django.urls import reverse
+from django.utils import timezone
 from participant_helpers import page
 from test_study_designs import make_study, ready
 
@@ -65,6 +66,12 @@ def two_at_a_table(client_factory, study: Study) -> tuple[dict, list[Participant
     lobby_page = alice.get(reverse("tables:table", args=[current_round(first).table_id]))
     bob.post(page(second, "play"))
     table = current_round(first).table
+    if table.options.get("start_after_seconds"):  # a blinded lobby holds a while (issue 31)
+        assert table.status == Table.Status.LOBBY
+        held = timezone.now() - timedelta(seconds=table.options["start_after_seconds"] + 1)
+        Table.objects.filter(pk=table.pk).update(created_at=held)
+        assert driver.check_lobby(table.pk) == "started"
+        table.refresh_from_db()
     return {"lobby": lobby_page.content.decode()}, [first, second], table, (alice, bob)
 
 
@@ -87,7 +94,13 @@ def test_a_blinded_study_never_shows_which_seat_is_an_agent(client_factory, disc
         person.refresh_from_db()
         assert person.status == Participant.Status.FINISHED
         done_pages.append(client.get(page(person, "done")).content.decode())
-    assert all(('id="debrief-agents"' in p) is not disclosed for p in done_pages)
+    # The last page tells what the agents were, once, either way (issue 31): a blinded study
+    # says they were not marked; a disclosed one says the marked seats were agents.
+    for done_page in done_pages:
+        assert done_page.count('id="debrief-agents"') == 1
+        assert ("we did not say which players were agents" in done_page) is not disclosed
+        assert ("The seats marked as agents" in done_page) is disclosed
+        assert "Rule-based computer programs" in done_page
     frame = participants_frame(people)
     assert list(frame["agents_disclosed"]) == [disclosed, disclosed]
 
@@ -114,8 +127,9 @@ def test_blinded_agents_take_a_persons_think_time(db):
     assert (
         scheduling.agent_delay(services.table_state(blinded)) == delay
     )  # the same move waits alike
-    expected = 4 + 11 * random.Random(f"5:think:{snap.next_seq}").random()
-    assert delay == pytest.approx(expected)
+    # drawn from the table's own seed and the move (issue 31: not the game's seed, which the
+    # tables of a round share)
+    assert delay == scheduling.think_seconds(snap.table, snap.next_seq, [4, 15])
     assert scheduling.agent_delay(services.table_state(open_)) == 0.5
 
 

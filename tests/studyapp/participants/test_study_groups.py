@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from django.contrib.auth.models import User
 from django.urls import reverse
 from django.utils import timezone
 from participant_helpers import page
@@ -20,6 +21,10 @@ from studyapp.tables.models import Table
 TWO = [PERSON, PERSON, AGENT, AGENT, AGENT]
 ONE = [PERSON, AGENT, AGENT, AGENT, AGENT]
 DESCRIPTOR = {"kind": "agent", "spec": "offline:descriptor"}
+
+
+def person_key(client) -> str:
+    return client.session.session_key
 
 
 def arms(study: Study, *designs: tuple[str, list], quota: int = 0, group_quota: int = 0) -> None:
@@ -61,10 +66,18 @@ def test_two_people_who_arrive_together_sit_at_one_table_in_one_condition(client
     assert table.status == Table.Status.PLAYING
     assert table.options["condition"] == first.condition and table.options["group"] == 1
     holders = {s.index: s.session_key for s in table.seats.order_by("index")}
-    assert {holders[0], holders[1]} == {alice.session.session_key, bob.session.session_key}
+    places = table.options["person_seats"]  # where the drawn seat order put the person slots
+    assert {holders[i] for i in places} == {alice.session.session_key, bob.session.session_key}
     # The lobby page sends each browser on, and Continue leads to the shared table.
     board = alice.get(reverse("tables:table", args=[lobby.pk])).content.decode()
     assert 'id="group-formed"' in board and "data-follow" in board
+    # Staff watching the lobby are not sent on to a participant's Continue (issue 31: they
+    # followed it to "Not found").
+    staff = client_factory()
+    staff.force_login(User.objects.create_superuser("watcher", "w@example.org", "pw"))
+    watched = staff.get(reverse("tables:table", args=[lobby.pk])).content.decode()
+    assert 'id="group-formed"' in watched and "data-follow" not in watched
+    assert 'id="group-tables"' in watched
     assert 'id="my-word"' not in board  # the lobby's game is never shown
     response = bob.get(reverse("participants:continue", args=[study.slug]))
     assert response.status_code == 302 and response.url == reverse("tables:table", args=[table.pk])
@@ -118,7 +131,16 @@ def test_a_pair_drawn_into_a_one_person_arm_plays_at_two_tables_of_that_arm(clie
         assert people[1].condition == condition and people[0].group_id == people[1].group_id
         tables = [current_round(person).table for person in people]
         assert all(t.status == Table.Status.PLAYING for t in tables)
-        kinds = [[s.kind for s in t.seats.order_by("index")] for t in tables]
+        # the seats in design-slot order (each table draws which slot sits where)
+        kinds = [
+            [
+                s.kind
+                for _, s in sorted(
+                    zip(t.options["seat_slots"], t.seats.order_by("index"), strict=True)
+                )
+            ]
+            for t in tables
+        ]
         if condition == "two-people":
             assert tables[0].pk == tables[1].pk and kinds[0] == ["human"] * 2 + ["agent"] * 3
         else:
@@ -141,8 +163,13 @@ def test_a_group_forms_at_the_wait_limit_with_whoever_came(client_factory):
     person = fresh(person)
     table = current_round(person).table
     seats = list(table.seats.order_by("index"))
-    assert seats[0].kind == "human" and seats[1].kind == "agent"  # the replacement agent
-    assert table.options["person_seats"] == [0, 1]
+    places = table.options["person_seats"]  # the seats the drawn order gave the person slots
+    slots = table.options["seat_slots"]
+    assert sorted(slots[i] for i in places) == [0, 1]
+    filled = [seats[i] for i in places if seats[i].session_key != person_key(client)]
+    mine = [seats[i] for i in places if seats[i].session_key == person_key(client)]
+    assert len(mine) == 1 and mine[0].kind == "human"
+    assert len(filled) == 1 and filled[0].kind == "agent"  # the replacement agent
     assert StudyGroup.objects.get(study=study).size == 1
     # A latecomer opens a new lobby; the closed one takes nobody.
     late_client = client_factory()

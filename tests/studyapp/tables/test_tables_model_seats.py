@@ -169,3 +169,19 @@ def test_a_local_model_plays_a_turn(tmp_path, session_key: str) -> None:
     assert answer.usage["calls"] >= 1 and answer.usage["input_tokens"] > 0
     assert answer.usage["output_chars"] > 0
     assert services.table_state(table).waiting_for() == [0]
+
+
+def test_at_a_table_with_people_a_failed_clue_is_a_sentence_not_a_pass(site: FakeLLMServer) -> None:
+    """Issue 31: a person's clue form cannot pass, so a model seat that fails at a table with
+    people gives the offline agent's sentence instead of passing (which would tell a blinded
+    table that the seat is an agent); the failure stays in the turn's usage."""
+    site.server_error_share = 1.0
+    seats = [{"kind": "agent", "agent_spec": "openai-compatible:down"}]
+    seats += [{"kind": "agent", "agent_spec": "offline:kb"}] * 3
+    seats += [{"kind": "human", "session_key": "person"}]
+    table = services.create_table("undercover", None, seats, seed=3, agents_disclosed=False)
+    first = turns(table)[0]
+    assert first.seat == 0 and first.event["type"] == "clue"
+    assert first.event["text"] and first.event["text"].endswith(".")
+    assert "InternalServerError" in first.usage["error"]
+    assert "an offline clue stood in" in first.usage["error"]

@@ -65,7 +65,8 @@ UNDERCOVER_STUDY = {
     "code_lobby_timeout": "DEMOUCWAIT",
     "payment_amount": "6.00",
     # After the rounds: a short exit questionnaire with one attention check (a wrong answer is
-    # flagged in the export, the person goes on), then a debrief that says who the agents were.
+    # flagged in the export, the person goes on), then a debrief; its built-in "About the other
+    # players" block says which seats were agents (marked on the board) and what they were.
     "questionnaire": [
         {
             "id": "age",
@@ -96,9 +97,8 @@ UNDERCOVER_STUDY = {
     ],
     "debrief_text": (
         "Thank you for taking part. This demonstration study compares how people and computer "
-        "agents give clues and vote in Who is the Difference. In every game some of the other "
-        "players were computer agents (simple programs, not people); the seats marked 'agent' "
-        "were always agents. Your clues, votes and answers are kept under a pseudonym."
+        "agents give clues and vote in Who is the Difference. Your clues, votes and answers are "
+        "kept under a pseudonym."
     ),
     "checks": [
         *DEFAULT_CHECKS["undercover"],
