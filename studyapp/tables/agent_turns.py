@@ -119,8 +119,9 @@ async def agent_move(turn: AgentTurn) -> tuple[Move, dict[str, Any]]:
 async def kept_in_form(snap: TableState, index: int, failed: Move) -> Move:
     """At a table with people, a seat whose agent could not move still moves as a person would:
     an Undercover clue is never a pass (a person's clue form cannot pass, and a pass would tell
-    a blinded table which seat is an agent), so the offline agent's sentence stands in for it.
-    The move keeps the failure's ``error`` (staff see it in the turn's usage)."""
+    a blinded table which seat is an agent), so the offline agent's sentence stands in for it,
+    in the table's language (at a table in German a German sentence: games.languages). The move
+    keeps the failure's ``error`` (staff see it in the turn's usage)."""
     if snap.table.game != "undercover" or failed.event.get("type") != "clue":
         return failed
     from games.agents import make_agent
@@ -131,6 +132,7 @@ async def kept_in_form(snap: TableState, index: int, failed: Move) -> Move:
         role="player",
         seed=agent_seed(snap.table.seed, index, snap.next_seq),
         sentences=True,
+        language=(snap.table.options or {}).get("language", "en"),
     )
     move = await choose(snap.engine, snap.state, index, stand_in)
     if move.error or move.event.get("text") is None:

@@ -21,6 +21,7 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext_noop
 
+from games.twenty_questions.engine import NO_QUESTION
 from studyapp.tables.hooks import hooks
 from studyapp.tables.models import SKIP_SPEC, Seat, Table
 from studyapp.tables.store import TableState
@@ -76,6 +77,8 @@ def board_context(snap: TableState, seat: int | None, error: str | None = None) 
         ],
         "exit_code": table.exit_code,
         "seq": snap.next_seq,
+        # Twenty Questions' fallback question, written as the table's language says it
+        "no_question": NO_QUESTION,
         # A study that discloses its agents marks them on every board during play, and says on
         # the board when a seat changed hands (a takeover); a blinded one says neither.
         "disclosed": seat is not None and table.options.get("agents_disclosed") is True,
