@@ -19,8 +19,8 @@ from games.base import Agent
 from games.runner import REPLY_CHARS, Move, choose
 from studyapp.agents import agent_for_seat, turn_usage
 from studyapp.background import run_async
-from studyapp.tables.models import SKIP_SPEC, Seat, Table
-from studyapp.tables.scheduling import Lease
+from studyapp.tables.models import SKIP_SPEC, Table
+from studyapp.tables.scheduling import Lease, next_agent
 from studyapp.tables.services import record
 from studyapp.tables.store import TableState, caught_up
 
@@ -50,10 +50,9 @@ def prepare_agent_turn(table_id: int, seq: int) -> AgentTurn | None:
     snap = caught_up(table_id)
     if snap.next_seq != seq:
         return None
-    agents = [i for i in snap.waiting_for() if snap.seat(i).kind == Seat.Kind.AGENT]
-    if not agents:
+    index = next_agent(snap)  # the one whose think time ends first, in a blinded vote
+    if index is None:
         return None
-    index = agents[0]
     seat = snap.seat(index)
     if seat.agent_spec == SKIP_SPEC:
         return AgentTurn(snap, index, None, skip=True)
