@@ -72,8 +72,8 @@ def resolved(value: Any) -> dict[str, list[float]]:
 
 def bounds_for(value: Any, kind: str) -> list[float]:
     """The bounds of a move of ``kind`` under ``value`` (a pair, or a table by kind); an unknown
-    kind takes a clue's."""
-    if isinstance(value, list | tuple):
+    kind takes a clue's, and a value that is neither (empty) the defaults."""
+    if isinstance(value, list | tuple) and len(value) == 2:
         return [float(v) for v in value]
     table = value if isinstance(value, dict) else {}
     pair = table.get(kind) or DEFAULT_THINK_SECONDS.get(kind) or DEFAULT_THINK_SECONDS["clue"]
