@@ -19,7 +19,10 @@ def make_agent(spec: str, *, game: str, role: str, seed: int = 0, **options: Any
             from games.undercover.agents import make_offline_agent
 
             sentences = bool(options.get("sentences"))
-            return make_offline_agent(name, role=role, seed=seed, sentences=sentences)
+            language = str(options.get("language") or "en")
+            return make_offline_agent(
+                name, role=role, seed=seed, sentences=sentences, language=language
+            )
         else:
             raise ValueError(f"unknown game {game!r}")
         return make_offline_agent(name, role=role, seed=seed)

@@ -13,7 +13,10 @@ candidates). Each other language ships as a data file beside this module:
 
 The offline agents read and write English only (their clues, questions and answers are English
 word lists): in another language they are refused with the reason (:func:`offline_problem`),
-and a model agent is told the language of the table (:func:`instruction`).
+and a model agent is told the language of the table (:func:`instruction`). One thing stands in for
+a model at a table in another language: when a model seat could not give its Undercover clue, the
+offline agent gives a sentence that describes nothing in particular, in the table's language
+(``undercover_sentences_<code>.txt``, :func:`undercover_sentences`), never an English one.
 """
 
 from __future__ import annotations
@@ -91,6 +94,24 @@ def candidate_of(name: str, language: str = "en") -> str | None:
         if shown.casefold() == wanted:
             return word
     return None
+
+
+@cache
+def undercover_sentences(language: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The vague Undercover clues of ``language`` and the lead-ins put before them (``sentence:``
+    and ``lead:`` lines of ``undercover_sentences_<code>.txt``); English's live in
+    :mod:`games.undercover.agents`. A language without the file has none: ValueError."""
+    _check(language)
+    path = HERE / f"undercover_sentences_{language}.txt"
+    if language == "en" or not path.is_file():
+        raise ValueError(f"no Undercover sentences for language {language!r}")
+    found: dict[str, list[str]] = {"sentence": [], "lead": []}
+    for line in _lines(path):
+        kind, _, text = line.partition(":")
+        if kind not in found or not text.strip():
+            raise ValueError(f"{path.name}: a line must start 'sentence:' or 'lead:': {line!r}")
+        found[kind].append(text.strip())
+    return tuple(found["sentence"]), tuple(found["lead"])
 
 
 GUESS_TEXTS = {"en": "Is the word {word}?", "de": "Ist das Wort {word}?"}

@@ -56,11 +56,14 @@ class DescriptorAgent:
     """Gives the next unused descriptor of its own word; votes for the player whose clues point
     most clearly to the other word, or abstains when nobody's do."""
 
-    def __init__(self, seed: int = 0, *, sentences: bool = False) -> None:
+    def __init__(self, seed: int = 0, *, sentences: bool = False, language: str = "en") -> None:
         self.seed = seed
         # At a table with people (``sentences``) it keeps their rules of form: each clue is a
         # sentence, and it never passes, since a person's clue form cannot.
         self.sentences = sentences
+        # Its descriptors are English: in another language (only ever as a failed model seat's
+        # stand-in, :mod:`games.languages`) it gives that language's vague sentences alone.
+        self.language = language
 
     async def act(self, observation: Observation) -> Event:
         if observation["phase"] == "vote":
@@ -79,7 +82,7 @@ class DescriptorAgent:
         said = frozenset(normalise(text) for text in earlier)
         rejected = observation.get("rejected")
         refused = rejected["action"].get("text") if rejected else None
-        for phrase in self.phrases(word):
+        for phrase in self.phrases(word) if self.language == "en" else []:
             if self.sentences:
                 phrase = as_sentence(phrase, f"{self.seed}:{phrase}")
             if (
@@ -90,7 +93,8 @@ class DescriptorAgent:
                 return {"type": "clue", "text": phrase}
         if self.sentences:  # its descriptors are spent: a vague sentence, as people give
             rng = random.Random(f"{self.seed}:{word}:vague")
-            for sentence in rng.sample(vague_sentences(), len(vague_sentences())):
+            spare = vague_sentences(self.language)
+            for sentence in rng.sample(spare, len(spare)):
                 if sentence != refused and clue_problem(sentence, word, said) is None:
                     return {"type": "clue", "text": sentence}
         return {"type": "clue", "text": None}
@@ -173,8 +177,15 @@ VAGUE_LEADS = ("Honestly, ", "To me, ", "I would say ", "In my view, ", "Well, "
 
 
 @cache
-def vague_sentences() -> tuple[str, ...]:
-    """Every vague sentence: each of VAGUE_SENTENCES bare and after each of VAGUE_LEADS."""
+def vague_sentences(language: str = "en") -> tuple[str, ...]:
+    """Every vague sentence: each of VAGUE_SENTENCES bare and after each of VAGUE_LEADS; in
+    another language, its sentences and lead-ins from :func:`games.languages.undercover_sentences`
+    (a lead-in ends in a colon there, and the sentence after it keeps its capital)."""
+    if language != "en":
+        from games.languages import undercover_sentences
+
+        sentences, leads = undercover_sentences(language)
+        return (*sentences, *(f"{lead} {sentence}" for lead in leads for sentence in sentences))
     led = [
         lead + (sentence if sentence.startswith("I ") else sentence[0].lower() + sentence[1:])
         for lead in VAGUE_LEADS
@@ -269,10 +280,11 @@ def _targets(observation: Observation) -> list[int]:
 
 
 def make_offline_agent(
-    name: str, *, role: str = "player", seed: int = 0, sentences: bool = False
+    name: str, *, role: str = "player", seed: int = 0, sentences: bool = False, language: str = "en"
 ) -> DescriptorAgent:
     """The offline agent called ``name`` (``descriptor``, or its aliases ``kb`` and ``random``);
-    ``sentences``: it plays at a table with people (see :class:`DescriptorAgent`)."""
+    ``sentences``: it plays at a table with people; ``language``: the clues' (see
+    :class:`DescriptorAgent`)."""
     if name not in NAMES:
         raise ValueError(f"no offline undercover agent {name!r}; choose one of {', '.join(NAMES)}")
-    return DescriptorAgent(seed=seed, sentences=sentences)
+    return DescriptorAgent(seed=seed, sentences=sentences, language=language)

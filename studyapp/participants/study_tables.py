@@ -24,6 +24,7 @@ from games.base import Config
 from games.cases import case_config, case_seed
 from studyapp.participants import design as designs
 from studyapp.participants.models import Participant, Round, Study
+from studyapp.tables import think
 
 
 def round_config(study: Study, number: int, players: int) -> Config:
@@ -108,7 +109,8 @@ def table_options(
     if shared and not blinded:
         options["deadline_between_people"] = True
     if not study.agents_disclosed:
-        options["agent_think_seconds"] = list(study.agent_think_seconds)
+        # every kind of move's bounds, the study's or the defaults (studyapp.tables.think)
+        options["agent_think_seconds"] = think.resolved(study.agent_think_seconds)
         # Each table's agents draw their think times from a seed of its own (per move), never a
         # sequence shared by the tables of a round (whose game seed is the same).
         options["think_seed"] = secrets.randbelow(2**31)

@@ -19,8 +19,8 @@ from games.base import Agent
 from games.runner import REPLY_CHARS, Move, choose
 from studyapp.agents import agent_for_seat, turn_usage
 from studyapp.background import run_async
-from studyapp.tables.models import SKIP_SPEC, Seat, Table
-from studyapp.tables.scheduling import Lease
+from studyapp.tables.models import SKIP_SPEC, Table
+from studyapp.tables.scheduling import Lease, next_agent
 from studyapp.tables.services import record
 from studyapp.tables.store import TableState, caught_up
 
@@ -50,10 +50,9 @@ def prepare_agent_turn(table_id: int, seq: int) -> AgentTurn | None:
     snap = caught_up(table_id)
     if snap.next_seq != seq:
         return None
-    agents = [i for i in snap.waiting_for() if snap.seat(i).kind == Seat.Kind.AGENT]
-    if not agents:
+    index = next_agent(snap)  # the one whose think time ends first, in a blinded vote
+    if index is None:
         return None
-    index = agents[0]
     seat = snap.seat(index)
     if seat.agent_spec == SKIP_SPEC:
         return AgentTurn(snap, index, None, skip=True)
@@ -119,8 +118,9 @@ async def agent_move(turn: AgentTurn) -> tuple[Move, dict[str, Any]]:
 async def kept_in_form(snap: TableState, index: int, failed: Move) -> Move:
     """At a table with people, a seat whose agent could not move still moves as a person would:
     an Undercover clue is never a pass (a person's clue form cannot pass, and a pass would tell
-    a blinded table which seat is an agent), so the offline agent's sentence stands in for it.
-    The move keeps the failure's ``error`` (staff see it in the turn's usage)."""
+    a blinded table which seat is an agent), so the offline agent's sentence stands in for it,
+    in the table's language (at a table in German a German sentence: games.languages). The move
+    keeps the failure's ``error`` (staff see it in the turn's usage)."""
     if snap.table.game != "undercover" or failed.event.get("type") != "clue":
         return failed
     from games.agents import make_agent
@@ -131,6 +131,7 @@ async def kept_in_form(snap: TableState, index: int, failed: Move) -> Move:
         role="player",
         seed=agent_seed(snap.table.seed, index, snap.next_seq),
         sentences=True,
+        language=(snap.table.options or {}).get("language", "en"),
     )
     move = await choose(snap.engine, snap.state, index, stand_in)
     if move.error or move.event.get("text") is None:

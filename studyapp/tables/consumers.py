@@ -110,6 +110,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
     group: str = ""
     seen_seq: int = -1  # fragments can overtake each other when moves commit in parallel
     seen_status: str = ""  # the table's status on the board this socket last sent
+    last_sent: str | None = None  # the last frame this socket sent (send_board)
     last_heartbeat: float = float("-inf")
     move_tokens: float = MOVE_BURST
     tokens_at: float = 0.0
@@ -455,7 +456,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         self.seen_seq = message["seq"]
         self.seen_status = message.get("status", self.seen_status)
         html = None if self.seat_index is None else message["boards"][self.seat_index]
-        await self.send(text_data=html if html is not None else await self.current_board())
+        await self.send_board(html if html is not None else await self.current_board())
 
     async def send_if_newer(self, board: tuple[int, str, str] | None) -> None:
         """Send a board the catch-up rendered (:meth:`heartbeat`), unless a broadcast sent a
@@ -466,7 +467,21 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         if seq < self.seen_seq:
             return
         self.seen_seq, self.seen_status = seq, status
+        await self.send_board(html)
+
+    async def send_board(self, html: str) -> None:
+        """Send a board pushed after a commit, unless it is the very frame this socket sent
+        last: a turn the board does not show (a blinded table's takeover) then pushes nothing,
+        so no empty frame marks the moment a person's seat was handed to an agent."""
+        if html == self.last_sent:
+            return
         await self.send(text_data=html)
+
+    async def send(
+        self, text_data: str | None = None, bytes_data: bytes | None = None, close: bool = False
+    ) -> None:
+        self.last_sent = text_data
+        await super().send(text_data=text_data, bytes_data=bytes_data, close=close)
 
     @db_read
     def claim_place(self) -> bool:

@@ -21,6 +21,7 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext_noop
 
+from games.twenty_questions.engine import NO_QUESTION
 from studyapp.tables.hooks import hooks
 from studyapp.tables.models import SKIP_SPEC, Seat, Table
 from studyapp.tables.store import TableState
@@ -75,7 +76,9 @@ def board_context(snap: TableState, seat: int | None, error: str | None = None) 
             for s in snap.seats
         ],
         "exit_code": table.exit_code,
-        "seq": snap.next_seq,
+        "seq": shown_seq(snap, blinded),
+        # Twenty Questions' fallback question, written as the table's language says it
+        "no_question": NO_QUESTION,
         # A study that discloses its agents marks them on every board during play, and says on
         # the board when a seat changed hands (a takeover); a blinded one says neither.
         "disclosed": seat is not None and table.options.get("agents_disclosed") is True,
@@ -126,6 +129,17 @@ def board_context(snap: TableState, seat: int | None, error: str | None = None) 
     if table.status == Table.Status.ABORTED and snap.events:
         context["abort_reason"] = snap.events[-1].get("reason")
     return context
+
+
+def shown_seq(snap: TableState, blinded: bool) -> int:
+    """The board's ``data-seq``: how many turns the board stands for, which tells the page a
+    push shows something new. Every move counts alike, whoever made it (a person's ballot as an
+    agent's). A blinded board counts only what it shows: a takeover (a person's seat handed to an
+    agent) is not announced there, and a count that jumped over it would tell that the seat was
+    a person's."""
+    if not blinded:
+        return snap.next_seq
+    return snap.next_seq - sum(1 for event in snap.events if event.get("type") == "takeover")
 
 
 def takeovers(snap: TableState) -> list[dict[str, Any]]:

@@ -32,6 +32,7 @@ from studyapp import dispatch
 from studyapp.cache import UNREACHABLE, claim, delete_if
 from studyapp.tables.models import Seat, Table, Turn
 from studyapp.tables.store import TableState
+from studyapp.tables.think import bounds_for
 
 log = logging.getLogger(__name__)
 
@@ -43,32 +44,69 @@ TASKS_MODULE = "studyapp.tables.tasks"
 def agent_delay(snap: TableState) -> float:
     """Agents next to people pause before moving, so the people can follow. At a table that
     does not disclose its agents (``agents_disclosed`` False) an agent takes a person's think
-    time instead (:func:`think_seconds`)."""
+    time for the kind of move instead (:func:`think_seconds`, :mod:`studyapp.tables.think`)."""
     if not snap.has_humans():
         return 0.0
-    think = snap.table.options.get("agent_think_seconds")
-    if snap.table.options.get("agents_disclosed") is False and think:
+    think = blinded_think(snap)
+    if think:
         return blinded_delay(snap, think)
     return float(snap.table.option("agent_delay_seconds"))
 
 
-def blinded_delay(snap: TableState, think: list[float]) -> float:
-    """The wait before a blinded table's next agent move. A move made in turn (a clue) waits its
-    think time from the move before it. Moves made at once (a vote: everyone still in votes
-    together) are not made one think time after another, which would make agents' ballots trickle
-    in long after the people's: each agent seat draws its own think time from the moment the
-    vote opened, and waits only what is left of it."""
-    agents = [i for i in snap.waiting_for() if snap.seat(i).kind == Seat.Kind.AGENT]
-    if not agents:
-        return think_seconds(snap.table, snap.next_seq, think)
-    seat = agents[0]
-    kinds = {action["type"] for action in snap.engine.legal_actions(snap.state, seat)}
-    if "vote" not in kinds:
-        return think_seconds(snap.table, snap.next_seq, think)
+def blinded_think(snap: TableState) -> Any:
+    """The think-time bounds of a blinded table with people (a pair, or pairs by kind of move),
+    or None where agents keep the site's short pause."""
+    think = snap.table.options.get("agent_think_seconds")
+    if snap.has_humans() and snap.table.options.get("agents_disclosed") is False and think:
+        return think
+    return None
+
+
+def move_kind(snap: TableState, seat: int) -> str:
+    """The kind of move ``seat`` is asked for now (clue, vote, question, answer; '' for none)."""
+    actions = snap.engine.legal_actions(snap.state, seat)
+    return str(actions[0]["type"]) if actions else ""
+
+
+def vote_opened(snap: TableState) -> int:
+    """The number of the event that opened the vote in progress (the first ballot's)."""
     opened = len(snap.events)
     while opened > 0 and snap.events[opened - 1].get("type") == "vote":
         opened -= 1
-    drawn = think_seconds(snap.table, f"vote:{opened}:{seat}", think)
+    return opened
+
+
+def next_agent(snap: TableState) -> int | None:
+    """The agent seat that moves next, of those the table waits for (None: none). In a blinded
+    vote, where everyone votes at once, it is the agent whose own think time (drawn from when
+    the vote opened) ends first: agents' ballots land each at its own time, in no fixed seat
+    order, not one right after another behind the slowest agent of lower seat number."""
+    agents = [i for i in snap.waiting_for() if snap.seat(i).kind == Seat.Kind.AGENT]
+    if len(agents) < 2:
+        return agents[0] if agents else None
+    think = blinded_think(snap)
+    if not think or move_kind(snap, agents[0]) != "vote":
+        return agents[0]
+    bounds = bounds_for(think, "vote")
+    opened = vote_opened(snap)
+    return min(agents, key=lambda s: (think_seconds(snap.table, f"vote:{opened}:{s}", bounds), s))
+
+
+def blinded_delay(snap: TableState, think: Any) -> float:
+    """The wait before a blinded table's next agent move, from the bounds of its kind of move
+    (``think``: a pair for all kinds, or pairs by kind). A move made in turn (a clue) waits its
+    think time from the move before it. Moves made at once (a vote: everyone still in votes
+    together) are not made one think time after another, which would make agents' ballots trickle
+    in long after the people's: each agent seat draws its own think time from the moment the
+    vote opened, and waits only what is left of it (the first to end moves first:
+    :func:`next_agent`)."""
+    seat = next_agent(snap)
+    kind = move_kind(snap, seat) if seat is not None else ""
+    bounds = bounds_for(think, kind)
+    if seat is None or kind != "vote":
+        return think_seconds(snap.table, snap.next_seq, bounds)
+    opened = vote_opened(snap)
+    drawn = think_seconds(snap.table, f"vote:{opened}:{seat}", bounds)
     since = opened_at(snap, opened)
     if since is None:
         return drawn

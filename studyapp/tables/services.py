@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Count
 from django.utils import timezone
@@ -69,7 +70,15 @@ def create_table(
         raise ValueError("dropout must be replace, skip or end")
     language = options.get("language", "en")
     specs = [s.get("agent_spec", "") for s in seats if s.get("kind", "agent") == "agent"]
-    for spec in [*specs, options.get("replacement_spec") or ""]:
+    # The agent that would take a person's seat (a dropout replaced, a lobby place filled): the
+    # table's replacement_spec, else the site's default (Table.option, driver.replacement_spec).
+    people = any(s.get("kind", "agent") == "human" for s in seats)
+    hands_over = options.get("dropout", "replace") == "replace" or (
+        lobby and options.get("lobby_timeout", "fill") == "fill"
+    )
+    if people and hands_over:
+        specs.append(options.get("replacement_spec") or settings.DEFAULT_AGENT_SPEC)
+    for spec in specs:
         problem = languages.offline_problem(spec, language)
         if problem:  # an English-only agent at a table in another language would tell
             raise ValueError(problem)

@@ -19,6 +19,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from studyapp.participants import questionnaire
+from studyapp.tables import think
 
 # The welcome page's time estimate when staff give none: a Twenty Questions round takes a few
 # minutes, and consent, instructions and the practice question a few more.
@@ -55,24 +56,17 @@ CODE_FIELDS = (
 CODE_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
-def default_think_seconds() -> list[int]:
-    """How long a blinded agent waits before a move: as people take, from a few seconds for a
-    vote to most of a minute for a clue typed with care (log-normal, median about 14 s)."""
-    return [5, 40]
+def default_think_seconds() -> dict[str, list[float]]:
+    """How long a blinded agent waits before a move, by kind of move, as people take: a vote or
+    a yes/no answer is quicker than a clue or a question typed with care
+    (:data:`studyapp.tables.think.DEFAULT_THINK_SECONDS`)."""
+    return think.default_bounds()
 
 
 def think_seconds_problem(value: object) -> str:
-    """Why ``value`` is not a think-time range [shortest, longest] ('' when it is one)."""
-    if (
-        not isinstance(value, list)
-        or len(value) != 2
-        or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
-    ):
-        return "Give the think time as [shortest, longest] seconds, e.g. [4, 15]."
-    low, high = value
-    if not 0 <= low <= high <= 300:
-        return "The think time must run from 0 to at most 300 seconds, shortest first."
-    return ""
+    """Why ``value`` is not think-time bounds ('' when it is): one [shortest, longest] pair for
+    every move, or a table of pairs by kind of move (:func:`studyapp.tables.think.bounds_problem`)."""
+    return think.bounds_problem(value)
 
 
 def duration_text(minutes: int) -> str:
@@ -149,8 +143,10 @@ class Study(models.Model):
     agent_think_seconds = models.JSONField(
         default=default_think_seconds,
         blank=True,
-        help_text="When agents are not disclosed: each agent move waits a time drawn from this "
-        "range, [shortest, longest] in seconds, as a person would think.",
+        help_text="When agents are not disclosed: each agent move waits a time drawn from "
+        "[shortest, longest] seconds, as a person would think: one pair for every move, or pairs "
+        'by kind of move, e.g. {"clue": [5, 40], "vote": [3, 20]} (a kind left out takes its '
+        "default).",
     )
     checks = models.JSONField(
         default=list,

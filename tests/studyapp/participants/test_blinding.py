@@ -294,16 +294,22 @@ def test_blinded_agents_vote_together_not_one_think_time_after_another(db):
         state = final.engine.replay(table.config, final.events[:count])
         return TableState(playing, final.engine, state, final.events[:count], final.seats, last_at)
 
+    def draw(seat: int) -> float:
+        return scheduling.think_seconds(playing, f"vote:{opened}:{seat}", bounds)
+
     two_seconds_ago = timezone.now() - timedelta(seconds=2)
     snap = at(opened, two_seconds_ago)  # the vote has just opened
-    first = min(i for i in snap.waiting_for() if i != 0)
-    drawn = scheduling.think_seconds(playing, f"vote:{opened}:{first}", bounds)
+    # the agent whose own draw ends first moves first, whatever its seat number
+    first = min((i for i in snap.waiting_for() if i != 0), key=draw)
+    assert scheduling.next_agent(snap) == first
+    drawn = draw(first)
     assert scheduling.agent_delay(snap) == pytest.approx(max(0.0, drawn - 2), abs=0.2)
     # one ballot later the next agent waits what is left of its own draw, counted from when
     # the vote opened (not a whole think time after the first ballot)
     later = at(opened + 1, timezone.now())
-    second = min(i for i in later.waiting_for() if i != 0)
-    own = scheduling.think_seconds(playing, f"vote:{opened}:{second}", bounds)
+    second = min((i for i in later.waiting_for() if i != 0), key=draw)
+    assert scheduling.next_agent(later) == second
+    own = draw(second)
     vote_opened = table.turns.get(seq=opened - 1).created_at
     left = own - (timezone.now() - vote_opened).total_seconds()
     assert scheduling.agent_delay(later) == pytest.approx(max(0.0, left), abs=0.2)
@@ -343,3 +349,75 @@ def test_a_blinded_lobby_holds_a_while_even_when_full(client_factory, disclosed)
     assert driver.check_lobby(table.pk) == "started"
     table.refresh_from_db()
     assert table.status == Table.Status.PLAYING
+
+
+def test_think_times_are_drawn_per_kind_of_move(db):
+    """A vote is quicker than a clue: a blinded table's agents draw each move's think time from
+    the bounds of its kind (the study's, a kind left out at its default), per table and move;
+    one pair still applies to every kind; bounds that are not pairs of seconds by a known kind
+    are refused with the reason."""
+    from studyapp.participants.models import think_seconds_problem
+    from studyapp.tables import think
+
+    study = make_study(
+        rounds=1,
+        agents_disclosed=False,
+        agent_think_seconds={"clue": [8, 50], "vote": [2, 10]},
+        design={"seats": [{"kind": "person"}] + [{"kind": "agent", "spec": "offline:kb"}] * 4},
+    )
+    study.full_clean()
+    someone = types.SimpleNamespace(study=study, condition="", is_pilot=False)
+    design = {"seats": [{"kind": P}] + [{"kind": A, "spec": "offline:kb"}] * 4, "players": 5}
+    design.update(wait_seconds=60, lobby_timeout="fill", replacement_spec="offline:kb")
+    options = table_options(someone, 1, design)
+    bounds = options["agent_think_seconds"]
+    assert bounds == {
+        "clue": [8.0, 50.0],
+        "vote": [2.0, 10.0],
+        "question": [5.0, 40.0],  # left out: the defaults
+        "answer": [2.0, 15.0],
+    }
+    seats = [{"kind": "human", "session_key": "k"}] + [
+        {"kind": "agent", "agent_spec": "offline:kb"}
+    ] * 4
+    blinded = {"agents_disclosed": False, "agent_think_seconds": bounds}
+    tables = [
+        services.create_table("undercover", None, seats, seed=5, think_seed=n, **blinded)
+        for n in (1, 2)
+    ]
+    by_kind: dict[str, list[float]] = {"clue": [], "vote": []}
+    for table in tables:
+        play(table)
+        final = services.table_state(table.pk)
+        playing = replace_table(final.table, Table.Status.PLAYING)
+        for count in range(len(final.events)):
+            state = final.engine.replay(table.config, final.events[:count])
+            snap = TableState(playing, final.engine, state, final.events[:count], final.seats, None)
+            seat = scheduling.next_agent(snap)
+            if seat is None:
+                continue
+            kind = scheduling.move_kind(snap, seat)
+            opened = scheduling.vote_opened(snap)
+            if kind == "vote" and opened < count:  # later ballots: the seat's draw at the opening
+                delay = scheduling.think_seconds(playing, f"vote:{opened}:{seat}", bounds["vote"])
+            else:
+                delay = scheduling.agent_delay(snap)  # no commit time: the whole draw
+            low, high = bounds[kind]
+            assert low <= delay <= high, (kind, delay)
+            by_kind[kind].append(delay)
+    assert len(by_kind["clue"]) >= 10 and len(by_kind["vote"]) >= 6
+    assert statistics.median(by_kind["vote"]) < statistics.median(by_kind["clue"])
+    # many draws of each kind: medians at the geometric mean of their own bounds
+    one = tables[0]
+    clue_draws = [scheduling.think_seconds(one, n, bounds["clue"]) for n in range(400)]
+    vote_draws = [scheduling.think_seconds(one, f"vote:{n}:1", bounds["vote"]) for n in range(400)]
+    assert 17 <= statistics.median(clue_draws) <= 23  # sqrt(8 * 50) = 20
+    assert 3.9 <= statistics.median(vote_draws) <= 5.1  # sqrt(2 * 10) = 4.5
+    other = [scheduling.think_seconds(tables[1], n, bounds["clue"]) for n in range(400)]
+    assert other != clue_draws  # each table draws anew
+    # one pair: every kind alike (as a table created with a pair keeps it)
+    assert think.resolved([1.5, 6]) == {kind: [1.5, 6.0] for kind in think.MOVE_KINDS}
+    assert think.bounds_for({"clue": [8, 50]}, "vote") == [3.0, 20.0]
+    assert "not 'ballot'" in think_seconds_problem({"ballot": [1, 2]})
+    assert think_seconds_problem({"vote": [5, 2]}).startswith("vote: ")
+    assert think_seconds_problem([1, 2, 3]) and not think_seconds_problem({"answer": [0, 3]})

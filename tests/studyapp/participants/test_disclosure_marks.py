@@ -55,8 +55,29 @@ def test_a_blinded_board_announces_nothing(client_factory):
     )
     services.submit(table.pk, 0, {"type": "clue", "text": "It is a thing I like a lot."})
     assert driver.drop_out(table.pk, 1) == "replaced"
-    board = render_board(services.table_state(table.pk), 0)
+    final = services.table_state(table.pk)
+    board = render_board(final, 0)
     assert "data-kind" not in board and "played by an agent" not in board
+    # The board just before the takeover and just after it are the same frame, data-seq
+    # included: a count that jumped over the hidden turn would tell that seat 1 was a person's.
+    taken = next(i for i, e in enumerate(final.events) if e["type"] == "takeover")
+    before, after = (
+        render_board(at(final, count, final.last_at), 0) for count in (taken, taken + 1)
+    )
+    assert 'data-seq="1"' in before and before == after
+    # every other turn counts, whoever made it: the agent's clue that followed is seq 2
+    assert final.events[taken + 1]["seat"] == 1
+    assert 'data-seq="2"' in render_board(at(final, taken + 2, final.last_at), 0)
+
+
+def at(final, count: int, last_at) -> services.TableState:
+    """The table as it stood after its first ``count`` turns (still being played)."""
+    playing = Table.objects.get(pk=final.table.pk)
+    playing.status = Table.Status.PLAYING
+    state = final.engine.replay(final.table.config, final.events[:count])
+    return services.TableState(
+        playing, final.engine, state, final.events[:count], final.seats, last_at
+    )
 
 
 def test_a_lobby_place_given_to_an_agent_is_shown_as_one(alice):

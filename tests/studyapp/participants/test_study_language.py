@@ -29,8 +29,10 @@ def german(study):
 @pytest.fixture
 def german_model(german):
     """The German study with a model oracle: the offline oracle, which knows English only, is
-    refused at the table (and at validation)."""
+    refused at the table (and at validation), and so is a dropout's seat handed to the site's
+    offline agent (dropout = replace): its dropout ends the table."""
     german.oracle_spec = "openai:gpt-4o-mini"
+    german.dropout = "end"
     german.save()
     return german
 

@@ -208,3 +208,23 @@ async def test_a_frame_at_the_limit_is_still_read() -> None:
     reply = await communicator.receive_from(timeout=5)
     assert "data-seq" in reply  # a board (the move judged), not the refusal
     await communicator.disconnect()
+
+
+async def test_a_push_of_the_frame_just_sent_sends_nothing() -> None:
+    """A turn the board does not show (a blinded table's takeover) pushes the same board again:
+    the socket sends nothing for it, so no empty frame marks the moment; a new board goes out."""
+    key = await make_session()
+    table = await tq_table(key)
+    communicator = socket(table.pk, key)
+    assert (await communicator.connect())[0]
+    shown = await communicator.receive_from(timeout=5)
+    layer = get_channel_layer()
+    group = broadcast.table_group(table.pk)
+    update = {"type": "table.update", "status": "playing", "event": None}
+    await layer.group_send(group, {**update, "seq": 1, "boards": [shown, None]})
+    assert await communicator.receive_nothing(timeout=0.5)
+    newer = shown.replace('data-seq="0"', 'data-seq="1"')
+    assert newer != shown
+    await layer.group_send(group, {**update, "seq": 2, "boards": [newer, None]})
+    assert await communicator.receive_from(timeout=5) == newer
+    await communicator.disconnect()

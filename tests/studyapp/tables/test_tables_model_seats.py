@@ -185,3 +185,67 @@ def test_at_a_table_with_people_a_failed_clue_is_a_sentence_not_a_pass(site: Fak
     assert first.event["text"] and first.event["text"].endswith(".")
     assert "InternalServerError" in first.usage["error"]
     assert "an offline clue stood in" in first.usage["error"]
+
+
+def test_at_a_german_table_a_failed_clue_is_a_german_sentence(site: FakeLLMServer) -> None:
+    """The failure's stand-in speaks the table's language: at a table in German a model seat
+    that fails gives one of the German vague sentences (games/languages), never an English one,
+    however long the game; the failure stays in the turn's usage."""
+    from games.cases import case_config
+    from games.undercover.agents import vague_sentences
+
+    site.server_error_share = 1.0
+    seats = [{"kind": "agent", "agent_spec": "openai-compatible:down"}] * 4
+    seats += [{"kind": "human", "session_key": "person"}]
+    config = case_config("undercover", 3, 0, language="de", players=5)
+    table = services.create_table(
+        "undercover",
+        config,
+        seats,
+        seed=3,
+        agents_disclosed=False,
+        language="de",
+        replacement_spec="openai-compatible:down",
+    )
+    clues = [t for t in turns(table) if t.event["type"] == "clue"]
+    assert [t.seat for t in clues] == [0, 1, 2, 3]  # the person (seat 4) is asked next
+    german, english = set(vague_sentences("de")), set(vague_sentences("en"))
+    for turn in clues:
+        assert turn.event["text"] in german and turn.event["text"] not in english
+        assert "an offline clue stood in" in turn.usage["error"]
+    assert len({t.event["text"] for t in clues}) == 4  # never said twice at a table
+
+
+def test_a_german_table_refuses_the_sites_english_replacement(settings) -> None:
+    """A German table that names no replacement would hand a person's seat to the site's
+    default agent: an offline one (English only) is refused at creation with the reason; a
+    table that never hands a seat over (dropout end, no lobby) needs none."""
+    from games.cases import case_config
+
+    settings.DEFAULT_AGENT_SPEC = "offline:kb"
+    seats = [{"kind": "agent", "agent_spec": "openai-compatible:m"}] * 4
+    seats += [{"kind": "human", "session_key": "person"}]
+    config = case_config("undercover", 3, 0, language="de", players=5)
+    with pytest.raises(ValueError, match="offline:kb plays in English only"):
+        services.create_table("undercover", config, seats, language="de")
+    table = services.create_table("undercover", config, seats, language="de", dropout="end")
+    assert table.options["dropout"] == "end"
+
+
+def test_a_failed_question_reads_in_the_tables_language(site: FakeLLMServer) -> None:
+    """A model questioner that fails asks the engine's fallback question: a German oracle sees
+    it written in German on the board, not the English placeholder."""
+    from games.cases import case_config
+    from studyapp.tables.rendering import render_board
+
+    site.server_error_share = 1.0
+    config = case_config("twenty-questions", 3, 0, language="de", max_questions=2)
+    seats = [
+        {"kind": "agent", "agent_spec": "openai-compatible:down"},
+        {"kind": "human", "session_key": "oracle"},
+    ]
+    table = services.create_table("twenty-questions", config, seats, language="de", dropout="end")
+    first = turns(table)[0]
+    assert first.event["type"] == "question" and "error" in first.usage
+    board = render_board(services.table_state(table.pk), 1)
+    assert "(keine Frage)" in board and "(no question)" not in board
