@@ -111,7 +111,9 @@ def pilot_report(study: Study, results: list[BotResult], fail_attention: int = 0
     for result in results:
         participant = by_public.get(result.public_id)
         if participant is None:
-            people.append({"bot": result.index, "status": result.status or "no record"})
+            people.append(
+                {"bot": result.index, "status": result.status or "no record", **met(result)}
+            )
             continue
         expected_code = participant.completion_code
         row = {
@@ -130,6 +132,7 @@ def pilot_report(study: Study, results: list[BotResult], fail_attention: int = 0
             "bonus": participant.bonus,
             "attention_failed": participant.attention_failed,
             "reason": outcomes.reason(participant),
+            **met(result),
         }
         people.append(row)
         problems += _attention_problems(study, participant, result, result.index <= fail_attention)
@@ -180,6 +183,9 @@ def pilot_report(study: Study, results: list[BotResult], fail_attention: int = 0
     return {
         "study": study.slug,
         "participants": len(results),
+        "reconnects": sum(r.reconnects for r in results),
+        "resends": sum(r.resends for r in results),
+        "retries": sum(r.retries for r in results),
         "finished": sum(finished_people.values()),
         "conditions": dict(finished_people),
         "groups": len(groups),
@@ -190,6 +196,17 @@ def pilot_report(study: Study, results: list[BotResult], fail_attention: int = 0
         "people": people,
         "problems": problems,
         "ok": not problems,
+    }
+
+
+def met(result: BotResult) -> dict[str, Any]:
+    """What a bot's browser met on its way (sockets opened again, moves sent again, requests
+    tried again, and the first few failures), as a person's page would have."""
+    return {
+        "reconnects": result.reconnects,
+        "resends": result.resends,
+        "retries": result.retries,
+        "interruptions": result.interruptions,
     }
 
 
