@@ -188,6 +188,14 @@ def run_fault(site: Topology, own: OwnRedis, fault: str) -> dict:
         "tables": [t.get("status") for t in report.get("tables", [])],
         "owed": sorted({str(p.get("payment_amount")) for p in people}),
         "codes": sorted({str(p.get("code_shown")) for p in people}),
+        # what the bots' pages met and did about it, as a person's page would
+        "reconnects": report.get("reconnects"),
+        "resends": report.get("resends"),
+        "retries": report.get("retries"),
+        "interrupted": sum(1 for p in people if p.get("interruptions")),
+        "met": sorted(
+            {i.split(" ", 1)[-1][:90] for p in people for i in p.get("interruptions", [])}
+        )[:6],
         "longest_wait_s": longest_waits(site, started),
         "seconds": round(time.time() - started, 1),
     }

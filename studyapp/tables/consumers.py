@@ -30,7 +30,7 @@ from django.utils.translation import gettext_lazy
 
 from games.base import IllegalMove
 from studyapp.cache import UNREACHABLE
-from studyapp.db import TRANSIENT, is_pool_timeout, returning_connections
+from studyapp.db import TRANSIENT, pool_wait, returning_connections
 from studyapp.retry import DATABASE_PAUSES, retry_async
 from studyapp.tables import driver, outages, services, store
 from studyapp.tables.broadcast import table_group
@@ -57,8 +57,8 @@ TOO_LARGE_MESSAGE = (
     "Reload the page to go on."
 )
 # A database call that fails for a moment (PostgreSQL restarting, a connection cut, no pooled
-# connection free): reads are tried again (studyapp.retry.DATABASE_PAUSES); then the socket stays
-# open with a notice, and the next heartbeat or move tries again.
+# connection free within DB_SOCKET_WAIT): reads are tried again (studyapp.retry.DATABASE_PAUSES);
+# then the socket stays open with a notice, and the next heartbeat or move tries again.
 UNAVAILABLE_MESSAGE = (
     "The table could not be reached for a moment. Your last move may not have been saved: if "
     "the board does not show it within a few seconds, send it again."
@@ -91,15 +91,22 @@ def db_call(func: Any) -> Any:
 
 def db_read(func: Any) -> Any:
     """:func:`db_call` for a call that may safely run twice (a read, or marking a seat
-    connected): a transient database error is tried again, on a fresh connection (the failed one
-    goes back to the pool, which drops it), after each of the database pauses
-    (:mod:`studyapp.retry`). Not for a move: a move whose commit failed may have been written."""
-    call = db_call(func)
+    connected): it waits at most ``DB_SOCKET_WAIT`` for a pooled connection (not the pool's
+    ``DB_POOL_TIMEOUT``), and a transient database error, that short wait's end included, is tried
+    again, on a fresh connection (the failed one goes back to the pool, which drops it), after
+    each of the database pauses (:mod:`studyapp.retry`). So a database that is away costs a
+    socket a few seconds before its person is told, not the pool's full wait per read. Not for a
+    move: a move whose commit failed may have been written."""
+
+    @functools.wraps(func)
+    def waiting_briefly(*args: Any, **kwargs: Any) -> Any:
+        with pool_wait(settings.DB_SOCKET_WAIT):
+            return func(*args, **kwargs)
+
+    call = db_call(waiting_briefly)
 
     async def retrying(*args: Any, **kwargs: Any) -> Any:
-        return await retry_async(
-            lambda: call(*args, **kwargs), retry_on=TRANSIENT, give_up=is_pool_timeout
-        )
+        return await retry_async(lambda: call(*args, **kwargs), retry_on=TRANSIENT)
 
     return retrying
 
