@@ -148,7 +148,9 @@ def run_fault(site: Topology, own: OwnRedis, fault: str) -> dict:
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(3)  # the bots are at their tables (the pilot takes about 12 s unhindered)
+    # the pilot takes about 12 s unhindered: the outages start 3 s in (the first tables open), a
+    # process is killed 6 s in, while the bots are playing over their sockets
+    time.sleep(6 if fault in ("daphne", "worker") else 3)
     detail: dict = {}
     if fault == "redis":
         own.stop()

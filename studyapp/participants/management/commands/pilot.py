@@ -21,11 +21,14 @@ from decimal import Decimal
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import connections
 from tqdm import tqdm
 
+from studyapp.db import TRANSIENT
 from studyapp.participants import outcomes, pilots, steps
 from studyapp.participants.models import Participant, Study
 from studyapp.participants.pilot_bot import BotResult, run_bots
+from studyapp.retry import retry
 
 
 class Command(BaseCommand):
@@ -78,7 +81,15 @@ class Command(BaseCommand):
                     fail_checks=options["fail_attention"],
                 )
             )
-        report = pilot_report(study, results, fail_attention=options["fail_attention"])
+        # The command's own connection may have been cut while the bots played (a database
+        # restart, a fault pass): the report is read on a fresh one, tried again as a page is.
+        connections.close_all()
+        report = retry(
+            lambda: pilot_report(study, results, fail_attention=options["fail_attention"]),
+            retry_on=TRANSIENT,
+            pauses=(1.0, 2.0, 4.0, 8.0),
+            before_retry=connections.close_all,
+        )
         self.stdout.write(json.dumps(report, indent=2, default=str))
         if not report["ok"]:
             raise CommandError("the pilot found problems: " + "; ".join(report["problems"]))
