@@ -112,6 +112,13 @@ def pilot_report(study: Study, results: list[BotResult], fail_attention: int = 0
     from studyapp.tables.models import Table
 
     problems = [f"bot {r.index}: {r.error}" for r in results if r.error]
+    # a fault a page rides out is counted (met()); a page the site failed to render is a bug
+    problems += [
+        f"bot {r.index} met a server error: {i}"
+        for r in results
+        for i in r.interruptions
+        if "answered 500" in i
+    ]
     by_public = {
         p.public_id: p
         for p in Participant.objects.filter(
