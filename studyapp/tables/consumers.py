@@ -30,7 +30,7 @@ from django.utils.translation import gettext_lazy
 
 from games.base import IllegalMove
 from studyapp.cache import UNREACHABLE
-from studyapp.db import TRANSIENT, pool_wait, returning_connections
+from studyapp.db import TRANSIENT, is_pool_timeout, pool_wait, returning_connections
 from studyapp.retry import DATABASE_PAUSES, retry_async
 from studyapp.tables import driver, outages, services, store
 from studyapp.tables.broadcast import table_group
@@ -131,6 +131,18 @@ def db_call(func: Any) -> Any:
     return database_sync_to_async(returning_connections(func), thread_sensitive=not parallel)
 
 
+def briefly(func: Any) -> Any:
+    """``func`` waiting at most ``DB_SOCKET_WAIT`` for a pooled connection (studyapp.db.pool_wait),
+    not the pool's ``DB_POOL_TIMEOUT``."""
+
+    @functools.wraps(func)
+    def waiting_briefly(*args: Any, **kwargs: Any) -> Any:
+        with pool_wait(settings.DB_SOCKET_WAIT):
+            return func(*args, **kwargs)
+
+    return waiting_briefly
+
+
 def db_read(func: Any) -> Any:
     """:func:`db_call` for a call that may safely run twice (a read, or marking a seat
     connected): it waits at most ``DB_SOCKET_WAIT`` for a pooled connection (not the pool's
@@ -138,17 +150,27 @@ def db_read(func: Any) -> Any:
     again, on a fresh connection (the failed one goes back to the pool, which drops it), after
     each of the database pauses (:mod:`studyapp.retry`). So a database that is away costs a
     socket a few seconds before its person is told, not the pool's full wait per read. Not for a
-    move: a move whose commit failed may have been written."""
-
-    @functools.wraps(func)
-    def waiting_briefly(*args: Any, **kwargs: Any) -> Any:
-        with pool_wait(settings.DB_SOCKET_WAIT):
-            return func(*args, **kwargs)
-
-    call = db_call(waiting_briefly)
+    move: a move whose commit failed may have been written (:func:`db_move`)."""
+    call = db_call(briefly(func))
 
     async def retrying(*args: Any, **kwargs: Any) -> Any:
         return await retry_async(lambda: call(*args, **kwargs), retry_on=TRANSIENT)
+
+    return retrying
+
+
+def db_move(func: Any) -> Any:
+    """:func:`db_call` for a move: the same short wait for a pooled connection, and a wait that
+    ends is tried again like a read (the move never reached the database); any other database
+    error is the caller's to look into (:meth:`TableConsumer.move_failed`)."""
+    call = db_call(briefly(func))
+
+    async def retrying(*args: Any, **kwargs: Any) -> Any:
+        return await retry_async(
+            lambda: call(*args, **kwargs),
+            retry_on=TRANSIENT,
+            give_up=lambda err: not is_pool_timeout(err),
+        )
 
     return retrying
 
@@ -591,7 +613,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         )
         return seat is not None and seat.pk == self.seat_id
 
-    @db_call
+    @db_move
     def play(self, content: dict[str, Any]) -> Any:
         """Submit the move; on a rejection, this seat's unchanged view with the reason; SEAT_GONE,
         and nothing submitted, when another browser holds the seat now."""

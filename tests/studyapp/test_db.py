@@ -340,8 +340,9 @@ def test_a_sockets_reads_wait_briefly_for_a_connection_and_are_tried_again(
 ) -> None:
     """A process allowed one connection, with the pool's wait at 10 s and a socket's at 0.5 s
     (DB_SOCKET_WAIT). The connection held 1.2 s: a socket connecting meanwhile is still let in
-    (its reads gave up after 0.5 s and were tried again), well before the pool's 10 s. The
-    connection held 8 s: the open socket's heartbeat is told the table could not be reached
+    (its reads gave up after 0.5 s and were tried again), well before the pool's 10 s, and a move
+    sent during another such hold is saved (its wait, which reached no database, tried again).
+    The connection held 8 s: the open socket's heartbeat is told the table could not be reached
     within a few seconds (three short waits and two pauses), not after 10 s or more."""
     result = run(
         tmp_path,
@@ -383,6 +384,15 @@ def test_a_sockets_reads_wait_briefly_for_a_connection_and_are_tried_again(
             print("connected", connected, round(time.monotonic() - started, 1))
             await ws.receive_from(timeout=30)
             holder.join()
+            holder = away(1.2)
+            await asyncio.sleep(0.2)
+            started = time.monotonic()
+            await ws.send_json_to({"type": "question", "text": "Is it alive?"})
+            board = await ws.receive_from(timeout=30)
+            print("moved", "Is it alive?" in board, round(time.monotonic() - started, 1))
+            holder.join()
+            while await ws.receive_nothing(timeout=1) is False:  # the agent's answer
+                await ws.receive_from()
             holder = away(8)
             await asyncio.sleep(0.2)
             started = time.monotonic()
@@ -402,9 +412,10 @@ def test_a_sockets_reads_wait_briefly_for_a_connection_and_are_tried_again(
         AGENT_DELAY_SECONDS="0",
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    lines = result.stdout.splitlines()[-2:]
-    connected, told = lines[0].split(), lines[1].split()
+    lines = result.stdout.splitlines()[-3:]
+    connected, moved, told = (line.split() for line in lines)
     assert connected[1] == "True" and float(connected[2]) < 5, lines
+    assert moved[1] == "True" and float(moved[2]) < 5, lines  # saved, not sent back to resend
     assert told[1] == "True" and float(told[2]) < 6, lines
     assert "couldn't get a connection after 0.50 sec" in result.stderr
     assert "after 10.00 sec" not in result.stderr
