@@ -17,8 +17,6 @@ import pytest
 
 from tests.e2e.site import ROOT, LiveSite
 
-pytestmark = pytest.mark.timeout(300)
-
 
 class Relay:
     """A TCP relay on a free loopback port to ``port``. ``cut(seconds)`` resets every open
