@@ -404,7 +404,7 @@ class PilotBot:
                 if message.type != aiohttp.WSMsgType.TEXT:  # broke without a close: 1006
                     raise Unreachable(f"socket opened, then broke ({message.type.name})")
                 board = message.data
-                if 'id="socket-status"' in board and "<section" not in board:
+                if 'id="socket-status"' in board and 'id="board"' not in board:
                     # the status line: the move was not saved (resend it), or a notice
                     if 'data-resend="1"' in board and last_move is not None and resends < 3:
                         resend_at = time.monotonic() + RESEND_PAUSES[resends]
