@@ -148,7 +148,9 @@ def run_fault(site: Topology, own: OwnRedis, fault: str) -> dict:
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(3)  # the bots are at their tables (the pilot takes about 12 s unhindered)
+    # the pilot takes about 12 s unhindered: the outages start 3 s in (the first tables open), a
+    # process is killed 6 s in, while the bots are playing over their sockets
+    time.sleep(6 if fault in ("daphne", "worker") else 3)
     detail: dict = {}
     if fault == "redis":
         own.stop()
@@ -188,6 +190,14 @@ def run_fault(site: Topology, own: OwnRedis, fault: str) -> dict:
         "tables": [t.get("status") for t in report.get("tables", [])],
         "owed": sorted({str(p.get("payment_amount")) for p in people}),
         "codes": sorted({str(p.get("code_shown")) for p in people}),
+        # what the bots' pages met and did about it, as a person's page would
+        "reconnects": report.get("reconnects"),
+        "resends": report.get("resends"),
+        "retries": report.get("retries"),
+        "interrupted": sum(1 for p in people if p.get("interruptions")),
+        "met": sorted(
+            {i.split(" ", 1)[-1][:90] for p in people for i in p.get("interruptions", [])}
+        )[:6],
         "longest_wait_s": longest_waits(site, started),
         "seconds": round(time.time() - started, 1),
     }

@@ -8,7 +8,6 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "studyapp.settings")
 django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddleware, get_user  # noqa: E402
-from channels.db import database_sync_to_async  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from channels.sessions import CookieMiddleware, SessionMiddleware  # noqa: E402
@@ -22,9 +21,10 @@ from django.urls import get_resolver  # noqa: E402
 
 from studyapp import dispatch  # noqa: E402
 from studyapp.background import in_server  # noqa: E402
-from studyapp.db import TRANSIENT, returning_connections  # noqa: E402
+from studyapp.db import TRANSIENT  # noqa: E402
 from studyapp.heap import freeze_startup  # noqa: E402
 from studyapp.proxy import ForwardedFor  # noqa: E402
+from studyapp.tables.consumers import db_read  # noqa: E402
 from studyapp.tables.routing import websocket_urlpatterns  # noqa: E402
 
 
@@ -44,10 +44,12 @@ class StaticFiles(ASGIStaticFilesHandler):
 class SocketUser(AuthMiddleware):
     """Channels' AuthMiddleware, except that the database connection it loads the session's user
     with goes back to the pool afterwards (studyapp.db.returning_connections): Channels' own
-    clean-up misses it under asgiref 3.13, and each daphne process kept one checked out."""
+    clean-up misses it under asgiref 3.13, and each daphne process kept one checked out. The
+    load is a socket's read like the table's own (consumers.db_read): a short wait for a pooled
+    connection, tried again after the database pauses."""
 
     async def resolve_scope(self, scope: dict) -> None:
-        load = database_sync_to_async(returning_connections(get_user.func))
+        load = db_read(get_user.func)
         try:
             scope["user"]._wrapped = await load(scope)
         except TRANSIENT as err:  # the consumer refuses the socket; the page tries again

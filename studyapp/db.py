@@ -10,10 +10,12 @@ sharing its parent's sockets (:func:`forget_inherited_connections`).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from django.db import InterfaceError, OperationalError, connections
@@ -73,6 +75,28 @@ def is_pool_timeout(error: BaseException) -> bool:
     database may be fine): the caller has already waited, so it is not worth trying again."""
     cause = error.__cause__
     return type(cause).__name__ == "PoolTimeout"
+
+
+_waits = threading.local()
+
+
+@contextlib.contextmanager
+def pool_wait(seconds: float | None) -> Iterator[None]:
+    """Meanwhile, a connection this thread takes from the pool is waited for at most ``seconds``
+    (the site's backend, studyapp.postgres, reads it), not the pool's ``DB_POOL_TIMEOUT``: for a
+    call that is tried again after a short pause (a socket's read) rather than left to wait.
+    None: the pool's own wait."""
+    before = getattr(_waits, "seconds", None)
+    _waits.seconds = seconds
+    try:
+        yield
+    finally:
+        _waits.seconds = before
+
+
+def current_pool_wait() -> float | None:
+    """This thread's :func:`pool_wait`, or None."""
+    return getattr(_waits, "seconds", None)
 
 
 def returning_connections(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -156,9 +156,16 @@ if DB_POOL_SIZE < 0 or WORKER_DB_POOL_SIZE < 1 or DB_POOL_MIN < 0 or DB_POOL_TIM
         "DB_POOL_SIZE must be 0 (no pool) or more, WORKER_DB_POOL_SIZE at least 1, DB_POOL_MIN "
         "0 or more and DB_POOL_TIMEOUT more than 0"
     )
+# A table socket's database read waits at most this long for a pooled connection, then is tried
+# again after the database pauses (studyapp.retry): a database that is away costs a socket a few
+# seconds before its person is told, not DB_POOL_TIMEOUT per read (studyapp.postgres).
+DB_SOCKET_WAIT = min(env_float("DB_SOCKET_WAIT", 2.0), DB_POOL_TIMEOUT)
+if DB_SOCKET_WAIT <= 0:
+    raise ImproperlyConfigured("DB_SOCKET_WAIT must be more than 0 (seconds)")
 if DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_health_checks=True)}
     if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and DB_POOL_SIZE:
+        DATABASES["default"]["ENGINE"] = "studyapp.postgres"  # Django's, with pool_wait
         DATABASES["default"]["CONN_MAX_AGE"] = 0  # Django's pool requires it
         DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
             "min_size": min(DB_POOL_MIN, DB_POOL_SIZE),

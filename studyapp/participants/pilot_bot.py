@@ -15,6 +15,19 @@ clue round and votes for the first seat the ballot offers. The questionnaire is 
 its page (:func:`questionnaire_answers`), its attention checks as the study expects (or, for the
 bots asked to, wrongly), the debrief read.
 
+Faults as a browser meets them: a request that fails (the connection refused or cut, a 429 or
+a 5xx answer) is tried again after the table page's pause, and a failed form post is followed by
+a fresh look at the page (a person reloads, then goes on from wherever the site says they are);
+the table socket sends the page's heartbeat, is opened again after a close the page reconnects
+after (1006, 1011, 1012, 1013, or the connection cut) with the page's backoff (htmx's ws
+extension: a random pause up to 1, 2, 4 … 64 s), takes the board the server sends on connecting
+as the page does (a move it had sent and never saw land is made again; the table refuses a
+duplicate by turn order), and sends its last move again when told it was not saved
+(``data-resend``, at most three times, after 2, 4 and 6 s, as static/js/table.js). What a bot
+met is counted in its result (``reconnects``, ``resends``, ``retries``, ``interruptions``), so a
+pilot through a fault measures what a person would lose, not what a bot without a page's script
+would.
+
 No Django import here: the management command ``pilot`` gives the bots what they need (the
 study's check answers and the pilot token) and reads the results from the database.
 """
@@ -24,7 +37,9 @@ from __future__ import annotations
 import asyncio
 import html
 import json
+import random
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
@@ -44,6 +59,27 @@ TARGET_RE = re.compile(r'name="target" value="(\d+)"')
 ANSWER_RE = re.compile(r'name="answer" value="([^"]+)"')
 CANDIDATES_RE = re.compile(r'id="candidates"><summary>[^<]*</summary>\s*<p[^>]*>(.*?)</p>', re.S)
 ROUND_TIMEOUT_SECONDS = 900
+HEARTBEAT_RE = re.compile(r'id="heartbeat" data-every="([\d.]+)"')
+# The page's socket (htmx's ws extension) reconnects after these close codes, or a connection
+# that broke without one; after any other (the server's 44xx, a normal close) it does not.
+RECONNECT_CODES = frozenset({1006, 1011, 1012, 1013})
+# How long a bot keeps trying before it gives up, as a patient person would: consecutive failed
+# tries of one request or one socket (their pauses add up to about 5 minutes at most).
+MAX_TRIES = 12
+# Answers a person meets by reloading the page: too many requests, the site's errors.
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+RESEND_PAUSES = (2.0, 4.0, 6.0)  # static/js/table.js: 2000 * resends ms, three times at most
+KEEP_INTERRUPTIONS = 20
+
+
+def reconnect_delay(retries: int) -> float:
+    """The page's pause before its next try (htmx ws extension, ``full-jitter``): a random
+    share of 1 s doubled per consecutive failure, at most 64 s."""
+    return random.random() * 2 ** min(retries, 6)
+
+
+class Unreachable(Exception):
+    """A request or a socket that failed as a fault does (tried again), not as a refusal."""
 
 
 @dataclass
@@ -59,6 +95,10 @@ class BotResult:
     tables: list[int] = field(default_factory=list)
     moves: int = 0
     error: str = ""
+    reconnects: int = 0  # table sockets opened again after they broke
+    resends: int = 0  # moves sent again after the site said they were not saved
+    retries: int = 0  # requests tried again after a failure
+    interruptions: list[str] = field(default_factory=list)  # what failed, the first few
     told: str = ""  # the last page's text, as the person would read it (tags and spaces gone)
 
 
@@ -155,21 +195,61 @@ class PilotBot:
     # --- HTTP -----------------------------------------------------------------------------
 
     async def get(self, path: str) -> tuple[str, str]:
+        """The page at ``path``, tried again as a person reloads while it fails."""
+        return await self.with_retries(f"GET {path}", lambda: self._get(path))
+
+    async def _get(self, path: str) -> tuple[str, str]:
         assert self.session is not None
         async with self.session.get(self._url(path)) as response:
-            return str(response.url), await response.text()
+            text = await response.text()
+            if response.status in RETRY_STATUSES:
+                raise Unreachable(f"GET {path} answered {response.status}")
+            return str(response.url), text
 
     async def post(self, path: str, page: str, data: dict[str, Any]) -> tuple[str, str]:
-        """Submit a form of ``page`` (its CSRF token included), following redirects."""
+        """Submit a form of ``page`` (its CSRF token included), following redirects. When the
+        post fails as a fault does, the form may or may not have been taken: the bot looks at
+        ``path`` again and goes on from the page it gets (a person reloading)."""
+        try:
+            return await self._post(path, page, data)
+        except Unreachable as err:
+            self.interrupted(str(err))
+            await asyncio.sleep(reconnect_delay(0))
+            return await self.get(path)
+
+    async def _post(self, path: str, page: str, data: dict[str, Any]) -> tuple[str, str]:
         assert self.session is not None
         found = CSRF_RE.search(page)
         form = {"csrfmiddlewaretoken": found.group(1) if found else "", **data}
         headers = {"Referer": self._url(path)}
-        async with self.session.post(self._url(path), data=form, headers=headers) as response:
-            text = await response.text()
-            if response.status >= 400:
-                raise RuntimeError(f"POST {path} answered {response.status}")
-            return str(response.url), text
+        try:
+            async with self.session.post(self._url(path), data=form, headers=headers) as response:
+                text = await response.text()
+        except (TimeoutError, aiohttp.ClientError) as err:
+            raise Unreachable(f"POST {path}: {type(err).__name__}: {err}") from err
+        if response.status in RETRY_STATUSES:
+            raise Unreachable(f"POST {path} answered {response.status}")
+        if response.status >= 400:
+            raise RuntimeError(f"POST {path} answered {response.status}")
+        return str(response.url), text
+
+    async def with_retries(self, what: str, call: Callable[[], Any]) -> Any:
+        """``call()``, tried again after the page's pause while it fails as a fault does (the
+        connection refused or cut, a 429 or 5xx), at most MAX_TRIES times in a row."""
+        for tries in range(MAX_TRIES):
+            try:
+                return await call()
+            except (TimeoutError, Unreachable, aiohttp.ClientError) as err:
+                if tries == MAX_TRIES - 1:
+                    raise
+                self.interrupted(f"{what}: {type(err).__name__}: {err}")
+                self.result.retries += 1
+                await asyncio.sleep(reconnect_delay(tries))
+        raise AssertionError("unreachable")
+
+    def interrupted(self, what: str) -> None:
+        if len(self.result.interruptions) < KEEP_INTERRUPTIONS:
+            self.result.interruptions.append(f"{time.strftime('%H:%M:%S')} {what}"[:300])
 
     def _url(self, path: str) -> str:
         return path if path.startswith("http") else self.base + path
@@ -202,6 +282,9 @@ class PilotBot:
             return
         url, page = await self.post(link, page, {})
         for _ in range(10_000):
+            if urlsplit(url).path.rstrip("/") == f"/s/{self.slug}":  # the start, again
+                url, page = await self.post(link, page, {})
+                continue
             step = urlsplit(url).path.rstrip("/").rsplit("/", 1)[-1]
             found = PUBLIC_ID_RE.search(urlsplit(url).path)
             if found:
@@ -218,7 +301,9 @@ class PilotBot:
                 table = TABLE_RE.search(urlsplit(url).path)
                 if table is None:
                     continue  # sent back to the right step
-                if await self.play_table(int(table.group(1))):
+                every = HEARTBEAT_RE.search(page)
+                beat = float(every.group(1)) if every else 15.0
+                if await self.play_table(int(table.group(1)), beat):
                     self.result.rounds += 1
                     if self.on_round is not None:
                         self.on_round()
@@ -247,23 +332,85 @@ class PilotBot:
 
     # --- a table ----------------------------------------------------------------------------
 
-    async def play_table(self, table_id: int) -> bool:
+    async def play_table(self, table_id: int, heartbeat_seconds: float = 15.0) -> bool:
         """Play a table to its end (True), or wait in a group lobby until the group forms and
-        the lobby closes (False: the group's own table comes next, from the play page)."""
-        assert self.session is not None
+        the lobby closes (False: the group's own table comes next, from the play page). A socket
+        that breaks is opened again as the page does (see the module)."""
         self.result.tables.append(table_id)
         parts = urlsplit(self.base)
         scheme = "wss" if parts.scheme == "https" else "ws"
         ws_url = f"{scheme}://{parts.netloc}/ws/tables/{table_id}/"
-        acted: set[int] = set()
-        async with self.session.ws_connect(
-            ws_url, headers={"Origin": self.base}, heartbeat=20
-        ) as socket:
+        deadline = time.monotonic() + ROUND_TIMEOUT_SECONDS
+        failures = 0  # consecutive tries that did not open (the page's retryCount)
+        while True:
+            try:
+                ended = await self.play_socket(ws_url, table_id, heartbeat_seconds, deadline)
+            except Unreachable as err:
+                opened = str(err).startswith("socket opened")
+                failures = 0 if opened else failures + 1  # the page's pause: d(0), d(1), ...
+                if failures >= MAX_TRIES or time.monotonic() > deadline:
+                    raise RuntimeError(f"the table socket stayed away: {err}") from err
+                self.interrupted(str(err))
+                await asyncio.sleep(reconnect_delay(failures))
+                self.result.reconnects += 1
+                continue
+            return ended
+
+    async def play_socket(
+        self, ws_url: str, table_id: int, heartbeat_seconds: float, deadline: float
+    ) -> bool:
+        """One socket's life at the table: True when the game is over, False for a closed group
+        lobby; :class:`Unreachable` when it broke (its message says whether it had opened)."""
+        assert self.session is not None
+        acted: set[int] = set()  # each connect sends the board: a fresh page, as a reload
+        last_move: dict[str, Any] | None = None
+        resends = 0
+        resend_at: float | None = None
+        next_beat = time.monotonic() + heartbeat_seconds
+        try:
+            socket = await self.session.ws_connect(
+                ws_url, headers={"Origin": self.base}, heartbeat=20
+            )
+        except aiohttp.WSServerHandshakeError as err:
+            raise Unreachable(f"socket refused ({err.status})") from err
+        except (TimeoutError, aiohttp.ClientError, OSError) as err:
+            raise Unreachable(f"socket not opened: {type(err).__name__}: {err}") from err
+        async with socket:
             while True:
-                message = await socket.receive(timeout=ROUND_TIMEOUT_SECONDS)
-                if message.type != aiohttp.WSMsgType.TEXT:
-                    raise RuntimeError(f"the table socket closed ({message.type.name})")
+                now = time.monotonic()
+                if now > deadline:
+                    raise RuntimeError("the round did not end in time")
+                wake = min(next_beat, resend_at if resend_at is not None else next_beat)
+                try:
+                    message = await socket.receive(timeout=max(0.05, wake - now))
+                except TimeoutError:
+                    message = None
+                except (aiohttp.ClientError, OSError) as err:
+                    raise Unreachable(f"socket opened, then broke: {err}") from err
+                now = time.monotonic()
+                if message is None:
+                    if resend_at is not None and now >= resend_at and last_move is not None:
+                        resend_at = None
+                        self.result.resends += 1
+                        await self.send(socket, last_move)
+                    if now >= next_beat:
+                        next_beat = now + heartbeat_seconds
+                        await self.send(socket, {"type": "heartbeat"})
+                    continue
+                if message.type == aiohttp.WSMsgType.CLOSE:  # the server closed it, with a code
+                    if message.data in RECONNECT_CODES:
+                        raise Unreachable(f"socket opened, then closed ({message.data})")
+                    raise RuntimeError(f"the table socket closed ({message.data} {message.extra})")
+                if message.type != aiohttp.WSMsgType.TEXT:  # broke without a close: 1006
+                    raise Unreachable(f"socket opened, then broke ({message.type.name})")
                 board = message.data
+                if 'id="socket-status"' in board and 'id="board"' not in board:
+                    # the status line: the move was not saved (resend it), or a notice
+                    if 'data-resend="1"' in board and last_move is not None and resends < 3:
+                        resend_at = time.monotonic() + RESEND_PAUSES[resends]
+                        resends += 1
+                    continue
+                resends = 0  # a board came: the table answers again
                 if 'id="group-formed"' in board:
                     self.result.tables.remove(table_id)  # a lobby, never played
                     return False
@@ -279,7 +426,15 @@ class PilotBot:
                     continue
                 acted.add(seq)
                 self.result.moves += 1
-                await socket.send_str(json.dumps(move))
+                last_move = move
+                await self.send(socket, move)
+
+    @staticmethod
+    async def send(socket: aiohttp.ClientWebSocketResponse, frame: dict[str, Any]) -> None:
+        try:
+            await socket.send_str(json.dumps(frame))
+        except (aiohttp.ClientError, ConnectionError, RuntimeError) as err:
+            raise Unreachable(f"socket opened, then broke on sending: {err}") from err
 
     def move(self, board: str) -> dict[str, Any] | None:
         """The scripted move for this board, or None when it is not this seat's turn."""

@@ -30,7 +30,7 @@ from django.utils.translation import gettext_lazy
 
 from games.base import IllegalMove
 from studyapp.cache import UNREACHABLE
-from studyapp.db import TRANSIENT, is_pool_timeout, returning_connections
+from studyapp.db import TRANSIENT, is_pool_timeout, pool_wait, returning_connections
 from studyapp.retry import DATABASE_PAUSES, retry_async
 from studyapp.tables import driver, outages, services, store
 from studyapp.tables.broadcast import table_group
@@ -57,8 +57,8 @@ TOO_LARGE_MESSAGE = (
     "Reload the page to go on."
 )
 # A database call that fails for a moment (PostgreSQL restarting, a connection cut, no pooled
-# connection free): reads are tried again (studyapp.retry.DATABASE_PAUSES); then the socket stays
-# open with a notice, and the next heartbeat or move tries again.
+# connection free within DB_SOCKET_WAIT): reads are tried again (studyapp.retry.DATABASE_PAUSES);
+# then the socket stays open with a notice, and the next heartbeat or move tries again.
 UNAVAILABLE_MESSAGE = (
     "The table could not be reached for a moment. Your last move may not have been saved: if "
     "the board does not show it within a few seconds, send it again."
@@ -82,6 +82,48 @@ OPEN_SOCKETS: dict[tuple[str, Any], set[Any]] = {}
 TOO_FAST = gettext_lazy("Too many moves at once: wait a moment, then try again.")
 
 
+class LayerGate:
+    """This process's view of the channel layer (Redis) while it is out of reach. channels-redis
+    sends every subscribe of a process through one connection under one lock, and with Redis
+    away each attempt holds it for its retries (most of a second): sockets connecting at once,
+    and every socket without broadcasts trying again, queued behind each other past daphne's
+    handshake timeout (5 s), which then reset the connection. So after a failure the layer is
+    left alone for ``RETRY_SECONDS``: meanwhile a socket starts without broadcasts at once, and
+    then one attempt at a time (``probing``) finds out whether Redis is back; and a socket
+    connecting waits at most ``WAIT_SECONDS`` for its subscribe (those already queued when Redis
+    went away), then starts without broadcasts."""
+
+    RETRY_SECONDS = 5.0
+    WAIT_SECONDS = 2.5
+    PROBE_SECONDS = 30.0  # a probe that never said how it went (its socket gone) is forgotten
+
+    def __init__(self) -> None:
+        self.down_at: float | None = None
+        self.probing = False
+        self.probe_at = 0.0
+
+    def may_try(self) -> bool:
+        """Whether a socket may call the layer now (and if it is down, it is this one's turn)."""
+        if self.down_at is None:
+            return True
+        now = time.monotonic()
+        if self.probing and now - self.probe_at < self.PROBE_SECONDS:
+            return False
+        if now - self.down_at < self.RETRY_SECONDS:
+            return False
+        self.probing, self.probe_at = True, now
+        return True
+
+    def failed(self) -> None:
+        self.down_at, self.probing = time.monotonic(), False
+
+    def answered(self) -> None:
+        self.down_at, self.probing = None, False
+
+
+LAYER = LayerGate()
+
+
 def db_call(func: Any) -> Any:
     """``database_sync_to_async``: on PostgreSQL in a thread pool, so many sockets' moves overlap
     their database waits; on SQLite in the one sync thread (a file database takes one writer)."""
@@ -89,16 +131,45 @@ def db_call(func: Any) -> Any:
     return database_sync_to_async(returning_connections(func), thread_sensitive=not parallel)
 
 
+def briefly(func: Any) -> Any:
+    """``func`` waiting at most ``DB_SOCKET_WAIT`` for a pooled connection (studyapp.db.pool_wait),
+    not the pool's ``DB_POOL_TIMEOUT``."""
+
+    @functools.wraps(func)
+    def waiting_briefly(*args: Any, **kwargs: Any) -> Any:
+        with pool_wait(settings.DB_SOCKET_WAIT):
+            return func(*args, **kwargs)
+
+    return waiting_briefly
+
+
 def db_read(func: Any) -> Any:
     """:func:`db_call` for a call that may safely run twice (a read, or marking a seat
-    connected): a transient database error is tried again, on a fresh connection (the failed one
-    goes back to the pool, which drops it), after each of the database pauses
-    (:mod:`studyapp.retry`). Not for a move: a move whose commit failed may have been written."""
-    call = db_call(func)
+    connected): it waits at most ``DB_SOCKET_WAIT`` for a pooled connection (not the pool's
+    ``DB_POOL_TIMEOUT``), and a transient database error, that short wait's end included, is tried
+    again, on a fresh connection (the failed one goes back to the pool, which drops it), after
+    each of the database pauses (:mod:`studyapp.retry`). So a database that is away costs a
+    socket a few seconds before its person is told, not the pool's full wait per read. Not for a
+    move: a move whose commit failed may have been written (:func:`db_move`)."""
+    call = db_call(briefly(func))
+
+    async def retrying(*args: Any, **kwargs: Any) -> Any:
+        return await retry_async(lambda: call(*args, **kwargs), retry_on=TRANSIENT)
+
+    return retrying
+
+
+def db_move(func: Any) -> Any:
+    """:func:`db_call` for a move: the same short wait for a pooled connection, and a wait that
+    ends is tried again like a read (the move never reached the database); any other database
+    error is the caller's to look into (:meth:`TableConsumer.move_failed`)."""
+    call = db_call(briefly(func))
 
     async def retrying(*args: Any, **kwargs: Any) -> Any:
         return await retry_async(
-            lambda: call(*args, **kwargs), retry_on=TRANSIENT, give_up=is_pool_timeout
+            lambda: call(*args, **kwargs),
+            retry_on=TRANSIENT,
+            give_up=lambda err: not is_pool_timeout(err),
         )
 
     return retrying
@@ -129,14 +200,26 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         self.channel_layer = get_channel_layer(self.channel_layer_alias)
         self.base_send = send
         sources = [receive]
-        if self.channel_layer is not None:
+        if self.channel_layer is not None and not LAYER.may_try():
+            self.channel_layer, self.deaf = None, True  # Redis was away a moment ago
+        elif self.channel_layer is not None:
             try:
-                self.channel_name = await self.channel_layer.new_channel()
-            except UNREACHABLE as err:
-                log.warning("table socket without broadcasts, redis unavailable: %s", err)
+                # bounded: a handshake queued behind others' failing subscribes would otherwise
+                # outlast daphne's handshake timeout (LayerGate)
+                self.channel_name = await asyncio.wait_for(
+                    self.channel_layer.new_channel(), LayerGate.WAIT_SECONDS
+                )
+            except (*UNREACHABLE, TimeoutError) as err:
+                if not isinstance(err, TimeoutError):
+                    LAYER.failed()
+                log.warning(
+                    "table socket without broadcasts, redis unavailable: %s",
+                    err or f"no answer in {LayerGate.WAIT_SECONDS} s",
+                )
                 self.channel_layer = None
                 self.deaf = True
             else:
+                LAYER.answered()
                 sources.append(functools.partial(self.channel_layer.receive, self.channel_name))
         # A deaf socket asks itself whether the layer is back, heartbeats or not (a client that
         # sends none, such as the pilot bots, would otherwise never hear another board).
@@ -164,13 +247,15 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         channel of its own, joins the table's group, listens in a task beside the socket's own
         loop, and sends the board it may have missed. The page keeps its socket."""
         layer = get_channel_layer(self.channel_layer_alias)
-        if layer is None or not self.deaf:
+        if layer is None or not self.deaf or not LAYER.may_try():
             return
         try:
             name = await layer.new_channel()
             await layer.group_add(table_group(self.table_id), name)
         except UNREACHABLE:
+            LAYER.failed()
             return
+        LAYER.answered()
         self.channel_layer, self.channel_name = layer, name
         self.group, self.deaf = table_group(self.table_id), False
         self.listening = asyncio.create_task(self.listen(layer, name))
@@ -258,12 +343,14 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         """Listen to the table's broadcasts. With Redis out of reach the socket is still
         accepted (no 500 to the handshake): its heartbeats render what it missed from the
         database, and each heartbeat tries to join again."""
-        if self.channel_layer is None:
+        if self.channel_layer is None or not LAYER.may_try():
             self.group = ""
             return
         try:
             await self.channel_layer.group_add(table_group(self.table_id), self.channel_name)
+            LAYER.answered()
         except UNREACHABLE as err:
+            LAYER.failed()
             log.warning(
                 "table %s socket not joined to its broadcasts, redis unavailable: %s",
                 self.table_id,
@@ -541,7 +628,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         )
         return seat is not None and seat.pk == self.seat_id
 
-    @db_call
+    @db_move
     def play(self, content: dict[str, Any]) -> Any:
         """Submit the move; on a rejection, this seat's unchanged view with the reason; SEAT_GONE,
         and nothing submitted, when another browser holds the seat now."""

@@ -320,6 +320,7 @@ def test_a_socket_gives_its_connections_back_and_keeps_open_while_the_database_i
         DATABASE_URL=site_database,
         DB_POOL_SIZE="1",
         DB_POOL_TIMEOUT="1",
+        DB_SOCKET_WAIT="0.3",  # its reads' three tries end well inside the 6 s away
         ALLOWED_HOSTS="testserver",
         AGENT_DELAY_SECONDS="0",
     )
@@ -331,3 +332,105 @@ def test_a_socket_gives_its_connections_back_and_keeps_open_while_the_database_i
     lines = [line for line in result.stderr.splitlines() if "database unavailable" in line]
     assert len(lines) == 2 and all("socket" in line for line in lines), result.stderr[-3000:]
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_sockets_reads_wait_briefly_for_a_connection_and_are_tried_again(
+    tmp_path: Path, site_database
+) -> None:
+    """A process allowed one connection, with the pool's wait at 10 s and a socket's at 0.5 s
+    (DB_SOCKET_WAIT). The connection held 1.2 s: a socket connecting meanwhile is still let in
+    (its reads gave up after 0.5 s and were tried again), well before the pool's 10 s, and a move
+    sent during another such hold is saved (its wait, which reached no database, tried again).
+    The connection held 8 s: the open socket's heartbeat is told the table could not be reached
+    within a few seconds (three short waits and two pauses), not after 10 s or more."""
+    result = run(
+        tmp_path,
+        """
+        import asyncio, threading, time
+        from channels.testing import WebsocketCommunicator
+        from django.contrib.sessions.backends.db import SessionStore
+        from django.db import close_old_connections, connection
+        from studyapp.asgi import application
+        from studyapp.tables import services
+
+        session = SessionStore()
+        session.create()
+        seats = [{"kind": "human", "session_key": session.session_key},
+                 {"kind": "agent", "agent_spec": "offline:kb"}]
+        table = services.create_table("twenty-questions", {"answer": "Apple"}, seats)
+        close_old_connections()
+
+        def away(seconds):
+            def hold():
+                with connection.cursor() as cursor:
+                    cursor.execute("SELECT pg_sleep(%s)", [seconds])
+                close_old_connections()
+            holder = threading.Thread(target=hold)
+            holder.start()
+            return holder
+
+        def socket():
+            headers = [(b"origin", b"http://testserver"),
+                       (b"cookie", f"sessionid={session.session_key}".encode())]
+            return WebsocketCommunicator(application, f"/ws/tables/{table.pk}/", headers=headers)
+
+        async def main():
+            holder = away(1.2)
+            await asyncio.sleep(0.2)
+            started = time.monotonic()
+            ws = socket()
+            connected = (await ws.connect(timeout=30))[0]
+            print("connected", connected, round(time.monotonic() - started, 1))
+            await ws.receive_from(timeout=30)
+            holder.join()
+            holder = away(1.2)
+            await asyncio.sleep(0.2)
+            started = time.monotonic()
+            await ws.send_json_to({"type": "question", "text": "Is it alive?"})
+            board = await ws.receive_from(timeout=30)
+            print("moved", "Is it alive?" in board, round(time.monotonic() - started, 1))
+            holder.join()
+            while await ws.receive_nothing(timeout=1) is False:  # the agent's answer
+                await ws.receive_from()
+            holder = away(8)
+            await asyncio.sleep(0.2)
+            started = time.monotonic()
+            await ws.send_json_to({"type": "heartbeat"})
+            told = "could not be reached for a moment" in await ws.receive_from(timeout=30)
+            print("told", told, round(time.monotonic() - started, 1))
+            holder.join()
+            await ws.disconnect()
+
+        asyncio.run(main())
+        """,
+        DATABASE_URL=site_database,
+        DB_POOL_SIZE="1",
+        DB_POOL_TIMEOUT="10",
+        DB_SOCKET_WAIT="0.5",
+        ALLOWED_HOSTS="testserver",
+        AGENT_DELAY_SECONDS="0",
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = result.stdout.splitlines()[-3:]
+    connected, moved, told = (line.split() for line in lines)
+    assert connected[1] == "True" and float(connected[2]) < 5, lines
+    assert moved[1] == "True" and float(moved[2]) < 5, lines  # saved, not sent back to resend
+    assert told[1] == "True" and float(told[2]) < 6, lines
+    assert "couldn't get a connection after 0.50 sec" in result.stderr
+    assert "after 10.00 sec" not in result.stderr
+
+
+def test_the_socket_wait_is_never_longer_than_the_pools_and_must_be_positive(
+    tmp_path: Path,
+) -> None:
+    result = run(
+        tmp_path,
+        "from django.conf import settings; print(settings.DB_SOCKET_WAIT)",
+        DATABASE_URL=URL,
+        DB_POOL_TIMEOUT="1.5",
+        DB_SOCKET_WAIT="4",
+    )
+    assert result.stdout.split()[-1] == "1.5"
+    result = run(tmp_path, "", DATABASE_URL=URL, DB_SOCKET_WAIT="0")
+    assert result.returncode != 0 and "DB_SOCKET_WAIT must be more than 0" in result.stderr

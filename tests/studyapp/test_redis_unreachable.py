@@ -118,3 +118,44 @@ def test_a_socket_opened_without_redis_listens_once_redis_is_back(site):
     kind, data = asyncio.run(_play_and_connect(site.url, then_start_redis=True))
     assert kind == aiohttp.WSMsgType.TEXT.value, (kind, data)
     assert "Is it a fruit?" in data
+
+
+async def _many_sockets_at_once(base: str, n: int) -> list[str]:
+    """``n`` people, each at a table of their own, open their table sockets at the same moment
+    (as after a restart, or pages reconnecting together); what each first receives."""
+    sessions, urls = [], []
+    try:
+        for _ in range(n):
+            http = aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True))
+            sessions.append(http)
+            form = await _form(http, base + "/")
+            async with http.post(
+                base + "/play/twenty-questions/", data=form, headers={"Referer": base + "/"}
+            ) as table_page:
+                assert table_page.status == 200, table_page.status
+                table_id = int(str(table_page.url).rstrip("/").rsplit("/", 1)[1])
+            urls.append(base.replace("http", "ws") + f"/ws/tables/{table_id}/")
+
+        async def first(http: aiohttp.ClientSession, url: str) -> str:
+            try:
+                async with http.ws_connect(url, headers={"Origin": base}) as ws:
+                    message = await ws.receive(timeout=20)
+                    return "board" if 'id="board"' in str(message.data) else str(message.type)
+            except aiohttp.ClientError as err:
+                return f"{type(err).__name__}: {err}"
+
+        return list(
+            await asyncio.gather(*(first(h, u) for h, u in zip(sessions, urls, strict=True)))
+        )
+    finally:
+        for http in sessions:
+            await http.close()
+
+
+def test_many_sockets_connecting_at_once_are_all_accepted_while_redis_is_unreachable(site):
+    """channels-redis subscribes a process's sockets one at a time, and with Redis away each try
+    took most of a second: the later handshakes outlasted daphne's 5 s handshake timeout and had
+    their connections reset ('Connection reset by peer'). Now a handshake waits a bounded time
+    for the layer, and after a failure the layer is left alone for a few seconds."""
+    got = asyncio.run(_many_sockets_at_once(site.url, 12))
+    assert got == ["board"] * 12, got

@@ -21,11 +21,14 @@ from decimal import Decimal
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import connections
 from tqdm import tqdm
 
+from studyapp.db import TRANSIENT
 from studyapp.participants import outcomes, pilots, steps
 from studyapp.participants.models import Participant, Study
 from studyapp.participants.pilot_bot import BotResult, run_bots
+from studyapp.retry import retry
 
 
 class Command(BaseCommand):
@@ -78,7 +81,15 @@ class Command(BaseCommand):
                     fail_checks=options["fail_attention"],
                 )
             )
-        report = pilot_report(study, results, fail_attention=options["fail_attention"])
+        # The command's own connection may have been cut while the bots played (a database
+        # restart, a fault pass): the report is read on a fresh one, tried again as a page is.
+        connections.close_all()
+        report = retry(
+            lambda: pilot_report(study, results, fail_attention=options["fail_attention"]),
+            retry_on=TRANSIENT,
+            pauses=(1.0, 2.0, 4.0, 8.0),
+            before_retry=connections.close_all,
+        )
         self.stdout.write(json.dumps(report, indent=2, default=str))
         if not report["ok"]:
             raise CommandError("the pilot found problems: " + "; ".join(report["problems"]))
@@ -101,6 +112,13 @@ def pilot_report(study: Study, results: list[BotResult], fail_attention: int = 0
     from studyapp.tables.models import Table
 
     problems = [f"bot {r.index}: {r.error}" for r in results if r.error]
+    # a fault a page rides out is counted (met()); a page the site failed to render is a bug
+    problems += [
+        f"bot {r.index} met a server error: {i}"
+        for r in results
+        for i in r.interruptions
+        if "answered 500" in i
+    ]
     by_public = {
         p.public_id: p
         for p in Participant.objects.filter(
@@ -111,7 +129,9 @@ def pilot_report(study: Study, results: list[BotResult], fail_attention: int = 0
     for result in results:
         participant = by_public.get(result.public_id)
         if participant is None:
-            people.append({"bot": result.index, "status": result.status or "no record"})
+            people.append(
+                {"bot": result.index, "status": result.status or "no record", **met(result)}
+            )
             continue
         expected_code = participant.completion_code
         row = {
@@ -130,6 +150,7 @@ def pilot_report(study: Study, results: list[BotResult], fail_attention: int = 0
             "bonus": participant.bonus,
             "attention_failed": participant.attention_failed,
             "reason": outcomes.reason(participant),
+            **met(result),
         }
         people.append(row)
         problems += _attention_problems(study, participant, result, result.index <= fail_attention)
@@ -180,6 +201,9 @@ def pilot_report(study: Study, results: list[BotResult], fail_attention: int = 0
     return {
         "study": study.slug,
         "participants": len(results),
+        "reconnects": sum(r.reconnects for r in results),
+        "resends": sum(r.resends for r in results),
+        "retries": sum(r.retries for r in results),
         "finished": sum(finished_people.values()),
         "conditions": dict(finished_people),
         "groups": len(groups),
@@ -190,6 +214,17 @@ def pilot_report(study: Study, results: list[BotResult], fail_attention: int = 0
         "people": people,
         "problems": problems,
         "ok": not problems,
+    }
+
+
+def met(result: BotResult) -> dict[str, Any]:
+    """What a bot's browser met on its way (sockets opened again, moves sent again, requests
+    tried again, and the first few failures), as a person's page would have."""
+    return {
+        "reconnects": result.reconnects,
+        "resends": result.resends,
+        "retries": result.retries,
+        "interruptions": result.interruptions,
     }
 
 
