@@ -270,14 +270,9 @@ def pay(
         outcomes = settle(study, client, still_held)
         fresh: dict[str, list[Participant]] = defaultdict(list)
         for p in to_pay(study):
-            if not p.prolific_pid:
-                outcomes.append(
-                    Outcome(p.public_id, "bonus", False, "no PROLIFIC_PID recorded; pay by hand")
-                )
-            elif not p.prolific_study_id:
-                outcomes.append(
-                    Outcome(p.public_id, "bonus", False, "no STUDY_ID recorded; pay by hand")
-                )
+            problem = by_hand(p)
+            if problem:
+                outcomes.append(Outcome(p.public_id, "bonus", False, problem))
             else:
                 fresh[p.prolific_study_id].append(p)
         for prolific_study, group in fresh.items():
@@ -303,17 +298,22 @@ def _pay_plan(study: Study) -> list[Outcome]:
             )
         )
     for p in to_pay(study):
-        if not p.prolific_pid:
-            outcomes.append(
-                Outcome(p.public_id, "bonus", False, "no PROLIFIC_PID recorded; pay by hand")
-            )
-        elif not p.prolific_study_id:
-            outcomes.append(
-                Outcome(p.public_id, "bonus", False, "no STUDY_ID recorded; pay by hand")
-            )
+        problem = by_hand(p)
+        if problem:
+            outcomes.append(Outcome(p.public_id, "bonus", False, problem))
         else:
             outcomes.append(Outcome(p.public_id, "bonus", True, "would pay", p.bonus_due))
     return outcomes
+
+
+def by_hand(participant: Participant) -> str:
+    """Why a participant's bonus cannot go through Prolific's API (they are paid by hand), or
+    an empty string when it can."""
+    if not participant.prolific_pid:
+        return "no PROLIFIC_PID recorded; pay by hand"
+    if not participant.prolific_study_id:
+        return "no STUDY_ID recorded; pay by hand"
+    return ""
 
 
 def open_batches(study: Study) -> list[BonusBatch]:
