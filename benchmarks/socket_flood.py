@@ -25,6 +25,7 @@ import aiohttp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.ws_load import cpu_seconds, percentile  # noqa: E402
 from tests.e2e.site import LiveSite  # noqa: E402
 
 CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
@@ -103,16 +104,8 @@ async def flood(
     return True
 
 
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    import os
-
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def p50(values: list[float]) -> float:
-    ordered = sorted(values)
-    return round(ordered[len(ordered) // 2], 1) if ordered else float("nan")
+    return round(percentile(values, 0.5), 1)
 
 
 async def run(args: argparse.Namespace, site: LiveSite) -> dict:

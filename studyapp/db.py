@@ -72,7 +72,9 @@ os.register_at_fork(after_in_child=forget_inherited_connections)
 
 def is_pool_timeout(error: BaseException) -> bool:
     """Whether ``error`` is a wait for a pooled connection that ran out (the process is busy, the
-    database may be fine): the caller has already waited, so it is not worth trying again."""
+    database may be fine). A page's request, which waited the whole pool timeout, is not tried
+    again; a socket's short wait (DB_SOCKET_WAIT) is, and only such a move is, since it wrote
+    nothing (studyapp.tables.consumers)."""
     cause = error.__cause__
     return type(cause).__name__ == "PoolTimeout"
 

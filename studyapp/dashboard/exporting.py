@@ -25,6 +25,7 @@ import shutil
 import tempfile
 import traceback
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -95,10 +96,10 @@ def export_study(
         processes=processes,
         chunk=chunk,
         progress=progress,
+        readme_note=lambda folder: _people_note(
+            folder, left_out(study, include_pilots), include_pilots
+        ),
     )
-    out = Path(out)
-    with (out / "README.md").open("a", encoding="utf-8") as readme_file:
-        readme_file.write(_people_note(out, left_out(study, include_pilots), include_pilots))
     return written
 
 
@@ -164,10 +165,12 @@ def export_tables(
     chunk: int = CHUNK,
     extra: dict[str, tuple[pd.DataFrame, dict[str, tuple[str, str]]]] | None = None,
     progress: bool = False,
+    readme_note: Callable[[Path], str] | None = None,
 ) -> list[Path]:
     """:func:`_export_tables` into a staging folder beside ``out``, moved into place only when
     whole: a failure (a full disk, a killed process) leaves ``out`` as it was, never a 0-byte or
-    partial file or a missing manifest; the staging folder is removed. Into a new ``out`` the
+    partial file or a missing manifest; the staging folder is removed. ``readme_note``, given the
+    written folder, returns a section appended to its README before the move. Into a new ``out`` the
     folder is renamed in one step; into an existing one each file is moved, the manifest
     (``datapackage.json``) last."""
     out = Path(out)
@@ -188,6 +191,9 @@ def export_tables(
             extra,
             progress,
         )
+        if readme_note is not None:
+            with (staging / "README.md").open("a", encoding="utf-8") as readme_file:
+                readme_file.write(readme_note(staging))
         move_into_place(staging, out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)

@@ -203,12 +203,15 @@ def read_answers(
     return ({} if errors else answers), errors
 
 
+def checks(items: Sequence[Any] | None) -> list[Mapping[str, Any]]:
+    """The attention checks among a questionnaire's items: those with an expected answer."""
+    return [item for item in items or [] if isinstance(item, Mapping) and "expected" in item]
+
+
 def failed_checks(items: Sequence[Mapping[str, Any]], answers: Mapping[str, Any]) -> list[str]:
     """The ids of the attention checks answered otherwise than expected (or not at all)."""
     failed = []
-    for item in items:
-        if "expected" not in item:
-            continue
+    for item in checks(items):
         given, expected = answers.get(item["id"]), item["expected"]
         if item["kind"] == "multi":
             right = isinstance(given, list) and sorted(given) == sorted(expected)

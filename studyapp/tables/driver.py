@@ -24,9 +24,8 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from studyapp.tables import hooks, outages, reasons, signals
-from studyapp.tables.agent_turns import SKIP_SPEC
 from studyapp.tables.broadcast import broadcast
-from studyapp.tables.models import Seat, Table, new_exit_code
+from studyapp.tables.models import SKIP_SPEC, Seat, Table, new_exit_code
 from studyapp.tables.scheduling import advance, schedule
 from studyapp.tables.services import record, start
 from studyapp.tables.store import TableState, caught_up, table_state

@@ -145,7 +145,7 @@ def questionnaire_frame(participants: Iterable[Participant]) -> pd.DataFrame:
                 }
             )
         items = participant.study.questionnaire or []
-        checks = {item["id"] for item in items if "expected" in item}
+        checks = {item["id"] for item in questionnaire.checks(items)}
         failed = set(participant.attention_failed or [])
         answers = participant.questionnaire_answers or {}
         ordered = {item["id"]: answers[item["id"]] for item in items if item["id"] in answers}

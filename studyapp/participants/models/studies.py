@@ -362,8 +362,8 @@ class Study(models.Model):
                 )
         if self.active and self.recruiter_name == "Prolific":
             needed = ["code_finished", "code_dropped"]
-            screens = self.attention_failure == "screen" and any(
-                "expected" in item for item in self.questionnaire or [] if isinstance(item, dict)
+            screens = self.attention_failure == "screen" and bool(
+                questionnaire.checks(self.questionnaire)
             )
             if screens:
                 needed.append("code_screened")

@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 WHEN = (("direct", "Direct evaluation"), ("ttra", "After TTRA"))
-FORMATS = ("png", "svg", "pdf")
 
 
 def ranks(values: list[float]) -> list[int]:
@@ -55,19 +54,6 @@ def rows_of(result: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _save(fig: Any, stem: Path) -> list[Path]:
-    paths = []
-    for ext in FORMATS:
-        path = stem.with_name(f"{stem.name}.{ext}")
-        fig.savefig(
-            path,
-            dpi=200 if ext == "png" else "figure",
-            metadata={"CreationDate": None} if ext == "pdf" else None,
-        )
-        paths.append(path)
-    return paths
-
-
 def _title(label: str, stats: dict[str, Any]) -> str:
     rho, tau = stats.get("spearman_rho"), stats.get("kendall_tau")
     parts = [label]
@@ -84,6 +70,8 @@ def draw(result: dict[str, Any], out: Path) -> list[Path]:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    from analysis.plots import save_figure  # the same bytes for the same figure, every format
 
     out.mkdir(parents=True, exist_ok=True)
     a, b = result["benchmarks"]
@@ -109,7 +97,7 @@ def draw(result: dict[str, Any], out: Path) -> list[Path]:
     axes[0].set_ylabel("rank (1 = best)")
     axes[0].invert_yaxis()
     fig.tight_layout()
-    written += _save(fig, out / "rank_bump")
+    written += save_figure(fig, out / "rank_bump")
     plt.close(fig)
 
     fig, axes = plt.subplots(1, 2, figsize=(8, 3.8), sharex=True, sharey=True)
@@ -123,7 +111,7 @@ def draw(result: dict[str, Any], out: Path) -> list[Path]:
         ax.set_title(_title(label, result.get(when, {})), fontsize=9)
     axes[0].set_ylabel(f"{b} (avg@k)")
     fig.tight_layout()
-    written += _save(fig, out / "rank_scatter")
+    written += save_figure(fig, out / "rank_scatter")
     plt.close(fig)
     return written
 

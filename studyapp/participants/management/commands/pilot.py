@@ -25,7 +25,7 @@ from django.db import connections
 from tqdm import tqdm
 
 from studyapp.db import TRANSIENT
-from studyapp.participants import outcomes, pilots, steps
+from studyapp.participants import outcomes, pilots, questionnaire, steps
 from studyapp.participants.models import Participant, Study
 from studyapp.participants.pilot_bot import BotResult, run_bots
 from studyapp.retry import retry
@@ -98,9 +98,7 @@ class Command(BaseCommand):
 def attention_checks(study: Study) -> dict[str, Any]:
     """The questionnaire's attention checks as the bots see them: field name -> expected."""
     return {
-        f"q_{item['id']}": item["expected"]
-        for item in study.questionnaire or []
-        if "expected" in item
+        f"q_{item['id']}": item["expected"] for item in questionnaire.checks(study.questionnaire)
     }
 
 
