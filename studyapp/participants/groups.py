@@ -57,7 +57,7 @@ def form(table_id: int) -> str:
             return "not a lobby"
         # The study row first, as joiners take it (study_tables._join_lobby): nobody can take a
         # place while the group forms, and two groups never get the same number.
-        study = Study.objects.select_for_update().get(slug=lobby.options.get("study"))
+        study = Study.objects.select_for_update().get(slug=lobby.opts.study)
         lobby = Table.objects.select_for_update().get(pk=table_id)
         if lobby.status != Table.Status.LOBBY:
             return "not a lobby"

@@ -46,14 +46,14 @@ class ParticipantsHooks(TablesHooks):
         from studyapp.participants import identity
         from studyapp.participants.models import Study
 
-        slug = table.options.get("study")
+        slug = table.opts.study
         study = Study.objects.filter(slug=slug).first() if slug else None
         if study is None:
             return {}
         context = {
             "study": study,
             "participant": identity.session_participant(request.session, study),
-            "round": table.options.get("round"),
+            "round": table.opts.round,
         }
         bar = render_to_string("participants/_study_bar.html", context)
         return {"title": study.title, "bar": bar}
@@ -62,7 +62,7 @@ class ParticipantsHooks(TablesHooks):
         """The running total of the study participant at the seat, for the study bar, pushed with
         the board once the game is over (its round is booked when the game ends); nothing when no
         participant plays the seat."""
-        if not table.options.get("study"):
+        if not table.opts.study:
             return ""
         from studyapp.participants.models import Round
 

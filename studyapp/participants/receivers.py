@@ -27,7 +27,7 @@ def forget_lobby_round(sender: Any, table_id: int, seat: int, **_: Any) -> None:
 def book_table(sender: Any, table: Any, **_: Any) -> None:
     """A study table's game ended, or its lobby released its people: their rounds are booked
     now (a released person leaves with the lobby-timeout code, paid for the rounds played)."""
-    if table.options.get("study"):
+    if table.opts.study:
         from studyapp.participants import rounds
 
         rounds.book_table(table.pk)

@@ -64,16 +64,6 @@ def arrange(study: Study, design: dict[str, Any]) -> tuple[dict[str, Any], dict[
     return {**design, "seats": [design["seats"][slot] for slot in slots]}, recorded
 
 
-def seat_slots(options: dict[str, Any] | None, seats: int) -> list[int]:
-    """The design slot of each seat of a study table (``options["seat_slots"]``, the seat order
-    drawn for it; a study table made before seats were drawn sat its design in order); empty for
-    a table outside any study."""
-    options = options or {}
-    if "seat_slots" in options:
-        return [int(slot) for slot in options["seat_slots"]]
-    return list(range(seats)) if options.get("study") else []
-
-
 def table_options(
     participant: Participant, number: int, design: dict[str, Any], *, group_lobby: bool = False
 ) -> dict:

@@ -10,7 +10,6 @@ from typing import Any
 
 from games.twenty_questions.engine import question_text
 from studyapp.participants.models import Participant, Round
-from studyapp.participants.study_tables import seat_slots
 from studyapp.tables.models import PERSON_ACTOR, SKIP_SPEC, TABLE_EVENTS, Seat, Turn
 
 
@@ -113,7 +112,7 @@ def transcript(participant: Participant) -> list[GameTranscript]:
     for round_ in rounds:
         table = round_.table
         table_seats = seats.get(table.pk, [])
-        slots = seat_slots(table.options, len(table_seats))
+        slots = table.opts.slots(len(table_seats))
         labels = {s.index: seat_label(s, participant, round_, slots) for s in table_seats}
         game = GameTranscript(
             round=round_,

@@ -63,7 +63,7 @@ def prepare_agent_turn(table_id: int, seq: int) -> AgentTurn | None:
             role=snap.engine.seats(snap.table.config)[index],
             seed=agent_seed(snap.table.seed, index, seq),
             live=snap.has_humans(),
-            language=(snap.table.options or {}).get("language", "en"),
+            language=snap.table.language,
         )
     except Exception as err:  # a bad spec, a missing extra, a folder with no model
         log.exception("table %s: cannot build the agent of seat %s", table_id, index)
@@ -131,7 +131,7 @@ async def kept_in_form(snap: TableState, index: int, failed: Move) -> Move:
         role="player",
         seed=agent_seed(snap.table.seed, index, snap.next_seq),
         sentences=True,
-        language=(snap.table.options or {}).get("language", "en"),
+        language=snap.table.language,
     )
     move = await choose(snap.engine, snap.state, index, stand_in)
     if move.error or move.event.get("text") is None:
@@ -152,7 +152,7 @@ def finish_agent_turn(snap: TableState, move: Move, usage: dict[str, Any]) -> st
     on the live monitor and resume it (:func:`studyapp.tables.driver.resume`)."""
     event = move.event
     new_state = move.state if move.state is not None else snap.engine.apply(snap.state, event)
-    limit = int(snap.table.option("max_oracle_failures"))
+    limit = int(snap.table.opts.max_oracle_failures)
     pause = (
         event["type"] == "void" and snap.engine.failures_in_a_row([*snap.events, event]) >= limit
     )

@@ -23,9 +23,10 @@ from django.db.models import Count, Max
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from studyapp.tables import hooks, outages, reasons, signals
+from studyapp.tables import hooks, outages, reasons, signals, timing
 from studyapp.tables.broadcast import broadcast
 from studyapp.tables.models import SKIP_SPEC, Seat, Table, new_exit_code
+from studyapp.tables.options import TableOptions
 from studyapp.tables.scheduling import advance, schedule
 from studyapp.tables.services import record, start
 from studyapp.tables.store import TableState, caught_up, table_state
@@ -55,8 +56,8 @@ def resume(table_id: int) -> bool:
 
 def replacement_spec(snap: TableState, index: int) -> str:
     """The agent that takes over a seat: the table's choice, else the site default that fits."""
-    if snap.table.options.get("replacement_spec"):
-        return snap.table.options["replacement_spec"]
+    if snap.table.opts.stored("replacement_spec"):
+        return snap.table.opts.replacement_spec
     role = snap.engine.seats(snap.table.config)[index]
     spec = settings.DEFAULT_AGENT_SPEC
     if spec.startswith("offline:"):
@@ -78,7 +79,7 @@ def check_deadline(table_id: int, seq: int) -> str:
     now = timezone.now()
     # the site's own outages in the meantime do not count against the person (outages.py)
     paused = outages.paused_seconds(snap.last_at, now)
-    due = snap.last_at + timedelta(seconds=deadline + paused) if snap.last_at else now
+    due = timing.turn_due(snap.last_at, deadline, paused) if snap.last_at else now
     if timezone.now() < due:
         delay = (due - timezone.now()).total_seconds()
         schedule("check_deadline", (table_id, seq), delay, table=snap.table, again=True)
@@ -91,7 +92,7 @@ def apply_dropout(snap: TableState, index: int, *, dropped: bool = False) -> str
     the study): ``end`` aborts the table, ``replace`` hands the seat to the replacement agent,
     ``skip`` plays the seat's do-nothing move for this turn, and for a person who left, for every
     turn of theirs from now on (the seat passes to :data:`SKIP_SPEC`)."""
-    policy = snap.table.option("dropout")
+    policy = snap.table.opts.dropout
     try:
         if policy == "end":
             why = reasons.PLAYER_LEFT if dropped else reasons.MISSED_DEADLINE
@@ -142,8 +143,8 @@ def check_lobby(table_id: int) -> str:
     if table.status != Table.Status.LOBBY:
         return "not a lobby"
     now = timezone.now()
-    due = table.created_at + timedelta(seconds=float(table.option("wait_seconds")))
-    hold = table.start_hold()
+    due = timing.lobby_deadline(table)
+    hold = timing.start_hold(table)
     if hold is not None and hold <= now and not any(s.is_vacant for s in table.seats.all()):
         start(table)  # a blinded lobby, full, whose hold has ended
         return "started"
@@ -151,14 +152,14 @@ def check_lobby(table_id: int) -> str:
         soon = hold if hold is not None and now < hold < due else due
         schedule("check_lobby", (table_id,), (soon - now).total_seconds(), table=table, again=True)
         return "early"
-    if table.options.get("group_lobby"):  # a study's group forms with whoever came
+    if table.opts.group_lobby:  # a study's group forms with whoever came
         from studyapp.tables.lobby import form_group
 
         return f"group {form_group(table_id)}"
     vacant = [seat for seat in table.seats.all() if seat.is_vacant]
     seated = len(vacant) < table.seats.count()
-    if seated and table.option("lobby_timeout") == "fill":
-        spec = table.option("replacement_spec")  # Undercover seats are all "player"
+    if seated and table.opts.lobby_timeout == "fill":
+        spec = table.opts.replacement_spec  # Undercover seats are all "player"
         Seat.objects.filter(pk__in=[seat.pk for seat in vacant]).update(
             kind=Seat.Kind.AGENT, agent_spec=spec
         )
@@ -166,7 +167,7 @@ def check_lobby(table_id: int) -> str:
         return "filled"
     updated = Table.objects.filter(pk=table_id, status=Table.Status.LOBBY).update(
         status=Table.Status.ABORTED,
-        exit_code=table.options.get("exit_code") or new_exit_code(),  # a study's fixed code
+        exit_code=table.opts.exit_code or new_exit_code(),  # a study's fixed code
         finished_at=timezone.now(),
     )
     if updated:
@@ -186,10 +187,7 @@ def tick(table_id: int) -> TableState | None:
     again."""
     table = Table.objects.get(pk=table_id)
     if table.status == Table.Status.LOBBY:
-        due = table.created_at + timedelta(seconds=float(table.option("wait_seconds")))
-        hold = table.start_hold()
-        if hold is not None and hold < due:
-            due = hold  # a held lobby is checked when its hold ends (check_lobby judges it)
+        due = timing.lobby_check_due(table)  # a held lobby's when its hold ends (check_lobby)
         if due <= timezone.now():
             check_lobby(table_id)
         else:
@@ -214,16 +212,6 @@ def resume_unfinished() -> list[int]:
     return resumed
 
 
-def idle_limit(table: Table) -> float | None:
-    """A study's limit on how long a person may leave their table waiting before they count as
-    having left the study (``idle_limit_seconds``); None: no limit."""
-    try:
-        seconds = float(table.options.get("idle_limit_seconds") or 0)
-    except (TypeError, ValueError):
-        return None
-    return seconds if seconds > 0 else None
-
-
 def sweep() -> dict[str, int]:
     """The periodic catch-up (Celery beat, or a timer on the embedded server's loop): lobbies
     past their wait limit, and every table that has been quiet for a while has its next step
@@ -233,8 +221,8 @@ def sweep() -> dict[str, int]:
     outages.note_sweep(now.timestamp())
     done: Counter[str] = Counter()
     for table in Table.objects.filter(status=Table.Status.LOBBY):
-        due = table.created_at + timedelta(seconds=float(table.option("wait_seconds")))
-        hold = table.start_hold()  # a blinded lobby may start, full, when its hold ends
+        due = timing.lobby_deadline(table)
+        hold = timing.start_hold(table)  # a blinded lobby may start, full, when its hold ends
         if due <= now or (hold is not None and hold <= now):
             done[f"lobby {check_lobby(table.pk)}"] += 1
     quiet_since = now - timedelta(seconds=settings.TABLE_SWEEP_SECONDS)
@@ -273,7 +261,7 @@ def paused_too_long(now: Any) -> list[int]:
     )
     due = []
     for table_id, options, paused_at in rows:
-        limit = Table(options=options or {}).paused_limit()
+        limit = timing.paused_limit(TableOptions.from_json(options))
         if limit is not None and (now - paused_at).total_seconds() >= limit:
             due.append(table_id)
     return due
@@ -317,7 +305,7 @@ def settle(snap: TableState, now: Any) -> None:
         return
     since = snap.last_at or now
     due = []
-    if (limit := idle_limit(snap.table)) is not None:
+    if (limit := timing.idle_limit(snap.table.opts)) is not None:
         due.append(since + timedelta(seconds=limit))
     if (deadline := snap.turn_deadline()) is not None:
         horizon = settings.TABLE_SCHEDULE_HORIZON_SECONDS
@@ -336,7 +324,7 @@ def drop_idle(snap: TableState, now: Any) -> list[str]:
     """Drop the people this table has waited on longer than its idle limit: the hooks are asked
     (``seat_idle``), so a study marks its participant dropped (which applies the table's dropout
     policy to the seat); a table with no study behind it applies the policy alone."""
-    limit = idle_limit(snap.table)
+    limit = timing.idle_limit(snap.table.opts)
     waited = (now - (snap.last_at or now)).total_seconds()
     if limit is None or waited < limit:
         return []

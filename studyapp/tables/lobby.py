@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from studyapp.tables import services, signals
+from studyapp.tables import services, signals, timing
 from studyapp.tables.hooks import hooks
 from studyapp.tables.models import Seat, Table
 
@@ -95,8 +95,8 @@ def start_if_full(table_id: int, full: bool) -> None:
     """A full lobby starts (a study's group lobby forms its group instead, see
     :func:`form_group`); otherwise everyone waiting sees one more person arrived."""
     table = Table.objects.get(pk=table_id)
-    hold = table.start_hold()
-    if full and table.options.get("group_lobby"):
+    hold = timing.start_hold(table)
+    if full and table.opts.group_lobby:
         form_group(table_id)
     elif full and (hold is None or hold <= timezone.now()):
         services.start(table)

@@ -8,12 +8,14 @@ processes that try to commit the same move number cannot both succeed.
 from __future__ import annotations
 
 import secrets
-from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import models, transaction
 from django.utils import timezone
+
+from studyapp.tables import timing
+from studyapp.tables.options import TableOptions
 
 
 def default_options() -> dict[str, Any]:
@@ -32,6 +34,7 @@ class Table(models.Model):
     config = models.JSONField()
     seed = models.BigIntegerField(default=0)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PLAYING)
+    # Read through ``opts`` (every key, typed: studyapp.tables.options.TableOptions).
     options = models.JSONField(
         default=default_options,
         blank=True,
@@ -57,48 +60,28 @@ class Table(models.Model):
     def is_open(self) -> bool:
         return self.status in (self.Status.LOBBY, self.Status.PLAYING)
 
+    @property
+    def opts(self) -> TableOptions:
+        """The options, typed (:class:`studyapp.tables.options.TableOptions`), read once per
+        ``options`` object: assign a new dict to change them (as every writer does)."""
+        cached = self.__dict__.get("_opts")
+        if cached is None or cached[0] is not self.options:
+            cached = (self.options, TableOptions.from_json(self.options))
+            self.__dict__["_opts"] = cached
+        return cached[1]
+
+    @property
+    def language(self) -> str:
+        """The language the table is played and shown in: its study's, else English."""
+        return self.opts.language or "en"
+
     def option(self, name: str) -> Any:
         """A per-table option, falling back to the site-wide default from settings."""
-        defaults = {
-            "wait_seconds": settings.LOBBY_WAIT_SECONDS,
-            "lobby_timeout": "fill",
-            "turn_deadline_seconds": settings.TURN_DEADLINE_SECONDS,
-            "dropout": "replace",
-            "agent_delay_seconds": settings.AGENT_DELAY_SECONDS,
-            "max_oracle_failures": settings.MAX_ORACLE_FAILURES,
-            "paused_limit_seconds": settings.PAUSED_TABLE_LIMIT_SECONDS,
-        }
-        if name == "replacement_spec":
-            return self.options.get(name) or settings.DEFAULT_AGENT_SPEC
-        return self.options.get(name, defaults[name])
+        return getattr(self.opts, name)
 
     def turn_deadline(self) -> float | None:
-        """The turn deadline in seconds, or None when there is none: 0, empty or a negative
-        number all mean "no deadline" (a study that lets people leave and come back)."""
-        try:
-            seconds = float(self.option("turn_deadline_seconds") or 0)
-        except (TypeError, ValueError):
-            return None
-        return seconds if seconds > 0 else None
-
-    def paused_limit(self) -> float | None:
-        """How long a paused table waits for staff to resume it before the sweep ends it
-        (``paused_limit_seconds``); None (0, empty, negative): it waits for staff."""
-        try:
-            seconds = float(self.option("paused_limit_seconds") or 0)
-        except (TypeError, ValueError):
-            return None
-        return seconds if seconds > 0 else None
-
-    def start_hold(self) -> Any:
-        """When a full lobby may start at the earliest (``start_after_seconds`` after it opened),
-        or None when it may start as soon as it is full. A blinded study's lobbies hold a drawn
-        while, so that a table whose other seats are agents does not start at once where one
-        waiting for people would not (studyapp.participants.study_tables)."""
-        hold = self.options.get("start_after_seconds")
-        if not hold or self.options.get("group_lobby"):
-            return None
-        return self.created_at + timedelta(seconds=float(hold))
+        """The turn deadline in seconds, or None (:func:`studyapp.tables.timing.table_turn_deadline`)."""
+        return timing.table_turn_deadline(self.opts)
 
 
 def new_exit_code() -> str:

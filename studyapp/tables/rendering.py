@@ -10,7 +10,6 @@ words and roles during play: those facts are put into a context only when ``seat
 
 from __future__ import annotations
 
-from datetime import timedelta
 from functools import cache
 from typing import Any
 
@@ -22,6 +21,7 @@ from django.utils.safestring import SafeString
 from django.utils.translation import gettext_noop
 
 from games.twenty_questions.engine import NO_QUESTION
+from studyapp.tables import timing
 from studyapp.tables.hooks import hooks
 from studyapp.tables.models import SKIP_SPEC, Seat, Table
 from studyapp.tables.store import TableState
@@ -52,7 +52,7 @@ def board_context(snap: TableState, seat: int | None, error: str | None = None) 
     viewer = None if seat is None else snap.seat(seat)
     # A study that does not disclose its agents: a player's view names no seat's kind (staff,
     # as spectators, still see everything).
-    blinded = seat is not None and table.options.get("agents_disclosed") is False
+    blinded = seat is not None and table.opts.blinded
     context: dict[str, Any] = {
         "table": table,
         "status": table.status,
@@ -81,7 +81,7 @@ def board_context(snap: TableState, seat: int | None, error: str | None = None) 
         "no_question": NO_QUESTION,
         # A study that discloses its agents marks them on every board during play, and says on
         # the board when a seat changed hands (a takeover); a blinded one says neither.
-        "disclosed": seat is not None and table.options.get("agents_disclosed") is True,
+        "disclosed": seat is not None and table.opts.disclosed,
         "takeovers": [] if blinded else takeovers(snap),
     }
     if context["lobby"]:
@@ -108,9 +108,9 @@ def board_context(snap: TableState, seat: int | None, error: str | None = None) 
         deadline = snap.turn_deadline()
         if context["your_turn"] and deadline and snap.last_at is not None:
             # The person sees the deadline that the driver applies, ticking down on the page.
-            due = snap.last_at + timedelta(seconds=deadline)
+            due = timing.turn_due(snap.last_at, deadline)
             context["turn_seconds_left"] = max(0, round((due - timezone.now()).total_seconds()))
-            context["dropout"] = table.option("dropout")
+            context["dropout"] = table.opts.dropout
         context["actions"] = {
             shape["type"]: shape for shape in snap.engine.legal_actions(snap.state, seat)
         }
@@ -123,7 +123,11 @@ def board_context(snap: TableState, seat: int | None, error: str | None = None) 
         # thinks would: there the agents' pace is a person's anyway (agent_think_seconds).
         if context["playing"] and not (context["replaced"] or context["your_turn"] or blinded):
             context["agent_wait"] = agent_wait(snap)
-    if context["paused"] and (limit := table.paused_limit()) is not None and snap.last_at:
+    if (
+        context["paused"]
+        and (limit := timing.paused_limit(table.opts)) is not None
+        and snap.last_at
+    ):
         waited = (timezone.now() - snap.last_at).total_seconds()
         context["paused_seconds_left"] = max(0, round(limit - waited))
     if table.status == Table.Status.ABORTED and snap.events:
@@ -156,7 +160,7 @@ def takeovers(snap: TableState) -> list[dict[str, Any]]:
     taken = {change["seat"] for change in changed}
     filled = [
         {"seat": index, "skip": False, "filled": True}
-        for index in snap.table.options.get("person_seats") or []
+        for index in snap.table.opts.person_seats
         if index not in taken
         and 0 <= index < len(snap.seats)
         and snap.seats[index].kind == Seat.Kind.AGENT
@@ -190,14 +194,14 @@ def lobby_facts(table: Table, seats: list[Seat]) -> dict[str, Any]:
     """What someone waiting in a lobby needs to decide whether to stay: how many places are
     taken, when the wait ends (the same limit :func:`driver.check_lobby` applies) and what
     happens then."""
-    deadline = table.created_at + timedelta(seconds=float(table.option("wait_seconds")))
+    deadline = timing.lobby_deadline(table)
     return {
         "arrived": sum(seat.kind == Seat.Kind.HUMAN and not seat.is_vacant for seat in seats),
         "places": sum(seat.kind == Seat.Kind.HUMAN for seat in seats),
         "agent_places": sum(seat.kind == Seat.Kind.AGENT for seat in seats),
         "deadline": deadline,
         "seconds_left": max(0, round((deadline - timezone.now()).total_seconds())),
-        "on_timeout": table.option("lobby_timeout"),
+        "on_timeout": table.opts.lobby_timeout,
     }
 
 
@@ -223,17 +227,12 @@ def render_board(snap: TableState, seat: int | None, error: str | None = None) -
     adds for the seat too (its bar's running total, swapped into the page by id like the board):
     the tables ask the hooks (``final_board``) and the study answers."""
     table = snap.table
-    with translation.override(table_language(table)):
+    with translation.override(table.language):
         html = render_to_string("tables/_board.html", board_context(snap, seat, error))
         over = snap.is_over and table.status != Table.Status.LOBBY  # the board shows the outcome
-        if seat is not None and over and table.options.get("study"):
+        if seat is not None and over and table.opts.study:
             html += hooks().final_board(table, seat) or ""
     return html
-
-
-def table_language(table: Any) -> str:
-    """The language a table is shown in: its study's (``options["language"]``), else English."""
-    return str((table.options or {}).get("language") or "en")
 
 
 # The oracle's answers and a clue's "passed" are shown through {% translate %} with a variable;

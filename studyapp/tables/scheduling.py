@@ -21,7 +21,6 @@ import random
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
@@ -30,6 +29,7 @@ from django.utils import timezone
 
 from studyapp import dispatch
 from studyapp.cache import UNREACHABLE, claim, delete_if
+from studyapp.tables import timing
 from studyapp.tables.models import Seat, Table, Turn
 from studyapp.tables.store import TableState
 from studyapp.tables.think import bounds_for
@@ -50,16 +50,12 @@ def agent_delay(snap: TableState) -> float:
     think = blinded_think(snap)
     if think:
         return blinded_delay(snap, think)
-    return float(snap.table.option("agent_delay_seconds"))
+    return timing.agent_pause(snap.table.opts)
 
 
 def blinded_think(snap: TableState) -> Any:
-    """The think-time bounds of a blinded table with people (a pair, or pairs by kind of move),
-    or None where agents keep the site's short pause."""
-    think = snap.table.options.get("agent_think_seconds")
-    if snap.has_humans() and snap.table.options.get("agents_disclosed") is False and think:
-        return think
-    return None
+    """The think-time bounds of a blinded table with people (:func:`timing.blinded_think`)."""
+    return timing.blinded_think(snap.table.opts, snap.has_humans())
 
 
 def move_kind(snap: TableState, seat: int) -> str:
@@ -140,7 +136,7 @@ def think_seconds(table: Table, seq: int | str, bounds: list[float]) -> float:
     if high <= 0 or high == low:
         return max(high, 0.0)
     low = max(low, min(0.5, high / 10))  # a log-normal needs a floor above 0
-    seed = table.options.get("think_seed")
+    seed = table.opts.think_seed
     if seed is None:
         seed = f"{table.pk}:{int(table.created_at.timestamp() * 1_000_000)}"
     rng = random.Random(f"{seed}:think:{seq}")
@@ -163,7 +159,7 @@ def advance(snap: TableState) -> list[str]:
         scheduled.append("agent turn scheduled")
     deadline = snap.turn_deadline()
     if deadline is not None and any(snap.seat(i).kind == Seat.Kind.HUMAN for i in movers):
-        due = (snap.last_at or timezone.now()) + timedelta(seconds=deadline)
+        due = timing.turn_due(snap.last_at or timezone.now(), deadline)
         delay = (due - timezone.now()).total_seconds()
         if schedule("check_deadline", (table.pk, seq), delay, table=table):
             scheduled.append("deadline check scheduled")

@@ -14,17 +14,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Count
 from django.utils import timezone
 
 from games import get_engine, languages
 from games.base import Config, Event, IllegalMove
-from studyapp.tables import scheduling, signals
+from studyapp.tables import scheduling, signals, timing
 from studyapp.tables.broadcast import broadcast
 from studyapp.tables.models import Seat, Table, Turn
 from studyapp.tables.moves import clean_action
+from studyapp.tables.options import TableOptions
 from studyapp.tables.store import (
     DRIVER_EVENTS,
     TableState,
@@ -58,7 +58,8 @@ def create_table(
     ``{"kind": "human", "session_key": ..., "user": ...}`` (no holder = a lobby place). An agent
     seat may add ``"policy": PolicyRecord`` (its text is shown to the model; see studyapp.agents).
     ``options``: wait_seconds, lobby_timeout, turn_deadline_seconds, dropout, agent_delay_seconds,
-    replacement_spec (see :meth:`Table.option`).
+    replacement_spec, ... (every key: :class:`studyapp.tables.options.TableOptions`, which
+    refuses a value that would not work with ValueError).
     """
     engine = get_engine(game)
     if config is None:
@@ -66,20 +67,15 @@ def create_table(
     roles = engine.seats(config)
     if len(seats) != len(roles):
         raise ValueError(f"{game} with this config has {len(roles)} seats, got {len(seats)}")
-    if options.get("dropout", "replace") not in ("replace", "skip", "end"):
-        raise ValueError("dropout must be replace, skip or end")
-    language = options.get("language", "en")
+    opts = TableOptions.checked(options)  # ValueError: a bad dropout policy, a bad value
     specs = [s.get("agent_spec", "") for s in seats if s.get("kind", "agent") == "agent"]
     # The agent that would take a person's seat (a dropout replaced, a lobby place filled): the
-    # table's replacement_spec, else the site's default (Table.option, driver.replacement_spec).
+    # table's replacement_spec, else the site's default (TableOptions, driver.replacement_spec).
     people = any(s.get("kind", "agent") == "human" for s in seats)
-    hands_over = options.get("dropout", "replace") == "replace" or (
-        lobby and options.get("lobby_timeout", "fill") == "fill"
-    )
-    if people and hands_over:
-        specs.append(options.get("replacement_spec") or settings.DEFAULT_AGENT_SPEC)
+    if people and opts.hands_over(lobby):
+        specs.append(opts.replacement_spec)
     for spec in specs:
-        problem = languages.offline_problem(spec, language)
+        problem = languages.offline_problem(spec, opts.language)
         if problem:  # an English-only agent at a table in another language would tell
             raise ValueError(problem)
     with transaction.atomic():
@@ -87,7 +83,7 @@ def create_table(
             game=game,
             config=config,
             seed=seed,
-            options=options,
+            options=opts.to_json(),
             status=Table.Status.LOBBY if lobby else Table.Status.PLAYING,
             started_at=None if lobby else timezone.now(),
         )
@@ -113,10 +109,8 @@ def kick_off(table_id: int) -> None:
     """Schedule a new table's first step once it is committed (a task must find it)."""
     table = Table.objects.get(pk=table_id)
     if table.status == Table.Status.LOBBY:
-        wait = float(table.option("wait_seconds"))
-        hold = table.options.get("start_after_seconds")
-        if hold and not table.options.get("group_lobby"):
-            wait = min(wait, float(hold))  # a held lobby is checked first when its hold ends
+        # at its wait limit, or first when its hold ends (a blinded lobby's)
+        wait = timing.lobby_check_seconds(table.opts)
         scheduling.schedule("check_lobby", (table_id,), wait, table=table)
     else:
         scheduling.advance(table_state(table))

@@ -32,6 +32,7 @@ from django.utils import timezone
 
 from games import get_engine
 from games.base import Engine, Event, IllegalMove
+from studyapp.tables import timing
 from studyapp.tables.models import PERSON_ACTOR, TABLE_EVENTS, Seat, Table, Turn
 from studyapp.tables.moves import storable
 
@@ -72,11 +73,7 @@ class TableState:
         it for people who wait on each other (option ``deadline_between_people``) where at most
         one seat is a person's: alone with agents (a lobby filled by agents), a person takes the
         time they need. None: no deadline."""
-        deadline = self.table.turn_deadline()
-        if deadline is None or not self.table.options.get("deadline_between_people"):
-            return deadline
-        people = sum(seat.kind == Seat.Kind.HUMAN for seat in self.seats)
-        return deadline if people > 1 else None
+        return timing.turn_deadline(self.table.opts, (seat.kind for seat in self.seats))
 
     def waiting_for(self) -> list[int]:
         """Seats the table waits for now (none unless it is being played)."""

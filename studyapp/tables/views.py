@@ -17,7 +17,7 @@ from studyapp.tables import lobby, services
 from studyapp.tables.consumers import TOO_FAST
 from studyapp.tables.hooks import hooks
 from studyapp.tables.models import Seat, Table
-from studyapp.tables.rendering import board_context, table_language
+from studyapp.tables.rendering import board_context
 
 
 def session_key(request: HttpRequest) -> str:
@@ -74,7 +74,7 @@ def table_page(request: HttpRequest, table_id: int) -> HttpResponse:
     seat = seat_of(request, table)
     if seat is None and not request.user.is_staff:
         raise Http404("You have no seat at this table.")
-    with translation.override(table_language(table)):
+    with translation.override(table.language):
         context = board_context(services.table_state(table), seat.index if seat else None)
         context["heartbeat_seconds"] = settings.HEARTBEAT_SECONDS
         if request.htmx:
@@ -92,7 +92,7 @@ def leave(request: HttpRequest, table_id: int) -> HttpResponse:
     seat = seat_of(request, table)
     if seat is not None and not lobby.leave(seat):
         return redirect("tables:table", table.pk)  # the game has started meanwhile
-    return redirect(table.options.get("return_url") or "tables:home")
+    return redirect(table.opts.return_url or "tables:home")
 
 
 @require_POST
@@ -106,7 +106,7 @@ def move(request: HttpRequest, table_id: int) -> HttpResponse:
     # ten seconds: a flood of POSTs is refused before any game work.
     allowance = settings.SOCKET_MOVE_BURST + int(10 * settings.SOCKET_MOVES_PER_SECOND)
     if ratelimit.over_rate(f"moves:{seat.pk}", 10, allowance):
-        with translation.override(table_language(table)):
+        with translation.override(table.language):
             back = reverse("tables:table", args=[table.pk])
             page = (
                 f'<!doctype html><p role="alert">{escape(str(TOO_FAST))}</p><a href="{back}">⟵</a>'
@@ -115,7 +115,7 @@ def move(request: HttpRequest, table_id: int) -> HttpResponse:
     try:
         services.submit(table.pk, seat.index, request.POST.dict())
     except IllegalMove as err:
-        with translation.override(table_language(table)):
+        with translation.override(table.language):
             context = board_context(services.table_state(table), seat.index, err.reason)
             return render(request, "tables/table.html", context, status=400)
     return redirect("tables:table", table.pk)

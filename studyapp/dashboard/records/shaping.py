@@ -50,9 +50,9 @@ from studyapp.dashboard.records.queries import (
     turn_usages,
 )
 from studyapp.participants.models import Round, Study
-from studyapp.participants.study_tables import seat_slots
 from studyapp.pipelines.record_keys import key_position
 from studyapp.tables.models import PERSON_ACTOR, SKIP_SPEC, TABLE_EVENTS, Seat, Table
+from studyapp.tables.options import TableOptions
 
 AGENT_TABLES = "tables"  # the experiment name of tables played outside any study
 VISITORS = "visitors"  # the one player name of every human seat outside a study
@@ -172,7 +172,7 @@ def _records(
             record["oracle"] = oracle if table.game == "twenty-questions" else None
             record["taken_over"] = round_ is not None and seat.kind != Seat.Kind.HUMAN
             record["taken_over_by"] = seat.agent_spec if record["taken_over"] else None
-            record["seat_slots"] = seat_slots(table.options, len(table_seats))
+            record["seat_slots"] = _opts(table).slots(len(table_seats))
             people = {i: r.participant.public_id for i, r in rounds[pk].items()}
             record["turn_actors"] = [
                 actor_label(actor, event.get("seat"), people)
@@ -185,7 +185,7 @@ def _records(
             record["turn_times"] = times
             record["turn_usage"] = usages
             usage = spent[pk] if pk in spent else _game_usage(usages)
-            record["usage"] = usage or table.options.get("usage")
+            record["usage"] = usage or _opts(table).usage
             record["policy"] = seat.policy.text if seat.policy_id is not None else None
             if turns is not None:
                 record["turn_count"] = turns
@@ -262,7 +262,7 @@ def turn_log(table_ids: list[int]) -> pd.DataFrame:
 
 def table_people(table_ids: list[int]) -> tuple[dict[int, dict[int, str]], dict[int, list[int]]]:
     """Per table of ``table_ids``: the pseudonym of the participant whose round sits at each
-    seat, and the design slot of each seat (:func:`seat_slots`)."""
+    seat, and the design slot of each seat (:meth:`TableOptions.slots`)."""
     people: dict[int, dict[int, str]] = defaultdict(dict)
     for table_id, seat, public_id in Round.objects.filter(table_id__in=table_ids).values_list(
         "table_id", "seat", "participant__public_id"
@@ -270,7 +270,8 @@ def table_people(table_ids: list[int]) -> tuple[dict[int, dict[int, str]], dict[
         people[table_id][seat] = public_id
     found = Table.objects.filter(pk__in=table_ids).annotate(n=Count("seats"))
     slots = {
-        pk: seat_slots(options, n) for pk, options, n in found.values_list("pk", "options", "n")
+        pk: TableOptions.from_json(options).slots(n)
+        for pk, options, n in found.values_list("pk", "options", "n")
     }
     return people, slots
 
@@ -304,18 +305,26 @@ def _game_usage(usages: list[dict | None]) -> dict[str, float] | None:
     return total
 
 
+def _opts(table: Any) -> TableOptions:
+    """A record row's table options, typed, read once per row."""
+    found = table.__dict__.get("opts")
+    if found is None:
+        found = table.__dict__["opts"] = TableOptions.from_json(table.options)
+    return found
+
+
 def _job_position(table: Row) -> tuple[str, int, int] | None:
     """(setting, sample, round) of a game an experiment job stored, from its record key
     (:mod:`studyapp.pipelines.record_keys`)."""
-    key = table.options.get("record")
-    if not key or table.options.get("job") is None:
+    key = _opts(table).record
+    if not key or _opts(table).job is None:
         return None
     return key_position(key)
 
 
 def _who(table: Row, seat: Row, round_: Row | None, visitors: dict) -> dict[str, Any]:
     """player, player_kind, setting, round, sample, condition and pilot flag of one seat."""
-    options = table.options or {}
+    opts = _opts(table)
     if seat.kind == Seat.Kind.HUMAN or round_ is not None:
         # A study round stays its participant's game even when an agent took the seat over
         # (the record is then flagged ``taken_over`` and left out of the people's scores).
@@ -326,10 +335,10 @@ def _who(table: Row, seat: Row, round_: Row | None, visitors: dict) -> dict[str,
                 "player_kind": "human",
                 # People play their games in a row, with no policy text from the system unless
                 # the study showed them one (never a model's "cumulative" setting).
-                "setting": "shown-policy" if options.get("shown_policy") else "none",
+                "setting": "shown-policy" if opts.shown_policy else "none",
                 "round": round_.number - 1,
                 "sample": 0,
-                "condition": participant.condition or options.get("condition"),
+                "condition": participant.condition or opts.condition,
                 "pilot": bool(participant.is_pilot),
             }
         key = (table.game, VISITORS)
@@ -351,12 +360,12 @@ def _who(table: Row, seat: Row, round_: Row | None, visitors: dict) -> dict[str,
     else:
         from studyapp.agents import seat_setting  # here: it loads the model SDKs
 
-        setting = options.get("setting") or seat_setting(seat)
-        if "round" in options and "study" in options:
+        setting = opts.setting or seat_setting(seat)
+        if opts.round is not None and "study" in opts.given:
             # A model seated in a study round plays that round, like the people.
-            number, sample = int(options["round"]) - 1, int(options.get("sample", 0))
+            number, sample = opts.round - 1, opts.sample or 0
         else:  # a game on its own: round 1 of its own sample
-            key = (table.game, options.get("experiment"), seat.agent_spec, setting)
+            key = (table.game, opts.experiment, seat.agent_spec, setting)
             number, sample = 0, visitors[key]
             visitors[key] += 1
     return {
@@ -365,7 +374,7 @@ def _who(table: Row, seat: Row, round_: Row | None, visitors: dict) -> dict[str,
         "setting": setting,
         "round": int(number),
         "sample": int(sample),
-        "condition": options.get("condition"),
+        "condition": opts.condition,
         "pilot": False,
     }
 
@@ -379,15 +388,15 @@ def _record(
     who: dict[str, Any],
 ) -> dict[str, Any]:
     mine = outcome[seat]
-    options = table.options or {}
-    job = options.get("job")
+    opts = _opts(table)
+    job = opts.job
     return {
-        "experiment": options.get("experiment") or (f"job-{job}" if job else experiment),
+        "experiment": opts.experiment or (f"job-{job}" if job else experiment),
         "game": table.game,
         "table": str(table.pk),
         **who,
         "model": who["player"] if who["player_kind"] != "human" else None,
-        "case": options.get("case"),
+        "case": opts.case,
         "seed": table.seed,
         "config": table.config,
         "events": events,
@@ -397,7 +406,7 @@ def _record(
         "reward": float(mine["reward"]),
         "win": mine.get("win"),
         "questions": mine.get("questions"),
-        "oracle_failed": bool(options.get("oracle_failed")),
+        "oracle_failed": bool(opts.oracle_failed),
         "started_at": table.started_at.isoformat() if table.started_at else None,
         "finished_at": table.finished_at.isoformat() if table.finished_at else None,
     }

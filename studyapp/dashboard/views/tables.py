@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.conf import settings
 from django.contrib.admin.views.decorators import staff_member_required
 from django.db.models import Count, Max, Q
 from django.http import HttpRequest, HttpResponse
@@ -18,8 +17,9 @@ from django.views.decorators.http import require_POST
 
 from games.twenty_questions.engine import NO_QUESTION
 from studyapp.participants.pseudonyms import public_ids_by_seat
-from studyapp.tables import driver
+from studyapp.tables import driver, scheduling, timing
 from studyapp.tables.models import Seat, Table
+from studyapp.tables.options import TableOptions
 from studyapp.tables.services import TableState, caught_up
 
 RECENT = 50
@@ -49,15 +49,16 @@ class Row:
 
     @property
     def study(self) -> str:
-        return str(self.table.options.get("study", ""))
+        return self.table.opts.study
 
     @property
     def condition(self) -> str:
-        return str(self.table.options.get("condition", ""))
+        return self.table.opts.condition or ""
 
     @property
     def round(self) -> Any:
-        return self.table.options.get("round", "")
+        number = self.table.opts.round
+        return "" if number is None else number
 
     @property
     def paused(self) -> bool:
@@ -65,13 +66,13 @@ class Row:
 
 
 def expected_turn_seconds(snap: TableState, kind: str) -> float | None:
-    """How long a turn may take before a table counts as stuck: an agent's pause plus the time a
-    model call may take, or a person's turn deadline (the one the driver applies) plus a grace;
-    None when a person has no deadline (they may think as long as they like)."""
-    if kind == Seat.Kind.AGENT:
-        return float(snap.table.option("agent_delay_seconds")) + settings.STUCK_AGENT_TURN_SECONDS
-    deadline = snap.turn_deadline()
-    return None if deadline is None else deadline + settings.STUCK_AGENT_TURN_SECONDS
+    """How long a turn of a seat of ``kind`` (agent, human) may take before the table counts as
+    stuck (:func:`studyapp.tables.timing.stuck_after`): at a blinded table an agent's is read
+    from the think time of the move it is asked for."""
+    movers = [i for i in snap.waiting_for() if snap.seat(i).kind == kind]
+    move = scheduling.move_kind(snap, movers[0]) if movers and kind == Seat.Kind.AGENT else ""
+    seat_kinds = [seat.kind for seat in snap.seats]
+    return timing.stuck_after(snap.table.opts, seat_kinds, kind, move)
 
 
 def build_rows(tables: list[Table], now: datetime) -> list[Row]:
@@ -148,7 +149,7 @@ def table_list(request: HttpRequest) -> HttpResponse:
     """Open tables (filtered by study and status) and the most recent closed ones."""
     studies = sorted(
         {
-            str(options["study"])
+            TableOptions.from_json(options).study
             for options in Table.objects.filter(options__has_key="study").values_list(
                 "options", flat=True
             )

@@ -176,8 +176,8 @@ def pilot_report(study: Study, results: list[BotResult], fail_attention: int = 0
         row = {
             "table": table.pk,
             "status": table.status,
-            "condition": table.options.get("condition", ""),
-            "round": table.options.get("round"),
+            "condition": table.opts.condition or "",
+            "round": table.opts.round,
             "seats": seats,
         }
         if table.status == Table.Status.FINISHED:
