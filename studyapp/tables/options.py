@@ -56,6 +56,8 @@ class SiteDefault:
         if obj is None:  # the dataclass asks for the field's default: not given
             return None
         value = obj.__dict__.get(self.name)
+        if value is None and self.name in LIMITS and self.name in obj.given:
+            return None  # a limit the table set to null: none (as 0 is)
         return getattr(settings, self.setting) if value in (None, "") else value
 
     def __set__(self, obj: Any, value: Any) -> None:
