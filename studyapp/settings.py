@@ -353,8 +353,9 @@ SLOW_AGENT_NOTICE_SECONDS = env_float("SLOW_AGENT_NOTICE_SECONDS", 5)
 # A paused table no one resumed within this many seconds of its pause is ended by the sweep (an
 # abort turn): a study books the round as ended and the person goes on (0: wait for staff).
 PAUSED_TABLE_LIMIT_SECONDS = env_float("PAUSED_TABLE_LIMIT_SECONDS", 300)
-# The live monitor marks a table stuck when an agent's turn (after its pause) or a person's turn
-# past their deadline has taken longer than this.
+# The live monitor marks a table stuck when an agent's turn (after its pause or blinded think
+# time: studyapp.tables.timing.stuck_after) or a person's turn past their deadline has taken
+# longer than this.
 STUCK_AGENT_TURN_SECONDS = env_float("STUCK_AGENT_TURN_SECONDS", 60)
 HEARTBEAT_SECONDS = env_int("HEARTBEAT_SECONDS", 15)
 

@@ -115,7 +115,7 @@ def table_options(
         if blinded and design["wait_seconds"] > 0 and not group_lobby:
             # A blinded lobby starts no sooner than a drawn while even when full, so a table whose
             # other places are agents' (full at once) does not start at once where one waiting
-            # for people would not: studyapp.tables.models.Table.start_hold.
+            # for people would not: studyapp.tables.timing.start_hold.
             high = min(float(design["wait_seconds"]), HOLD_SECONDS[1])
             low = min(HOLD_SECONDS[0], high)
             options["start_after_seconds"] = round(
