@@ -69,10 +69,8 @@ class TableState:
         return any(seat.kind == Seat.Kind.HUMAN for seat in self.seats)
 
     def turn_deadline(self) -> float | None:
-        """The table's turn deadline (:meth:`Table.turn_deadline`), except at a table that keeps
-        it for people who wait on each other (option ``deadline_between_people``) where at most
-        one seat is a person's: alone with agents (a lobby filled by agents), a person takes the
-        time they need. None: no deadline."""
+        """A person's turn deadline at this table as seated now, or None
+        (:func:`studyapp.tables.timing.turn_deadline`: ``deadline_between_people`` included)."""
         return timing.turn_deadline(self.table.opts, (seat.kind for seat in self.seats))
 
     def waiting_for(self) -> list[int]:
