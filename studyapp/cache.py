@@ -28,6 +28,7 @@ UNREACHABLE: tuple[type[Exception], ...] = (
     BrokerUnreachable,
 )
 
+
 def redis_resilience(*, asynchronous: bool) -> dict[str, Any]:
     """Connection options for redis-py pools (the channel layer's asyncio pools, this cache's
     sync pool): a command that meets a broken connection (a connection or timeout error) is sent
