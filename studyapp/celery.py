@@ -12,6 +12,8 @@ from celery.signals import (
     task_prerun,
     worker_init,
     worker_process_init,
+    worker_process_shutdown,
+    worker_shutdown,
 )
 
 from studyapp import db  # a forked pool process opens its own database connections
@@ -92,3 +94,15 @@ def site_log_format(logger: logging.Logger | None = None, **_: object) -> None:
 
     for handler in logger.handlers:
         handler.setFormatter(JSONFormatter())
+
+
+@worker_process_shutdown.connect
+@worker_shutdown.connect
+def close_model_clients(**_: object) -> None:
+    """A worker (and each process of its prefork pool, which leaves by ``os._exit`` and runs no
+    exit hooks) closes the model SDK clients its threads' loops opened while it can still log:
+    left to the garbage collector, each printed "Unclosed client session" at shutdown
+    (:func:`studyapp.background.close_kept_loops`, also run at exit)."""
+    from studyapp.background import close_kept_loops
+
+    close_kept_loops()

@@ -1,9 +1,9 @@
-"""The one dispatcher: run a Celery task, by its name, now or after a delay, wherever this site
-runs its background work. Every app sends its work through :func:`send` (the tables' agent turns,
-deadlines and lobby checks; pipeline jobs; the dashboard's analysis), and this module alone
-decides how it runs:
+"""The one dispatcher: run a Celery task (the task object itself), now or after a delay, wherever
+this site runs its background work. Every app sends its work through :func:`send` (the tables'
+agent turns, deadlines and lobby checks; pipeline jobs; the dashboard's analysis), and this module
+alone decides how it runs:
 
-- **Celery** (a broker is configured): the task is sent by name; a worker runs it.
+- **Celery** (a broker is configured): the task is sent to the broker; a worker runs it.
 - **Embedded, under a server** (``CELERY_TASK_ALWAYS_EAGER`` and a running daphne loop): after
   the delay (a timer on the server's loop), the same task runs in a thread of this process
   (:data:`EXECUTOR`, or a thread of its own for a long job), so a page or a socket never waits
@@ -16,7 +16,9 @@ decides how it runs:
   that sends another, an agent turn that schedules the next, queues it rather than nesting);
   other work (a deadline due later) is not run, and :func:`send` says so.
 
-A task is looked up in Celery's own registry by its name, so there is no second table of names.
+Callers pass the task object (a ``shared_task``), so a task that does not exist fails at import,
+not when it is due. Only the beat schedule names tasks by their names (Celery's own format): the
+embedded beat looks those up in Celery's registry (:func:`registered`).
 """
 
 from __future__ import annotations
@@ -26,10 +28,10 @@ import contextvars
 import functools
 import logging
 import threading
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from celery import Task
 from celery.loaders.base import autodiscover_tasks
 from django.apps import apps
 from django.conf import settings
@@ -55,7 +57,7 @@ def celery_mode() -> bool:
 
 
 def send(
-    name: str,
+    task: Task,
     args: tuple = (),
     kwargs: dict[str, Any] | None = None,
     *,
@@ -64,7 +66,7 @@ def send(
     after_commit: bool = False,
     own_thread: str | None = None,
 ) -> bool:
-    """Run the Celery task ``name`` with ``args`` and ``kwargs`` after ``delay`` seconds (see the
+    """Run the Celery task ``task`` with ``args`` and ``kwargs`` after ``delay`` seconds (see the
     module for where). ``may_run_now``: with no server and no broker, run it here at once rather
     than not at all. ``after_commit``: send it once the current transaction commits (the task
     reads a row this transaction writes). ``own_thread``: in the embedded mode, run it in a
@@ -73,10 +75,12 @@ def send(
     if after_commit:
         transaction.on_commit(
             lambda: send(
-                name, args, kwargs, delay=delay, may_run_now=may_run_now, own_thread=own_thread
+                task, args, kwargs, delay=delay, may_run_now=may_run_now, own_thread=own_thread
             )
         )
         return True
+    if not isinstance(task, Task):
+        raise TypeError(f"dispatch.send takes a Celery task object, not {task!r}")
     delay = max(delay, 0.0)
     kwargs = kwargs or {}
     if celery_mode():
@@ -84,7 +88,7 @@ def send(
 
         # argsrepr and kwargsrepr given: Celery would otherwise format them for its log on every send
         app.send_task(
-            name,
+            task.name,
             args,
             kwargs,
             countdown=delay or None,
@@ -96,9 +100,9 @@ def send(
     if loop is None:
         if not may_run_now:
             return False
-        run_inline(name, args, kwargs)
+        run_inline(task, args, kwargs)
         return True
-    job = (name, args, kwargs, own_thread)
+    job = (task, args, kwargs, own_thread)
     if delay <= 0:
         _start(loop, *job)
     else:
@@ -107,11 +111,12 @@ def send(
     return True
 
 
-def task(name: str) -> Callable[..., Any]:
-    """The Celery task registered under ``name``, from Celery's registry. A web process has not
-    loaded the apps' tasks modules (a worker does at its start): the first lookup imports each
-    installed app's ``tasks`` module, which registers its tasks (Celery's own autodiscovery,
-    without the system checks its loader's Django fixup runs then, seconds inside a request)."""
+def registered(name: str) -> Task:
+    """The Celery task registered under ``name`` (a beat entry's), from Celery's registry. A web
+    process has not loaded the apps' tasks modules (a worker does at its start): the first lookup
+    imports each installed app's ``tasks`` module, which registers its tasks (Celery's own
+    autodiscovery, without the system checks its loader's Django fixup runs then, seconds inside a
+    request)."""
     from studyapp.celery import app
 
     if name not in app.tasks:
@@ -119,17 +124,17 @@ def task(name: str) -> Callable[..., Any]:
     return app.tasks[name]
 
 
-def run_inline(name: str, args: tuple, kwargs: dict[str, Any]) -> None:
+def run_inline(task: Task, args: tuple, kwargs: dict[str, Any]) -> None:
     """Run tasks one after another in this thread instead of nesting them."""
     queue = getattr(_inline, "queue", None)
     if queue is not None:
-        queue.append((name, args, kwargs))
+        queue.append((task, args, kwargs))
         return
-    _inline.queue = [(name, args, kwargs)]
+    _inline.queue = [(task, args, kwargs)]
     try:
         while _inline.queue:
-            next_name, next_args, next_kwargs = _inline.queue.pop(0)
-            task(next_name)(*next_args, **next_kwargs)
+            next_task, next_args, next_kwargs = _inline.queue.pop(0)
+            next_task(*next_args, **next_kwargs)
     finally:
         _inline.queue = None
 
@@ -139,25 +144,25 @@ def _later(loop: asyncio.AbstractEventLoop, delay: float, *job: Any) -> None:
 
 
 def _start(
-    loop: asyncio.AbstractEventLoop, name: str, args: tuple, kwargs: dict, own_thread: str | None
+    loop: asyncio.AbstractEventLoop, task: Task, args: tuple, kwargs: dict, own_thread: str | None
 ) -> None:
     """Run the task in a thread: its own, named ``own_thread`` (a long job), or one of
     :data:`EXECUTOR`'s (whose event loops, and the model clients bound to them, are kept)."""
-    work = functools.partial(_run, loop, name, args, kwargs)
+    work = functools.partial(_run, loop, task, args, kwargs)
     if own_thread:
         start_thread(own_thread, work)
     else:
         EXECUTOR.submit(returning_connections(work))
 
 
-def _run(loop: asyncio.AbstractEventLoop, name: str, args: tuple, kwargs: dict) -> None:
+def _run(loop: asyncio.AbstractEventLoop, task: Task, args: tuple, kwargs: dict) -> None:
     """A task as the embedded server runs it, working for the server's loop (the in-memory
     channel layer is reached there)."""
     with serving(loop):
         try:
-            task(name)(*args, **kwargs)
+            task(*args, **kwargs)
         except Exception:
-            log.exception("background task %s%s failed", name, args)
+            log.exception("background task %s%s failed", task.name, args)
 
 
 def start_beat() -> None:
@@ -183,7 +188,8 @@ def _spawn_beat(loop: asyncio.AbstractEventLoop, name: str, every: float) -> Non
     async def beating() -> None:
         while True:
             await asyncio.sleep(every)
-            await loop.run_in_executor(EXECUTOR, returning_connections(_run), loop, name, (), {})
+            task = registered(name)
+            await loop.run_in_executor(EXECUTOR, returning_connections(_run), loop, task, (), {})
 
     future = loop.create_task(beating())
     _running.add(future)

@@ -29,14 +29,13 @@ from django.db.models import Count, Max, Q
 from analysis import metrics, report
 from analysis.plots import save_figure
 from analysis.summary import Summary, summarize
-from studyapp import dispatch
+from studyapp import claims, dispatch
 from studyapp.dashboard.models import AnalysisResult
 from studyapp.dashboard.records import agent_games, study_games
 from studyapp.participants.models import Participant, Study
 from studyapp.tables.models import Table, Turn
 
 TABLES = "tables"
-STALE_AFTER_S = 600  # a running computation silent for this long is started again
 
 
 def scope_of(slug: str | None) -> str:
@@ -88,26 +87,33 @@ def current(scope: str) -> tuple[AnalysisResult, bool]:
 def failed_for(result: AnalysisResult, version: str) -> bool:
     """The computation for this very data failed, not long ago: the page shows the failure and
     its reason, and it is not queued again on every visit (it would only fail again: a folder it
-    cannot write, say). New data, or STALE_AFTER_S later, tries again."""
-    recent = time.time() - result.updated_at.timestamp() < STALE_AFTER_S
+    cannot write, say). New data, or ``ANALYSIS_STALE_SECONDS`` later, tries again."""
+    recent = not claims.is_stale(result.updated_at, settings.ANALYSIS_STALE_SECONDS)
     return result.status == AnalysisResult.Status.FAILED and result.wanted == version and recent
 
 
 def _under_way(result: AnalysisResult) -> bool:
-    """A computation is queued or running and not silent for long. One at a time per scope: while
-    games keep landing, the next visit after it ends starts the next one."""
+    """A computation is queued or running and not silent for long (a computation silent for
+    ``ANALYSIS_STALE_SECONDS`` lost its process, and is started again). One at a time per scope:
+    while games keep landing, the next visit after it ends starts the next one."""
     requested = bool(result.wanted)  # a row just created asked for nothing yet
     busy = requested and result.status in (
         AnalysisResult.Status.QUEUED,
         AnalysisResult.Status.RUNNING,
     )
-    recent = time.time() - result.updated_at.timestamp() < STALE_AFTER_S
+    recent = not claims.is_stale(result.updated_at, settings.ANALYSIS_STALE_SECONDS)
     return busy and recent
 
 
 def request_computation(result: AnalysisResult, version: str) -> None:
-    claimed = AnalysisResult.objects.filter(pk=result.pk, updated_at=result.updated_at).update(
-        wanted=version, status=AnalysisResult.Status.QUEUED, progress=0.0, message="queued"
+    """Claim the computation (the row unchanged since it was read: one visit of many queues it)
+    and hand it to the dispatcher."""
+    claimed = claims.claim_row(
+        AnalysisResult.objects.filter(pk=result.pk, updated_at=result.updated_at),
+        wanted=version,
+        status=AnalysisResult.Status.QUEUED,
+        progress=0.0,
+        message="queued",
     )
     if claimed:
         enqueue(result.scope, version)
@@ -115,7 +121,9 @@ def request_computation(result: AnalysisResult, version: str) -> None:
 
 def enqueue(scope: str, version: str) -> None:
     """Hand the computation to the one dispatcher (:mod:`studyapp.dispatch`; see the module)."""
-    dispatch.send("dashboard.compute_analysis", (scope, version), own_thread=f"analysis-{scope}")
+    from studyapp.dashboard.tasks import compute_analysis  # it imports this module
+
+    dispatch.send(compute_analysis, (scope, version), own_thread=f"analysis-{scope}")
 
 
 def _progress(scope: str, fraction: float, message: str) -> None:

@@ -6,14 +6,12 @@ from __future__ import annotations
 import logging
 import os
 import socket
-import threading
 import traceback
 from typing import Any
 
 from django.conf import settings
-from django.db import connection
 
-from studyapp import dispatch
+from studyapp import claims, dispatch
 from studyapp.agents import site_provenance
 from studyapp.pipelines.checks import missing_credentials, refusal
 from studyapp.pipelines.kinds import get_kind
@@ -39,7 +37,9 @@ def enqueue(job: Job) -> None:
     on a Celery worker, or with the embedded default in a thread of the server, so the page that
     started it returns at once and shows its progress, or right here when no server runs (a
     command, a test), where nobody is waiting for a page."""
-    dispatch.send("pipelines.run_job", (job.pk,), after_commit=True, own_thread=f"job-{job.pk}")
+    from studyapp.pipelines.tasks import run_job  # it imports this module
+
+    dispatch.send(run_job, (job.pk,), after_commit=True, own_thread=f"job-{job.pk}")
 
 
 def start_job(kind: str, parameters: dict[str, Any] | None = None, *, user=None, **fields) -> Job:
@@ -63,37 +63,16 @@ def resume(job: Job) -> bool:
     return False
 
 
-class Heartbeat:
-    """Beats a job's heart from a thread of its own every ``JOB_HEARTBEAT_SECONDS`` while this
-    process runs the job, whatever the job does meanwhile: a TTRA evaluation silent in
-    ``model.generate`` for an hour is alive, and only a job whose process is gone goes stale."""
-
-    def __init__(self, job: Job) -> None:
-        self.job_id = job.pk
-        self.started_at = job.started_at
-        self.interval = float(settings.JOB_HEARTBEAT_SECONDS)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(
-            target=self._run, name=f"job-{job.pk}-heartbeat", daemon=True
-        )
-
-    def _run(self) -> None:
-        try:
-            while not self._stop.wait(self.interval):
-                try:
-                    beat(self.job_id, self.started_at)
-                except Exception:  # a database hiccup: the next beat tries again
-                    logger.warning("job #%s: heartbeat failed", self.job_id, exc_info=True)
-        finally:
-            connection.close()  # this thread's own connection
-
-    def __enter__(self) -> Heartbeat:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
+def heartbeat(job: Job) -> claims.Heartbeat:
+    """Beats the job's heart (:func:`beat`) every ``JOB_HEARTBEAT_SECONDS`` while this process
+    runs it, whatever the job does meanwhile: a TTRA evaluation silent in ``model.generate`` for
+    an hour is alive, and only a job whose process is gone goes stale (``JOB_STALE_SECONDS``)."""
+    job_id, started_at = job.pk, job.started_at
+    return claims.Heartbeat(
+        lambda: beat(job_id, started_at),
+        settings.JOB_HEARTBEAT_SECONDS,
+        name=f"job-{job_id}-heartbeat",
+    )
 
 
 def worker_name() -> str:
@@ -112,7 +91,7 @@ def execute(job_id: int, worker: str | None = None) -> Job:
         reason = refusal(job.kind, job.parameters) or missing_credentials(job.kind, job.parameters)
         if reason:
             raise JobRefused(reason)
-        with Heartbeat(job):
+        with heartbeat(job):
             result = get_kind(job.kind).load()(job)
     except JobCancelled:
         job.refresh_from_db(fields=["result", "cost", "artifacts", "log"])

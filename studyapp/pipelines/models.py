@@ -19,6 +19,7 @@ from django.db.models.signals import pre_delete
 from django.dispatch import receiver
 from django.utils import timezone
 
+from studyapp import claims
 from studyapp.tables.models import PolicyRecord
 
 LOG_LIMIT = 2000  # lines kept per job; older ones are dropped first
@@ -141,8 +142,13 @@ class Job(models.Model):
     def claim(self, worker: str) -> bool:
         """Move a queued job to running for ``worker``; False if someone else got there first."""
         now = timezone.now()
-        claimed = Job.objects.filter(pk=self.pk, status=self.Status.QUEUED).update(
-            status=self.Status.RUNNING, worker=worker, started_at=now, heartbeat_at=now, error=""
+        claimed = claims.claim_row(
+            Job.objects.filter(pk=self.pk, status=self.Status.QUEUED),
+            status=self.Status.RUNNING,
+            worker=worker,
+            started_at=now,
+            heartbeat_at=now,
+            error="",
         )
         self.refresh_from_db()
         return bool(claimed)
@@ -181,12 +187,13 @@ class Job(models.Model):
         """Put a job whose worker died back in the queue, keeping its log and partial result.
         Only a failed, resumable job whose heart has stopped beating: a job that a living process
         still runs (its heartbeat thread beats) is never queued a second time. False if refused."""
-        cutoff = timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS)
-        silent = models.Q(heartbeat_at__lt=cutoff) | models.Q(heartbeat_at__isnull=True)
-        queued = Job.objects.filter(
-            silent, pk=self.pk, status=self.Status.FAILED, resumable=True
-        ).update(
-            status=self.Status.QUEUED, resumable=False, cancel_requested=False, finished_at=None
+        silent = claims.silent("heartbeat_at", settings.JOB_STALE_SECONDS)
+        queued = claims.claim_row(
+            Job.objects.filter(silent, pk=self.pk, status=self.Status.FAILED, resumable=True),
+            status=self.Status.QUEUED,
+            resumable=False,
+            cancel_requested=False,
+            finished_at=None,
         )
         self.refresh_from_db()
         return bool(queued)
@@ -218,8 +225,7 @@ def fail_stale_jobs(*, worker: str | None = None, now=None) -> list[int]:
     fresh process cannot be running anything yet.
     """
     now = now or timezone.now()
-    cutoff = now - timedelta(seconds=settings.JOB_STALE_SECONDS)
-    stale = models.Q(heartbeat_at__lt=cutoff) | models.Q(heartbeat_at__isnull=True)
+    stale = claims.silent("heartbeat_at", settings.JOB_STALE_SECONDS, now)
     if worker:
         stale |= models.Q(worker=worker)
     ids = list(Job.objects.filter(stale, status=Job.Status.RUNNING).values_list("pk", flat=True))

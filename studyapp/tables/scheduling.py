@@ -1,44 +1,37 @@
 """Scheduling a table's next step: what the table waits for after a commit, sent as a task.
 
 Three jobs move a table along without a human: an agent's turn, a turn deadline and a lobby's
-wait limit, each a task of :mod:`studyapp.tables.tasks` sent by name through the one dispatcher
-(:mod:`studyapp.dispatch`: a Celery worker, or a thread of the embedded server). Each job names
+wait limit, each a task of :mod:`studyapp.tables.tasks` (:data:`JOBS`) sent through the one
+dispatcher (:mod:`studyapp.dispatch`: a Celery worker, or a thread of the embedded server). Each job
+names
 the table and the ``seq`` it was scheduled for, rebuilds the table from its log when it runs and
 does nothing if the table has moved on, so a job delivered twice (a Celery redelivery after a
 worker crash, a reconnect that schedules again) is harmless; the unique ``(table, seq)`` key
-settles any remaining race. A job is claimed by a lease in the cache before it is sent, so the
-ticks of many sockets (connects, heartbeats) send it once; the lease is held while the job runs
-and lapses when its worker dies, and the periodic sweep (:func:`studyapp.tables.driver.sweep`)
+settles any remaining race. A job is claimed by a lease in the cache (:class:`Lease`, of
+:mod:`studyapp.claims`) before it is sent, so the ticks of many sockets (connects, heartbeats)
+send it once; the lease is held while the job runs and lapses when its worker dies, and the periodic sweep (:func:`studyapp.tables.driver.sweep`)
 then sends the job again.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import math
 import random
-import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.core.cache import cache
 from django.utils import timezone
 
-from studyapp import dispatch
-from studyapp.cache import UNREACHABLE, claim, delete_if
+from studyapp import claims, dispatch
+from studyapp.cache import UNREACHABLE
 from studyapp.tables import timing
 from studyapp.tables.models import Seat, Table, Turn
 from studyapp.tables.store import TableState
 from studyapp.tables.think import bounds_for
 
 log = logging.getLogger(__name__)
-
-QUEUED = "queued"
-# The tables' tasks, each sent by its name in Celery's registry: TASKS_MODULE + "." + job.
-TASKS_MODULE = "studyapp.tables.tasks"
 
 
 def agent_delay(snap: TableState) -> float:
@@ -173,60 +166,24 @@ def lease_key(name: str, table: Table, args: tuple) -> str:
     return ":".join(["tables", "job", name, str(born), *map(str, args)])
 
 
-@dataclass
-class Lease:
-    """A claim on a job in the shared cache (Redis in production, so it holds across daphne
-    processes and workers). ``schedule`` adds it as queued for the job's delay plus a margin; the
-    job that runs it renews it while it works and deletes it at the end (an agent turn that moved
-    the table on leaves it to lapse: its ``seq`` is past). A job whose worker dies
-    stops renewing, the lease lapses within ``TABLE_JOB_LEASE_SECONDS``, and the next tick or
-    sweep schedules the job again. An empty key is no lease (a job run inline or by hand)."""
+class Lease(claims.Lease):
+    """A table job's lease (:class:`studyapp.claims.Lease`), ``TABLE_JOB_LEASE_SECONDS`` long.
+    ``schedule`` queues it for the job's delay plus that; the job that runs it claims it, renews
+    it while it works and releases it at the end (an agent turn that moved the table on leaves it
+    to lapse: its ``seq`` is past). A job whose worker dies stops renewing, the lease lapses, and
+    the next tick or sweep schedules the job again."""
 
-    key: str
-    token: str = ""
+    def __init__(self, key: str) -> None:
+        super().__init__(key, settings.TABLE_JOB_LEASE_SECONDS)
 
-    def take(self) -> bool:
-        """Start running: False if another copy of the job is running right now (the lease is
-        neither missing nor queued). One round trip (:func:`studyapp.cache.claim`)."""
-        if not self.key:
-            return True
-        token = f"running:{uuid.uuid4().hex}"
-        if not claim(cache, self.key, QUEUED, token, self.seconds()):
-            return False
-        self.token = token
-        return True
 
-    def renew(self) -> None:
-        if self.key:
-            cache.set(self.key, self.token, self.seconds())
-
-    def release(self) -> None:
-        if self.key:
-            delete_if(cache, self.key, self.token)
-
-    @staticmethod
-    def seconds() -> int:
-        return math.ceil(settings.TABLE_JOB_LEASE_SECONDS)
-
-    async def hold(self, work: Any) -> Any:
-        """Await ``work`` (an agent thinking), renewing the lease while it runs."""
-        if not self.key:
-            return await work
-
-        async def keep() -> None:
-            while True:
-                await asyncio.sleep(settings.TABLE_JOB_LEASE_SECONDS / 3)
-                self.renew()
-
-        keeper = asyncio.ensure_future(keep())
-        try:
-            return await work
-        finally:
-            keeper.cancel()
+# The tables' jobs by name, each a Celery task: :mod:`studyapp.tables.tasks` fills this when it
+# is imported (the tables' app does at startup), since it imports this module.
+JOBS: dict[str, Any] = {}
 
 
 def schedule(name: str, args: tuple, delay: float, *, table: Table, again: bool = False) -> bool:
-    """Send job ``name`` (a task of :data:`TASKS_MODULE`) to run after ``delay`` seconds, unless it
+    """Send job ``name`` (a task of :data:`JOBS`) to run after ``delay`` seconds, unless it
     is already scheduled or running. ``again``: the job reschedules itself (a deadline checked
     early). Returns whether it was sent now.
 
@@ -238,22 +195,19 @@ def schedule(name: str, args: tuple, delay: float, *, table: Table, again: bool 
     delay = max(delay, 0.0)
     if dispatch.celery_mode() and delay > settings.TABLE_SCHEDULE_HORIZON_SECONDS:
         return False
-    key = lease_key(name, table, args)
-    ttl = math.ceil(delay + settings.TABLE_JOB_LEASE_SECONDS)  # whole seconds for Redis
+    lease = Lease(lease_key(name, table, args))
     try:
-        if again:
-            cache.set(key, QUEUED, ttl)
-        elif not cache.add(key, QUEUED, ttl):
+        if not lease.queue(delay, again=again):
             return False
         sent = dispatch.send(
-            f"{TASKS_MODULE}.{name}",
+            JOBS[name],
             args,
-            {"lease": key},
+            {"lease": lease.key},
             delay=delay,
             may_run_now=name == "take_agent_turn",
         )
         if not sent:
-            delete_if(cache, key, QUEUED)
+            lease.unqueue()
         return sent
     except UNREACHABLE as err:
         # Redis away even after the pools' retries: the move that called this is committed and
@@ -274,7 +228,7 @@ def under_lease(held: Lease, job: Callable[[], str]) -> str:
     """Run a table job as its task does: under its lease, skipped if a copy is running. An agent
     turn that moved the table on leaves its lease to lapse: its key names a ``seq`` that is past,
     so nothing schedules it again (one round trip less per turn)."""
-    if not held.take():
+    if not held.claim():
         return "running elsewhere"
     result = ""
     try:

@@ -1,7 +1,9 @@
 """Celery tasks of the tables: each names a table (and the ``seq`` it was scheduled for) and runs
 one rule of the table under the job's lease (:func:`studyapp.tables.scheduling.under_lease`).
-They are sent by name through :mod:`studyapp.dispatch`, to a worker or a thread of the embedded
-server.
+They are sent as task objects through :mod:`studyapp.dispatch`, to a worker or a thread of the
+embedded server; the scheduler finds the three jobs by name in
+:data:`studyapp.tables.scheduling.JOBS`, which this module fills (the scheduler cannot import it:
+this module imports the scheduler).
 
 Delivery: tasks are acknowledged late and rejected when their worker is lost (settings), so a task
 whose worker dies is delivered again, after the broker's visibility timeout; long before that the
@@ -16,7 +18,7 @@ from celery.signals import worker_ready
 
 from studyapp import dispatch
 from studyapp.tables import agent_turns, driver
-from studyapp.tables.scheduling import Lease, under_lease
+from studyapp.tables.scheduling import JOBS, Lease, under_lease
 
 
 @shared_task(acks_late=True)
@@ -35,6 +37,9 @@ def check_lobby(table_id: int, lease: str = "") -> str:
     return under_lease(Lease(lease), lambda: driver.check_lobby(table_id))
 
 
+JOBS.update(take_agent_turn=take_agent_turn, check_deadline=check_deadline, check_lobby=check_lobby)
+
+
 @shared_task
 def resume_tables() -> list[int]:
     return driver.resume_unfinished()
@@ -49,4 +54,4 @@ def sweep_tables() -> dict[str, int]:
 @worker_ready.connect
 def resume_on_worker_start(**_: object) -> None:
     """A worker that starts (or restarts after a crash) picks up every unfinished table."""
-    dispatch.send(f"{__name__}.resume_tables")
+    dispatch.send(resume_tables)

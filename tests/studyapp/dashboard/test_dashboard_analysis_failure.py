@@ -45,7 +45,7 @@ def test_an_unwritable_media_folder_is_shown_failed_not_queued_forever(
     assert "The analysis failed" in page or "The last update failed" in page
 
     # Ten minutes later it is tried again.
-    later = result.updated_at.timestamp() + cache.STALE_AFTER_S + 1
+    later = result.updated_at.timestamp() + settings.ANALYSIS_STALE_SECONDS + 1
     monkeypatch.setattr(cache.time, "time", lambda: later)
     staff.get(url)
     assert len(computed) == 1

@@ -264,7 +264,7 @@ async def test_a_move_whose_next_step_cannot_be_scheduled_keeps_its_socket(
 
 def test_a_second_copy_of_a_running_job_does_nothing() -> None:
     lease = scheduling.Lease("tables:job:test:1")
-    assert lease.take()
+    assert lease.claim()
     assert tasks.take_agent_turn(0, 0, "tables:job:test:1") == "running elsewhere"
     lease.release()
     assert cache.get("tables:job:test:1") is None
