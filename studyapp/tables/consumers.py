@@ -623,10 +623,10 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         """Whether this socket's browser still holds its seat (the same person may have taken it
         in another browser since, with the same recruiter IDs)."""
         session = self.scope.get("session")
-        seat = services.find_seat(
+        held = services.held_seat_id(
             self.table_id, session.session_key if session else None, self.scope.get("user")
         )
-        return seat is not None and seat.pk == self.seat_id
+        return held is not None and held == self.seat_id
 
     @db_move
     def play(self, content: dict[str, Any]) -> Any:

@@ -27,7 +27,6 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import FilteredRelation, Q
 from django.utils import timezone
 
 from games import get_engine
@@ -181,13 +180,7 @@ def caught_up(table_id: int) -> TableState:
         snap = _recent.get(table_id)
     if snap is None:
         return table_state(table_id)
-    since = FilteredRelation("turns", condition=Q(turns__seq__gte=snap.next_seq))
-    rows = list(
-        Table.objects.filter(pk=table_id)
-        .annotate(since=since)
-        .order_by("since__seq")
-        .values_list("status", "since__seq", "since__event", "since__created_at")
-    )
+    rows = turns_since(table_id, snap.next_seq)
     if not rows or rows[0][0] != Table.Status.PLAYING:
         return table_state(table_id)
     turns = [row[1:] for row in rows if row[1] is not None]
@@ -200,6 +193,67 @@ def caught_up(table_id: int) -> TableState:
         return table_state(table_id)
     remember(after)
     return after
+
+
+# Two reads on the move path, written out: caught_up's (every agent turn, every move judged again)
+# and the seat a socket holds (asked before each move). The ORM's building of each cost more CPU
+# than the database's answer (about 1 ms against 0.2 ms on the benchmark machine,
+# benchmarks/ws_load.py --mode study). Names come from the models; values come back through the
+# fields' own converters (:func:`converted`), as the ORM returns them.
+TURNS_SINCE = """
+    SELECT t.{table_status}, u.{turn_seq}, u.{turn_event}, u.{turn_created_at}
+    FROM {table} t LEFT JOIN {turn} u ON u.{turn_table} = t.{table_id} AND u.{turn_seq} >= %s
+    WHERE t.{table_id} = %s ORDER BY u.{turn_seq}
+"""
+SESSION_SEAT = """
+    SELECT {seat_id} FROM {seat} WHERE {seat_table} = %s AND {seat_session_key} = %s
+    ORDER BY {seat_index} LIMIT 1
+"""
+
+
+def plain_sql(template: str) -> str:
+    """``template`` with the tables (``{turn}``) and columns (``{turn_seq}``) it names quoted."""
+    models = {"table": Table, "seat": Seat, "turn": Turn}
+    names = {name: model._meta.db_table for name, model in models.items()}
+    for name, model in models.items():
+        for field in model._meta.concrete_fields:
+            names[f"{name}_{field.name}"] = field.column
+    quote = connection.ops.quote_name
+    return template.format(**{name: quote(value) for name, value in names.items()})
+
+
+def turns_since(table_id: int, seq: int) -> list[tuple[str, int | None, Event | None, Any]]:
+    """The table's status, with each turn from ``seq`` on (``(status, seq, event, created_at)``;
+    one row of ``(status, None, None, None)`` when there is none). One query."""
+    with connection.cursor() as cursor:
+        cursor.execute(plain_sql(TURNS_SINCE), [seq, table_id])
+        rows = cursor.fetchall()
+    event_field, at_field = Turn._meta.get_field("event"), Turn._meta.get_field("created_at")
+    return [
+        (status, seq, None, None)
+        if seq is None
+        else (status, seq, converted(event_field, event), converted(at_field, at))
+        for status, seq, event, at in rows
+    ]
+
+
+def session_seat_id(table_id: int, session_key: str) -> int | None:
+    """The id of the seat held by the browser session ``session_key`` at the table. One query."""
+    with connection.cursor() as cursor:
+        cursor.execute(plain_sql(SESSION_SEAT), [table_id, session_key])
+        row = cursor.fetchone()
+    return None if row is None else row[0]
+
+
+def converted(field: Any, value: Any) -> Any:
+    """A column's raw value as the ORM returns it for ``field`` (JSON parsed, a datetime made
+    aware on SQLite): the backend's converters, then the field's."""
+    if value is None:
+        return None
+    column = field.get_col(field.model._meta.db_table)
+    for convert in connection.ops.get_db_converters(column) + column.get_db_converters(connection):
+        value = convert(value, column, connection)
+    return value
 
 
 def actor_of(snap: TableState, event: Event) -> str:
