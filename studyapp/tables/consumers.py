@@ -15,8 +15,9 @@ import functools
 import json
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from html import escape
-from typing import Any
+from typing import Any, TypeVar
 
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
@@ -80,6 +81,11 @@ TOO_MANY_SOCKETS = 4429  # over SOCKETS_PER_SEAT or SOCKETS_PER_SESSION in this 
 # This process's open table sockets, by ("seat", seat id) and ("session", session key).
 OPEN_SOCKETS: dict[tuple[str, Any], set[Any]] = {}
 TOO_FAST = gettext_lazy("Too many moves at once: wait a moment, then try again.")
+T = TypeVar("T")
+
+
+class LayerResting(Exception):
+    """The channel layer failed a moment ago and it is not this socket's turn to try it."""
 
 
 class LayerGate:
@@ -119,6 +125,21 @@ class LayerGate:
 
     def answered(self) -> None:
         self.down_at, self.probing = None, False
+
+    async def attempt(self, call: Callable[[], Awaitable[T]], wait: float | None = None) -> T:
+        """``call()`` on the layer when :meth:`may_try` allows it, its answer or failure noted.
+        Raises :class:`LayerResting` when it is not this socket's turn, the layer's own error
+        (``UNREACHABLE``) when it fails, and TimeoutError when ``wait`` seconds pass first (not
+        counted as a failure: the call was queued behind others')."""
+        if not self.may_try():
+            raise LayerResting
+        try:
+            result = await (call() if wait is None else asyncio.wait_for(call(), wait))
+        except UNREACHABLE:
+            self.failed()
+            raise
+        self.answered()
+        return result
 
 
 LAYER = LayerGate()
@@ -200,29 +221,26 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         self.channel_layer = get_channel_layer(self.channel_layer_alias)
         self.base_send = send
         sources = [receive]
-        if self.channel_layer is not None and not LAYER.may_try():
-            self.channel_layer, self.deaf = None, True  # Redis was away a moment ago
-        elif self.channel_layer is not None:
+        if self.channel_layer is not None:
             try:
                 # bounded: a handshake queued behind others' failing subscribes would otherwise
                 # outlast daphne's handshake timeout (LayerGate)
-                self.channel_name = await asyncio.wait_for(
-                    self.channel_layer.new_channel(), LayerGate.WAIT_SECONDS
+                self.channel_name = await LAYER.attempt(
+                    self.channel_layer.new_channel, wait=LayerGate.WAIT_SECONDS
                 )
+            except LayerResting:
+                self.channel_layer, self.deaf = None, True  # Redis was away a moment ago
             except (*UNREACHABLE, TimeoutError) as err:
-                if not isinstance(err, TimeoutError):
-                    LAYER.failed()
                 log.warning(
                     "table socket without broadcasts, redis unavailable: %s",
                     err or f"no answer in {LayerGate.WAIT_SECONDS} s",
                 )
-                self.channel_layer = None
-                self.deaf = True
+                self.channel_layer, self.deaf = None, True
             else:
-                LAYER.answered()
                 sources.append(functools.partial(self.channel_layer.receive, self.channel_name))
         # A deaf socket asks itself whether the layer is back, heartbeats or not (a client that
-        # sends none, such as the pilot bots, would otherwise never hear another board).
+        # sends none, such as the pilot bots, would otherwise never hear another board); this
+        # loop is the only place it asks.
         relistening = asyncio.create_task(self.relisten_until_heard()) if self.deaf else None
         try:
             with contextlib.suppress(StopConsumer):
@@ -247,15 +265,18 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         channel of its own, joins the table's group, listens in a task beside the socket's own
         loop, and sends the board it may have missed. The page keeps its socket."""
         layer = get_channel_layer(self.channel_layer_alias)
-        if layer is None or not self.deaf or not LAYER.may_try():
+        if layer is None or not self.deaf:
             return
-        try:
+
+        async def subscribe() -> str:
             name = await layer.new_channel()
             await layer.group_add(table_group(self.table_id), name)
-        except UNREACHABLE:
-            LAYER.failed()
+            return name
+
+        try:
+            name = await LAYER.attempt(subscribe)
+        except (LayerResting, *UNREACHABLE):
             return
-        LAYER.answered()
         self.channel_layer, self.channel_name = layer, name
         self.group, self.deaf = table_group(self.table_id), False
         self.listening = asyncio.create_task(self.listen(layer, name))
@@ -343,20 +364,20 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         """Listen to the table's broadcasts. With Redis out of reach the socket is still
         accepted (no 500 to the handshake): its heartbeats render what it missed from the
         database, and each heartbeat tries to join again."""
-        if self.channel_layer is None or not LAYER.may_try():
-            self.group = ""
+        self.group = ""
+        if self.channel_layer is None:
             return
+        layer, name = self.channel_layer, self.channel_name
         try:
-            await self.channel_layer.group_add(table_group(self.table_id), self.channel_name)
-            LAYER.answered()
+            await LAYER.attempt(lambda: layer.group_add(table_group(self.table_id), name))
+        except LayerResting:
+            return
         except UNREACHABLE as err:
-            LAYER.failed()
             log.warning(
                 "table %s socket not joined to its broadcasts, redis unavailable: %s",
                 self.table_id,
                 err,
             )
-            self.group = ""
             return
         self.group = table_group(self.table_id)
 
@@ -434,9 +455,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             now = time.monotonic()
             if now - self.last_heartbeat >= HEARTBEAT_MIN_SECONDS:
                 self.last_heartbeat = now
-                if self.deaf:
-                    await self.relisten()
-                elif not self.group:
+                if not self.deaf and not self.group:  # a deaf socket: relisten_until_heard
                     await self.join_group()
                 board = await self.heartbeat()
                 if board is SEAT_GONE:
