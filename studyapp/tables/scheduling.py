@@ -70,15 +70,21 @@ def next_agent(snap: TableState) -> int | None:
     vote, where everyone votes at once, it is the agent whose own think time (drawn from when
     the vote opened) ends first: agents' ballots land each at its own time, in no fixed seat
     order, not one right after another behind the slowest agent of lower seat number."""
+    return next_ballot(snap, blinded_think(snap))[0]
+
+
+def next_ballot(snap: TableState, think: Any) -> tuple[int | None, float | None]:
+    """The agent seat that moves next and, when it casts a ballot in a blinded vote (``think``:
+    the table's bounds), that ballot's think time from the moment the vote opened (else None).
+    Each waiting agent's ballot is drawn here, once, for :func:`next_agent` and
+    :func:`blinded_delay` alike."""
     agents = [i for i in snap.waiting_for() if snap.seat(i).kind == Seat.Kind.AGENT]
-    if len(agents) < 2:
-        return agents[0] if agents else None
-    think = blinded_think(snap)
-    if not think or move_kind(snap, agents[0]) != "vote":
-        return agents[0]
+    if not agents or not think or move_kind(snap, agents[0]) != "vote":
+        return (agents[0] if agents else None), None
     bounds = bounds_for(think, "vote")
     opened = vote_opened(snap)
-    return min(agents, key=lambda s: (think_seconds(snap.table, f"vote:{opened}:{s}", bounds), s))
+    drawn, seat = min((think_seconds(snap.table, f"vote:{opened}:{s}", bounds), s) for s in agents)
+    return seat, drawn
 
 
 def blinded_delay(snap: TableState, think: Any) -> float:
@@ -88,15 +94,12 @@ def blinded_delay(snap: TableState, think: Any) -> float:
     together) are not made one think time after another, which would make agents' ballots trickle
     in long after the people's: each agent seat draws its own think time from the moment the
     vote opened, and waits only what is left of it (the first to end moves first:
-    :func:`next_agent`)."""
-    seat = next_agent(snap)
-    kind = move_kind(snap, seat) if seat is not None else ""
-    bounds = bounds_for(think, kind)
-    if seat is None or kind != "vote":
-        return think_seconds(snap.table, snap.next_seq, bounds)
-    opened = vote_opened(snap)
-    drawn = think_seconds(snap.table, f"vote:{opened}:{seat}", bounds)
-    since = opened_at(snap, opened)
+    :func:`next_ballot`)."""
+    seat, drawn = next_ballot(snap, think)
+    if drawn is None:
+        kind = move_kind(snap, seat) if seat is not None else ""
+        return think_seconds(snap.table, snap.next_seq, bounds_for(think, kind))
+    since = opened_at(snap, vote_opened(snap))
     if since is None:
         return drawn
     return max(0.0, drawn - (timezone.now() - since).total_seconds())
