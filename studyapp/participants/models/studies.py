@@ -6,13 +6,12 @@ changing the text after anyone agreed never rewrites what they saw.
 
 from __future__ import annotations
 
-import re
 from decimal import Decimal
 from urllib.parse import urlencode
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.core.validators import URLValidator
+from django.core.validators import MinValueValidator, RegexValidator, URLValidator
 from django.db import models, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -46,14 +45,14 @@ def validate_completion_url(value: str) -> None:
         ) from None
 
 
-CODE_FIELDS = (
-    "code_finished",
-    "code_dropped",
-    "code_screened",
-    "code_failed_checks",
-    "code_lobby_timeout",
+# The rules for pay and codes, on the fields themselves, so every path that saves a study (the
+# admin, ``study apply``, the shell) checks them in ``full_clean``: an amount is not below zero,
+# and a code is plain letters and digits (it is shown on a page and sent in a link).
+validate_amount = MinValueValidator(Decimal("0"), message="An amount cannot be below zero.")
+validate_code = RegexValidator(
+    r"\A[A-Za-z0-9_-]{1,64}\Z",
+    message="A code may hold only letters, digits, '-' and '_' (at most 64).",
 )
-CODE_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 def default_think_seconds() -> dict[str, list[float]]:
@@ -176,12 +175,15 @@ class Study(models.Model):
         help_text="How long the study takes, shown on the welcome page. Empty: "
         f"{MINUTES_PER_ROUND} minutes a round plus {MINUTES_SETUP} for consent and instructions.",
     )
-    payment_amount = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal("10.00"))
+    payment_amount = models.DecimalField(
+        max_digits=8, decimal_places=2, default=Decimal("10.00"), validators=[validate_amount]
+    )
     currency = models.CharField(max_length=3, default="USD")
     bonus_per_reward = models.DecimalField(
         max_digits=8,
         decimal_places=2,
         default=Decimal("0.00"),
+        validators=[validate_amount],
         help_text="Optional bonus rule: this amount per point of total reward (0 = no bonus).",
     )
     consent_text = models.TextField()
@@ -243,25 +245,31 @@ class Study(models.Model):
         help_text="Where finishing sends people, e.g. https://app.prolific.com/submissions/complete "
         "(the code is added as ?cc=CODE), or a path on this site.",
     )
-    code_finished = models.CharField(max_length=64, blank=True)
+    code_finished = models.CharField(max_length=64, blank=True, validators=[validate_code])
     code_dropped = models.CharField(
-        max_length=64, blank=True, help_text="For people who stop early; paid for their time."
+        max_length=64,
+        blank=True,
+        validators=[validate_code],
+        help_text="For people who stop early; paid for their time.",
     )
     code_screened = models.CharField(
         max_length=64,
         blank=True,
+        validators=[validate_code],
         help_text="For people screened out by a failed attention check (attention_failure = "
         "screen).",
     )
     code_failed_checks = models.CharField(
         max_length=64,
         blank=True,
+        validators=[validate_code],
         help_text="For people who fail the comprehension checks (recruiters usually ask them to "
         "return the study instead; leave empty for that).",
     )
     code_lobby_timeout = models.CharField(
         max_length=64,
         blank=True,
+        validators=[validate_code],
         help_text="For people whose lobby timed out before a table formed; paid for their time.",
     )
     language = models.CharField(
@@ -339,27 +347,11 @@ class Study(models.Model):
             raise ValidationError(errors)
 
     def setup_problems(self) -> list[tuple[str, str]]:
-        """``(field, why)`` for pay, codes and return address that could not run a paid study:
-        an amount below zero, a code that is not plain letters and digits (it is shown on a page
-        and sent in a link), and an active study that returns people to Prolific without the
-        codes they need there (finished; dropped, since those who stop are paid for their time;
-        screened, when an attention check can screen people out)."""
+        """``(field, why)`` for an active study that returns people to Prolific without the codes
+        they need there (finished; dropped, since those who stop are paid for their time;
+        screened, when an attention check can screen people out). Amounts and the codes' form are
+        the fields' own validators (:data:`validate_amount`, :data:`validate_code`)."""
         problems = []
-        for field in ("payment_amount", "bonus_per_reward"):
-            value = getattr(self, field)
-            try:
-                negative = value is not None and Decimal(str(value)) < 0
-            except (ArithmeticError, ValueError):
-                problems.append((field, "Give an amount such as 10.00."))
-                continue
-            if negative:
-                problems.append((field, "An amount cannot be below zero."))
-        for field in CODE_FIELDS:
-            code = getattr(self, field) or ""
-            if code and not CODE_PATTERN.fullmatch(code):
-                problems.append(
-                    (field, "A code may hold only letters, digits, '-' and '_' (at most 64).")
-                )
         if self.active and self.recruiter_name == "Prolific":
             needed = ["code_finished", "code_dropped"]
             screens = self.attention_failure == "screen" and bool(
