@@ -9,13 +9,14 @@ field existed gets the status's general reason. The counts of games are added, s
 from __future__ import annotations
 
 from studyapp.participants.models import Participant
+from studyapp.participants.questionnaire import ATTENTION_FAILED, attention_failed_text
 
 GENERAL = {
     Participant.Status.CONSENTED: "still taking part when exported (before the first game)",
     Participant.Status.PLAYING: "still taking part when exported",
     Participant.Status.FINISHED: "finished every game",
     Participant.Status.DROPPED: "stopped before the end",
-    Participant.Status.SCREENED: "attention check failed",
+    Participant.Status.SCREENED: ATTENTION_FAILED,
     Participant.Status.DECLINED: "declined consent",
     Participant.Status.WITHDRAWN: "withdrew and asked for their data to be deleted",
     Participant.Status.FAILED_CHECKS: "comprehension checks not passed",
@@ -29,10 +30,10 @@ def reason(participant: Participant) -> str:
     """Why this person's study ended as it did (or that it has not), with the games played."""
     said = participant.end_reason or GENERAL.get(participant.status, participant.status)
     if participant.status == Participant.Status.SCREENED and participant.attention_failed:
-        said = "attention check failed: " + ", ".join(participant.attention_failed)
+        said = attention_failed_text(participant.attention_failed)
         said += f"; paid under screened_pay = {participant.study.screened_pay}"
     elif participant.status == Participant.Status.FINISHED and participant.attention_failed:
-        said += "; attention check failed (flagged): " + ", ".join(participant.attention_failed)
+        said += "; " + attention_failed_text(participant.attention_failed, flagged=True)
     if participant.status in (
         Participant.Status.PLAYING,
         Participant.Status.DROPPED,

@@ -228,6 +228,16 @@ def failed_checks(items: Sequence[Mapping[str, Any]], answers: Mapping[str, Any]
     return failed
 
 
+ATTENTION_FAILED = "attention check failed"
+
+
+def attention_failed_text(failed: Sequence[str], flagged: bool = False) -> str:
+    """A failed attention check in words, with the ids of the checks missed: a screened
+    person's ``end_reason`` (and the export's reason), or with ``flagged`` the note the export
+    adds for a person who went on."""
+    return f"{ATTENTION_FAILED}{' (flagged)' if flagged else ''}: {', '.join(failed)}"
+
+
 def export_rows(participant: str, answers: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Long form, one row per answered item: multi answers joined with '; '."""
     rows = []

@@ -239,9 +239,7 @@ def answer_questionnaire(participant: Participant, posted: Mapping[str, list[str
     participant.save(update_fields=fields)
     if participant.attention_failed and participant.study.attention_failure == "screen":
         participant.status = Participant.Status.SCREENED
-        participant.end_reason = "attention check failed: " + ", ".join(
-            participant.attention_failed
-        )
+        participant.end_reason = questionnaire.attention_failed_text(participant.attention_failed)
         participant.finished_at = timezone.now()
         participant.settle_payment()  # by the study's screened_pay (maybe nothing)
         participant.save()
