@@ -35,6 +35,10 @@ from tests.production.topology import Topology  # noqa: E402
 
 
 class OwnRedis:
+    """A redis-server of the fault pass's own (the ``redis`` fault stops and starts it)."""
+
+    START_SECONDS = 10.0
+
     def __init__(self) -> None:
         self.port = free_port()
         self.folder = tempfile.mkdtemp(prefix="fault-redis-")
@@ -60,12 +64,22 @@ class OwnRedis:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        for _ in range(100):
+        deadline = time.monotonic() + self.START_SECONDS
+        while time.monotonic() < deadline:
             try:
                 redis.Redis(port=self.port).ping()
                 return
             except redis.ConnectionError:
+                if self.process.poll() is not None:
+                    break
                 time.sleep(0.1)
+        exited = self.process.poll()
+        self.stop()
+        if exited is not None:
+            raise RuntimeError(f"redis-server on port {self.port} exited with {exited} at start")
+        raise RuntimeError(
+            f"redis-server on port {self.port} did not answer within {self.START_SECONDS:g} s"
+        )
 
     def stop(self) -> None:
         if self.process is not None:
