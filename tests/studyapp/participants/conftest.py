@@ -1,5 +1,6 @@
 """Named people for the participant tests: two participants in their own browsers (alice, bob), a
-staff member, and a logged-in user who should have no access to staff pages (mallory)."""
+staff member, and a logged-in user who should have no access to staff pages (mallory); the study,
+and the study screening people out by the module's questionnaire (screening)."""
 
 from __future__ import annotations
 
@@ -35,6 +36,17 @@ def study(db) -> Study:
         payment_amount="10.00",
         bonus_per_reward="1.00",
     )
+
+
+@pytest.fixture
+def screening(study, request) -> Study:
+    """The study with the test module's questionnaire (its ``ITEMS``), under which a failed
+    attention check screens the person out."""
+    study.questionnaire = request.module.ITEMS
+    study.attention_failure = "screen"
+    study.full_clean()
+    study.save()
+    return study
 
 
 @pytest.fixture

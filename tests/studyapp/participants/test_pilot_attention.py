@@ -27,15 +27,6 @@ ITEMS = [
 ]
 
 
-@pytest.fixture
-def screening(study):
-    study.questionnaire = ITEMS
-    study.attention_failure = "screen"
-    study.full_clean()
-    study.save()
-    return study
-
-
 def bot_through(client, study, index: int, fail: bool) -> tuple[Participant, BotResult]:
     """One participant taken to the questionnaire, which is answered by the pilot bot's own
     function from the page the participant gets; returns it with the bot's result."""

@@ -27,15 +27,6 @@ ITEMS = [
 ]
 
 
-@pytest.fixture
-def screening(study):
-    study.questionnaire = ITEMS
-    study.attention_failure = "screen"
-    study.full_clean()
-    study.save()
-    return study
-
-
 def screened(client, study) -> tuple[Participant, str]:
     participant = get_ready(client, study)
     win_round(client, participant)
