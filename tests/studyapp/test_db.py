@@ -254,19 +254,12 @@ def test_a_page_that_cannot_get_a_connection_is_a_503_with_one_log_line(
     assert "Traceback" not in result.stderr
 
 
-@pytest.mark.django_db(transaction=True)
-def test_a_socket_gives_its_connections_back_and_keeps_open_while_the_database_is_away(
-    tmp_path: Path, site_database
-) -> None:
-    """In a process allowed one connection, a table socket connects and plays (each of its
-    database calls gives the connection back, or the next would wait for it in vain). Then the
-    connection is busy past the pool's timeout: the open socket is told and stays open, a
-    socket connecting meanwhile is refused (the page tries again), one log line each; once the
-    connection is free the first socket plays on."""
-    result = run(
-        tmp_path,
-        """
-        import asyncio, threading
+# A process's table for one person and an agent, held by a session of its own: ``socket()`` opens
+# that person's table socket, and ``away(seconds)`` holds a database connection that long (the
+# database away for the process's other callers), in a thread it returns. Indented as the code
+# it comes before (run() dedents the whole).
+SOCKET_SETUP = """
+        import threading
         from channels.testing import WebsocketCommunicator
         from django.contrib.sessions.backends.db import SessionStore
         from django.db import close_old_connections, connection
@@ -293,6 +286,23 @@ def test_a_socket_gives_its_connections_back_and_keeps_open_while_the_database_i
             headers = [(b"origin", b"http://testserver"),
                        (b"cookie", f"sessionid={session.session_key}".encode())]
             return WebsocketCommunicator(application, f"/ws/tables/{table.pk}/", headers=headers)
+"""
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_socket_gives_its_connections_back_and_keeps_open_while_the_database_is_away(
+    tmp_path: Path, site_database
+) -> None:
+    """In a process allowed one connection, a table socket connects and plays (each of its
+    database calls gives the connection back, or the next would wait for it in vain). Then the
+    connection is busy past the pool's timeout: the open socket is told and stays open, a
+    socket connecting meanwhile is refused (the page tries again), one log line each; once the
+    connection is free the first socket plays on."""
+    result = run(
+        tmp_path,
+        SOCKET_SETUP
+        + """
+        import asyncio
 
         async def main():
             ws = socket()
@@ -346,34 +356,9 @@ def test_a_sockets_reads_wait_briefly_for_a_connection_and_are_tried_again(
     within a few seconds (three short waits and two pauses), not after 10 s or more."""
     result = run(
         tmp_path,
-        """
-        import asyncio, threading, time
-        from channels.testing import WebsocketCommunicator
-        from django.contrib.sessions.backends.db import SessionStore
-        from django.db import close_old_connections, connection
-        from studyapp.asgi import application
-        from studyapp.tables import services
-
-        session = SessionStore()
-        session.create()
-        seats = [{"kind": "human", "session_key": session.session_key},
-                 {"kind": "agent", "agent_spec": "offline:kb"}]
-        table = services.create_table("twenty-questions", {"answer": "Apple"}, seats)
-        close_old_connections()
-
-        def away(seconds):
-            def hold():
-                with connection.cursor() as cursor:
-                    cursor.execute("SELECT pg_sleep(%s)", [seconds])
-                close_old_connections()
-            holder = threading.Thread(target=hold)
-            holder.start()
-            return holder
-
-        def socket():
-            headers = [(b"origin", b"http://testserver"),
-                       (b"cookie", f"sessionid={session.session_key}".encode())]
-            return WebsocketCommunicator(application, f"/ws/tables/{table.pk}/", headers=headers)
+        SOCKET_SETUP
+        + """
+        import asyncio, time
 
         async def main():
             holder = away(1.2)
