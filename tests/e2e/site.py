@@ -21,6 +21,16 @@ import psycopg
 
 ROOT = Path(__file__).resolve().parents[2]
 
+# The start of a Who is Undercover study's setup code (LiveSite.start): a person's seat, an
+# offline agent's, and the comprehension check the e2e studies ask.
+UNDERCOVER_SETUP = """
+from studyapp.participants.models import Study
+person = {"kind": "person"}
+agent = {"kind": "agent", "spec": "offline:kb"}
+checks = [{"question": "Who wins when the different word is voted out?",
+           "options": ["The different word", "The common word"], "answer": "The common word"}]
+"""
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -80,8 +90,12 @@ class LiveSite:
         assert result.returncode == 0, result.stderr
         return result.stdout
 
-    def start(self) -> None:
+    def start(self, *setup: str) -> None:
+        """Migrate, run each of ``setup`` (Python, as ``manage.py shell -c``: the test's studies
+        and people), then start daphne and wait until it listens."""
         self.manage("migrate", "--noinput", "-v", "0")
+        for code in setup:
+            self.manage("shell", "-c", code)
         daphne = Path(sys.executable).with_name("daphne")
         with self.log_path.open("w") as log:
             self.process = subprocess.Popen(

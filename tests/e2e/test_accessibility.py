@@ -40,17 +40,10 @@ Study.objects.create(slug="a11y", title="Accessible study", rounds=1, seed={SEED
 SERIOUS = {"serious", "critical"}
 
 
-class Site(LiveSite):
-    def start(self) -> None:
-        self.manage("migrate", "--noinput", "-v", "0")
-        self.manage("shell", "-c", SETUP)
-        super().start()
-
-
 @pytest.fixture
-def site(tmp_path: Path) -> Iterator[Site]:
-    server = Site(tmp_path, AGENT_DELAY_SECONDS="0")
-    server.start()
+def site(tmp_path: Path) -> Iterator[LiveSite]:
+    server = LiveSite(tmp_path, AGENT_DELAY_SECONDS="0")
+    server.start(SETUP)
     yield server
     server.stop()
 

@@ -24,37 +24,28 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.e2e.site import LiveSite
+from tests.e2e.site import UNDERCOVER_SETUP, LiveSite
 
 pytestmark = pytest.mark.e2e
 
-SETUP = """
-from studyapp.participants.models import Study
-person = {"kind": "person"}
-agent = {"kind": "agent", "spec": "offline:kb"}
-checks = [{"question": "Who wins when the different word is voted out?",
-           "options": ["The different word", "The common word"], "answer": "The common word"}]
+SETUP = (
+    UNDERCOVER_SETUP
+    + """
 Study.objects.create(slug="blind", title="Words with others", game="undercover", rounds=1,
     seed=11, consent_text="Recorded for research.", completion_url="https://app.prolific.com/x",
     code_finished="BLINDOK", checks=checks, agents_disclosed=False, agent_think_seconds=[1.5, 6],
     turn_deadline_seconds=120, debrief_text="Thank you. Some players were computer programs.",
     design={"seats": [person, person, agent, agent, agent], "wait_seconds": 120})
 """
+)
 SPECS = ("offline:", "openai", "anthropic", "descriptor")
 PERSON_WAIT = (1.0, 5.0)  # the scripted people's think time, seconds (uniform)
 
 
-class Site(LiveSite):
-    def start(self) -> None:
-        self.manage("migrate", "--noinput", "-v", "0")
-        self.manage("shell", "-c", SETUP)
-        super().start()
-
-
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
-    server = Site(tmp_path_factory.mktemp("blinded-pilot"), AGENT_DELAY_SECONDS="0")
-    server.start()
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveSite]:
+    server = LiveSite(tmp_path_factory.mktemp("blinded-pilot"), AGENT_DELAY_SECONDS="0")
+    server.start(SETUP)
     yield server
     server.stop()
 
@@ -63,7 +54,7 @@ class Person:
     """A browser that keeps every page and socket frame it receives and moves after a wait of
     its own when the board asks it to."""
 
-    def __init__(self, browser, site: Site, pid: str, rng: random.Random) -> None:
+    def __init__(self, browser, site: LiveSite, pid: str, rng: random.Random) -> None:
         self.page = browser.new_context().new_page()
         self.page.set_default_timeout(20_000)
         self.frames: list[str] = []
@@ -118,7 +109,7 @@ def tell(html: str) -> str:
     return next((spec for spec in SPECS if spec in lowered), "")
 
 
-def test_a_blinded_pilot_with_two_people_and_three_agents(site: Site, browser, tmp_path: Path):
+def test_a_blinded_pilot_with_two_people_and_three_agents(site: LiveSite, browser, tmp_path: Path):
     from playwright.sync_api import expect
 
     people = [

@@ -46,11 +46,6 @@ print(json.dumps([{"pid": p.prolific_pid, "status": p.status, "paid": p.paid,
 class Site(LiveSite):
     """The site process, seeded with a study and a staff login, and a way to ask its database."""
 
-    def start(self) -> None:
-        self.manage("migrate", "--noinput", "-v", "0")
-        self.manage("shell", "-c", SETUP)
-        super().start()
-
     def participants(self) -> list[dict]:
         return json.loads(self.manage("shell", "-v", "0", "-c", REPORT).strip().splitlines()[-1])
 
@@ -58,7 +53,7 @@ class Site(LiveSite):
 @pytest.fixture
 def site(tmp_path: Path) -> Iterator[Site]:
     server = Site(tmp_path, AGENT_DELAY_SECONDS="0")
-    server.start()
+    server.start(SETUP)
     yield server
     server.stop()
 

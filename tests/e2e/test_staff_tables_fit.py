@@ -42,8 +42,7 @@ for n in range(3):
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     live = LiveSite(tmp_path_factory.mktemp("fit-var"))
-    live.start()
-    live.manage("shell", "-c", SETUP)
+    live.start(SETUP)
     yield live
     live.stop()
 

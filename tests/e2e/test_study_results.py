@@ -47,9 +47,7 @@ print("JOBS", [job.status for job in jobs])
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveSite]:
     server = LiveSite(tmp_path_factory.mktemp("study-results"), AGENT_DELAY_SECONDS="0")
-    server.manage("migrate", "--noinput", "-v", "0")
-    server.manage("shell", "-c", SETUP)
-    server.start()
+    server.start(SETUP)
     yield server
     server.stop()
 

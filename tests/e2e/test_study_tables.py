@@ -17,16 +17,14 @@ from collections.abc import Iterator
 import pandas as pd
 import pytest
 
-from tests.e2e.site import ROOT, LiveSite
+from tests.e2e.site import ROOT, UNDERCOVER_SETUP, LiveSite
 
 pytestmark = pytest.mark.e2e
 
-SETUP = """
-from studyapp.participants.models import Condition, Study
-person = {"kind": "person"}
-agent = {"kind": "agent", "spec": "offline:kb"}
-checks = [{"question": "Who wins when the different word is voted out?",
-           "options": ["The different word", "The common word"], "answer": "The common word"}]
+SETUP = (
+    UNDERCOVER_SETUP
+    + """
+from studyapp.participants.models import Condition
 Study.objects.create(slug="uc-e2e", title="Undercover together", game="undercover", rounds=1,
     seed=4, consent_text="Recorded for research.", completion_url="https://app.prolific.com/x",
     code_finished="UCDONE", checks=checks,
@@ -46,6 +44,7 @@ full = Study.objects.create(slug="full", title="Full study", game="undercover", 
     consent_text="Recorded.", completion_url="https://app.prolific.com/x")
 Condition.objects.create(study=full, name="only", quota=1)
 """
+)
 FILL = """
 from studyapp.participants.models import Participant, Study
 study = Study.objects.get(slug="full")
@@ -61,12 +60,6 @@ print(json.dumps([{"slug": p.study.slug, "status": p.status, "condition": p.cond
 
 
 class Site(LiveSite):
-    def start(self) -> None:
-        self.manage("migrate", "--noinput", "-v", "0")
-        self.manage("shell", "-c", SETUP)
-        self.manage("shell", "-c", FILL)
-        super().start()
-
     def participants(self) -> list[dict]:
         return json.loads(self.manage("shell", "-v", "0", "-c", REPORT).strip().splitlines()[-1])
 
@@ -74,7 +67,7 @@ class Site(LiveSite):
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     server = Site(tmp_path_factory.mktemp("study-tables"), AGENT_DELAY_SECONDS="0")
-    server.start()
+    server.start(SETUP, FILL)
     yield server
     server.stop()
 
