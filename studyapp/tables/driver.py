@@ -3,9 +3,9 @@ a lobby's wait limit, a pause that lasts too long, an idle person, and the perio
 (:func:`sweep`, :func:`tick`). Each decision is made on the table as its log has it and recorded
 on the move path (:func:`studyapp.tables.services.record`); the jobs that call these rules at the
 right time are scheduled by :mod:`studyapp.tables.scheduling` and run by
-:mod:`studyapp.tables.tasks`. A study that stands behind a table hears of it through
-:mod:`studyapp.tables.signals` (a seat idle too long, the sweep's tick); the tables app knows
-nothing of studies.
+:mod:`studyapp.tables.tasks`. A study that stands behind a table is asked through the hook
+(:mod:`studyapp.tables.hooks`: a seat idle too long, the sweep's tick) and told through
+:mod:`studyapp.tables.signals` (a lobby released); the tables app knows nothing of studies.
 """
 
 from __future__ import annotations
