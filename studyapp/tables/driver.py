@@ -29,7 +29,7 @@ from studyapp.tables.models import SKIP_SPEC, Seat, Table, new_exit_code
 from studyapp.tables.options import TableOptions
 from studyapp.tables.scheduling import advance, schedule
 from studyapp.tables.services import record, start
-from studyapp.tables.store import TableState, caught_up, table_state
+from studyapp.tables.store import TableState, caught_up, is_followed, table_state
 
 log = logging.getLogger(__name__)
 
@@ -184,7 +184,14 @@ def tick(table_id: int) -> TableState | None:
     It never judges a deadline itself: only a job that finds the deadline passed does.
     Returns the table as its log has it when it is being played (this process's fold caught up
     with the log), so a socket's heartbeat can compare it with its board without reading the log
-    again."""
+    again. A table this process has seen being played is read once (its status comes with the
+    turns since, :func:`caught_up`); any other table's row is read first."""
+    if is_followed(table_id):
+        snap = caught_up(table_id)
+        if snap.table.status == Table.Status.PLAYING:
+            advance(snap)
+            return snap
+        return None  # it was being played: no lobby now, and nothing to schedule
     table = Table.objects.get(pk=table_id)
     if table.status == Table.Status.LOBBY:
         due = timing.lobby_check_due(table)  # a held lobby's when its hold ends (check_lobby)
