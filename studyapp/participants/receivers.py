@@ -24,10 +24,11 @@ def forget_lobby_round(sender: Any, table_id: int, seat: int, **_: Any) -> None:
 
 @receiver(game_over, dispatch_uid="participants.book_table")
 @receiver(lobby_released, dispatch_uid="participants.book_released_lobby")
-def book_table(sender: Any, table: Any, **_: Any) -> None:
+def book_table(sender: Any, table: Any, snap: Any = None, **_: Any) -> None:
     """A study table's game ended, or its lobby released its people: their rounds are booked
-    now (a released person leaves with the lobby-timeout code, paid for the rounds played)."""
+    now (a released person leaves with the lobby-timeout code, paid for the rounds played),
+    from the finished table the game's end comes with."""
     if table.opts.study:
         from studyapp.participants import rounds
 
-        rounds.book_table(table.pk)
+        rounds.book_table(table.pk, snap)

@@ -101,14 +101,16 @@ def table_url(round_: Round) -> str:
     return reverse("tables:table", args=[round_.table_id])
 
 
-def sync_round(participant: Participant) -> None:
-    """Read the current round's table; when its game is over, book the reward and move on."""
+def sync_round(participant: Participant, snap: Any = None) -> None:
+    """Read the current round's table (``snap``, the table as its log has it, when the caller
+    has it: a game that just ended); when its game is over, book the reward and move on."""
     from studyapp.tables import services
 
     round_ = current_round(participant)
     if round_ is None or round_.finished_at is not None:
         return
-    snap = services.table_state(round_.table_id)
+    if snap is None or snap.table.pk != round_.table_id:
+        snap = services.table_state(round_.table_id)
     if snap.table.exit_code and not snap.events:
         lobby_timed_out(participant)  # the lobby closed before enough people came
         return
@@ -139,15 +141,16 @@ def sync_round(participant: Participant) -> None:
         finish(participant)
 
 
-def book_table(table_id: int) -> None:
+def book_table(table_id: int, snap: Any = None) -> None:
     """A study table's game has just ended: book each person's round at once (their reward in
     the running total, the study finished after the last round), so the end screen and the study
-    bar show the total with this game in it, not only after Continue."""
+    bar show the total with this game in it, not only after Continue. ``snap``: the finished
+    table, read once for everyone (else each person's round reads it)."""
     rounds = Round.objects.filter(
         table_id=table_id, finished_at__isnull=True, participant__status__in=Participant.ACTIVE
     )
     for round_ in rounds.select_related("participant__study"):
-        sync_round(round_.participant)  # someone who has stopped is settled as they stopped
+        sync_round(round_.participant, snap)  # someone who stopped is settled as they stopped
 
 
 # --- stopping early -------------------------------------------------------------------------

@@ -554,7 +554,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
 
     async def table_update(self, message: dict[str, Any]) -> None:
         """Pass on this seat's view of the move; spectators re-render for themselves. The move
-        also moves on this process's fold of the table (:func:`services.follow`), so the next
+        also moves on this process's fold of the table (:func:`store.follow`), so the next
         move here need not rebuild the table from its log."""
         store.follow(self.table_id, message["seq"], message.get("event"))
         if message["seq"] < self.seen_seq:

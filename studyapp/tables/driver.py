@@ -3,9 +3,9 @@ a lobby's wait limit, a pause that lasts too long, an idle person, and the perio
 (:func:`sweep`, :func:`tick`). Each decision is made on the table as its log has it and recorded
 on the move path (:func:`studyapp.tables.services.record`); the jobs that call these rules at the
 right time are scheduled by :mod:`studyapp.tables.scheduling` and run by
-:mod:`studyapp.tables.tasks`. A study that stands behind a table hears of it through
-:mod:`studyapp.tables.signals` (a seat idle too long, the sweep's tick); the tables app knows
-nothing of studies.
+:mod:`studyapp.tables.tasks`. A study that stands behind a table is asked through the hook
+(:mod:`studyapp.tables.hooks`: a seat idle too long, the sweep's tick) and told through
+:mod:`studyapp.tables.signals` (a lobby released); the tables app knows nothing of studies.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from studyapp.tables.models import SKIP_SPEC, Seat, Table, new_exit_code
 from studyapp.tables.options import TableOptions
 from studyapp.tables.scheduling import advance, schedule
 from studyapp.tables.services import record, start
-from studyapp.tables.store import TableState, caught_up, table_state
+from studyapp.tables.store import TableState, caught_up, is_followed, table_state
 
 log = logging.getLogger(__name__)
 
@@ -184,7 +184,14 @@ def tick(table_id: int) -> TableState | None:
     It never judges a deadline itself: only a job that finds the deadline passed does.
     Returns the table as its log has it when it is being played (this process's fold caught up
     with the log), so a socket's heartbeat can compare it with its board without reading the log
-    again."""
+    again. A table this process has seen being played is read once (its status comes with the
+    turns since, :func:`caught_up`); any other table's row is read first."""
+    if is_followed(table_id):
+        snap = caught_up(table_id)
+        if snap.table.status == Table.Status.PLAYING:
+            advance(snap)
+            return snap
+        return None  # it was being played: no lobby now, and nothing to schedule
     table = Table.objects.get(pk=table_id)
     if table.status == Table.Status.LOBBY:
         due = timing.lobby_check_due(table)  # a held lobby's when its hold ends (check_lobby)

@@ -148,7 +148,7 @@ def record(snap: TableState, event: Event, new_state: Any, **changes: Any) -> Ta
     with this game in it), tell the seats and schedule the next step."""
     after = commit(snap, event, new_state, **changes)
     if after.is_over:
-        signals.announce(signals.game_over, table=after.table)
+        signals.announce(signals.game_over, table=after.table, snap=after)
     broadcast(after)
     scheduling.advance(after)
     return after

@@ -33,8 +33,9 @@ def announce(signal: Signal, **facts: Any) -> None:
 lobby_place_left = Signal()
 
 # A table's game has just ended (its last turn committed, before the boards go out). Sent with
-# ``table``; whoever runs a study on it books the rounds played there, so the end screen shows
-# the running total with this game in it.
+# ``table`` and ``snap``, the finished table (a TableState), so that whoever runs a study on it
+# books the rounds played there from it, without replaying the log, and the end screen shows the
+# running total with this game in it.
 game_over = Signal()
 
 # A lobby's wait ran out and its people were released with a paid exit code (the table is

@@ -161,6 +161,12 @@ def _moved_on(snap: TableState, events: list[Event], last_at: Any) -> TableState
     )
 
 
+def is_followed(table_id: int) -> bool:
+    """Whether this process keeps a fold of the table (it saw the table being played)."""
+    with _recent_lock:
+        return table_id in _recent
+
+
 def recent_state(table_id: int) -> TableState:
     """The table as this process last saw it being played, else rebuilt from the log. It may be
     behind the log; :func:`studyapp.tables.services.submit` says why that is safe."""
