@@ -14,6 +14,7 @@ import pytest
 from studyapp.proxy import client_address, parse_networks
 from tests.e2e.site import LiveSite
 from tests.fakes.reverse_proxy import ReverseProxy
+from tests.ratelimits import at_window_start
 
 LOOPBACK = parse_networks("127.0.0.1, ::1")
 
@@ -105,6 +106,7 @@ def test_people_behind_the_proxy_are_counted_apart(site):
 
 def test_a_forged_header_through_the_proxy_counts_as_its_sender(site):
     with ReverseProxy(site.port) as proxy:
+        at_window_start()
         statuses = [
             start(proxy.port, "127.0.0.40", 200 + i, forged=f"203.0.113.{i}") for i in range(5)
         ]
@@ -112,5 +114,6 @@ def test_a_forged_header_through_the_proxy_counts_as_its_sender(site):
 
 
 def test_a_forged_header_straight_to_daphne_is_not_believed(site):
+    at_window_start()
     statuses = [start(site.port, "127.0.0.50", 300 + i, forged=f"198.51.100.{i}") for i in range(5)]
     assert statuses == [302, 302, 302, 429, 429]

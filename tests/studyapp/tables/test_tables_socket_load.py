@@ -6,7 +6,6 @@ has a limit of its own."""
 from __future__ import annotations
 
 import logging
-import time
 
 import pytest
 from channels.db import database_sync_to_async
@@ -16,6 +15,7 @@ from django.test.utils import CaptureQueriesContext
 
 from studyapp.tables import consumers, services
 from studyapp.tables.models import Seat, Turn
+from tests.ratelimits import at_window_start
 from tests.studyapp.tables.conftest import make_session, socket
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -101,9 +101,7 @@ def test_the_http_move_path_refuses_a_flood_before_any_game_work(settings) -> No
         "twenty-questions", {"answer": "Apple"}, [{"kind": "human", "session_key": key}, ORACLE]
     )
     allowance = settings.SOCKET_MOVE_BURST + int(10 * settings.SOCKET_MOVES_PER_SECOND)
-    # The limit counts in fixed ten-second windows: start the flood at a window's start, so that
-    # every request falls in one window on a slow machine too.
-    time.sleep(10 - time.time() % 10)
+    at_window_start()  # every request of the flood in one of the limit's windows
     statuses = []
     for n in range(allowance + 5):
         with CaptureQueriesContext(connection) as queries:
