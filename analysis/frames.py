@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from games.experiment.summary import oracle_failed
-from games.twenty_questions.engine import question_text
+from games.twenty_questions.names import question_text
 
 Record = dict[str, Any]
 

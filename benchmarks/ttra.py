@@ -37,7 +37,7 @@ def main() -> None:
     import torch
 
     from studyapp.pipelines.ttra.config import TTRAOptions
-    from studyapp.pipelines.ttra.evaluate import sample
+    from studyapp.pipelines.ttra.sampling import sample
     from studyapp.pipelines.ttra.tasks import Task
     from studyapp.pipelines.ttra.tiny import build_tiny_model
     from studyapp.pipelines.ttra.train import load, run_stage

@@ -3,7 +3,7 @@
 Builds a random Qwen2-style model (default: 16 layers, width 1024, 16 heads, bf16 on a GPU; no
 download), then times, on the same prompts:
 
-- the pipeline's evaluation (`evaluate.sample`, default options: ``--eval-batch-questions auto``,
+- the pipeline's evaluation (`sampling.sample`, default options: ``--eval-batch-questions auto``,
   ``--eval-engine auto``): questions x samples completions of up to ``--tokens`` tokens;
 - the floor: ONE ``model.generate`` of all the same sequences (every question's samples in one
   call), the fastest transformers can do them;
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> dict:
     from transformers import TrainerCallback
 
     from studyapp.pipelines.ttra.config import TTRAOptions
-    from studyapp.pipelines.ttra.evaluate import (
+    from studyapp.pipelines.ttra.sampling import (
         completion_lengths,
         eval_batches,
         prompt_text,

@@ -24,8 +24,8 @@ from studyapp.background import in_server  # noqa: E402
 from studyapp.db import TRANSIENT  # noqa: E402
 from studyapp.heap import freeze_startup  # noqa: E402
 from studyapp.proxy import ForwardedFor  # noqa: E402
-from studyapp.tables.consumers import db_read  # noqa: E402
 from studyapp.tables.routing import websocket_urlpatterns  # noqa: E402
+from studyapp.tables.socket_db import db_read  # noqa: E402
 
 
 class StaticFiles(ASGIStaticFilesHandler):
@@ -45,7 +45,7 @@ class SocketUser(AuthMiddleware):
     """Channels' AuthMiddleware, except that the database connection it loads the session's user
     with goes back to the pool afterwards (studyapp.db.returning_connections): Channels' own
     clean-up misses it under asgiref 3.13, and each daphne process kept one checked out. The
-    load is a socket's read like the table's own (consumers.db_read): a short wait for a pooled
+    load is a socket's read like the table's own (studyapp.tables.socket_db.db_read): a short wait for a pooled
     connection, tried again after the database pauses."""
 
     async def resolve_scope(self, scope: dict) -> None:

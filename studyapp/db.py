@@ -74,7 +74,7 @@ def is_pool_timeout(error: BaseException) -> bool:
     """Whether ``error`` is a wait for a pooled connection that ran out (the process is busy, the
     database may be fine). A page's request, which waited the whole pool timeout, is not tried
     again; a socket's short wait (DB_SOCKET_WAIT) is, and only such a move is, since it wrote
-    nothing (studyapp.tables.consumers)."""
+    nothing (studyapp.tables.socket_db)."""
     cause = error.__cause__
     return type(cause).__name__ == "PoolTimeout"
 

@@ -19,8 +19,9 @@ from typing import Any
 
 from games.base import Event, Observation
 from games.twenty_questions import CANDIDATES
-from games.twenty_questions.engine import MAX_QUESTION_CHARS, guess_text
+from games.twenty_questions.engine import MAX_QUESTION_CHARS
 from games.twenty_questions.knowledge import oracle
+from games.twenty_questions.names import guess_text
 from games.twenty_questions.rules import INVALID, NO, YES
 
 

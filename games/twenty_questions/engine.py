@@ -5,7 +5,8 @@ The engine itself resolves guesses. Under rules version 2 (:data:`RULES_VERSION`
 guess when it asks whether the secret word is one candidate and nothing more ("Is it a dog?",
 "My guess is dog"; :mod:`games.twenty_questions.guesses` has the grammar), or when it is the
 explicit move ``{"type": "question", "seat": 0, "guess": word}``. Names are read as whole words,
-case-insensitive, longest match first, common aliases and plurals included. The right word ends
+case-insensitive, longest match first, common aliases and plurals included
+(:mod:`games.twenty_questions.names`). The right word ends
 the game; a wrong one counts as a question and is answered "No" by the engine, so a careless
 oracle cannot spoil the reward. Everything else, including questions that mention candidates in
 other roles ("Can you watch it?") or name two of them, waits for the oracle's Yes, No or Invalid.
@@ -16,7 +17,6 @@ candidate was a guess; their logs replay as they were played.
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -24,7 +24,13 @@ from typing import Any
 from games import languages
 from games.base import Config, Engine, Event, IllegalMove, Observation
 from games.twenty_questions import CANDIDATES, MAX_QUESTIONS, ndcg_reward
-from games.twenty_questions.guesses import Mention, guess_in
+from games.twenty_questions.names import (
+    guess_of,
+    guess_text,
+    guess_word,
+    named_candidates,
+    named_in,
+)
 from games.twenty_questions.rules import ANSWERS, INVALID, NO, YES
 
 QUESTIONER, ORACLE = 0, 1
@@ -38,183 +44,6 @@ NO_QUESTION = "(no question)"
 # without a version is from before versions were kept: "1".
 RULES_VERSION = "2"
 RULES_VERSIONS = ("1", "2")
-
-# Other names people use for a candidate. Only names that point at one candidate belong here:
-# "aircraft" (a helicopter is one too) or "bat" (an animal) would turn honest questions into guesses.
-ALIASES: dict[str, tuple[str, ...]] = {
-    "Airplane": ("plane", "aeroplane", "airliner"),
-    "Baseball bat": ("baseball-bat",),
-    "Basketball": ("basket ball",),
-    "Boots": ("boot",),
-    "Bookcase": ("bookshelf", "bookshelves", "book case"),
-    "Bush": ("shrub",),
-    "Chopstick": ("chop stick",),
-    "Computer": ("laptop", "pc", "desktop computer"),
-    "Computer keyboard": ("keyboard",),
-    "Cooking pot": ("pot", "saucepan", "stockpot"),
-    "Corn": ("maize", "corncob", "corn on the cob"),
-    "Couch": ("sofa", "settee"),
-    "Cow": ("cattle",),
-    "Cup": ("mug",),
-    "Diary": ("journal",),
-    "Dresser": ("chest of drawers",),
-    "Earring": ("ear ring",),
-    "Gloves": ("glove",),
-    "Hairclip": ("hair clip", "barrette", "hairpin", "hair pin"),
-    "Headphone": ("headphones", "earphone", "earphones", "headset"),
-    "Lawn mower": ("lawnmower", "mower"),
-    "Lego": ("legos", "lego brick", "lego bricks"),
-    "Meteorite": ("meteor",),
-    "Microwave": ("microwave oven",),
-    "Motorcycle": ("motorbike", "motor bike"),
-    "Nightstand": ("night stand", "bedside table"),
-    "Paintbrush": ("paint brush",),
-    "Pan": ("frying pan", "skillet"),
-    "Pants": ("trousers", "jeans"),
-    "Peas": ("pea", "green peas"),
-    "Pliers": ("plier",),
-    "Rabbit": ("bunny",),
-    "Refrigerator": ("fridge", "freezer"),
-    "Rock": ("boulder",),
-    "Sculpture": ("statue",),
-    "Sharpie": ("permanent marker",),
-    "Shoes": ("shoe", "sneaker", "sneakers"),
-    "Smartphone": ("phone", "cellphone", "cell phone", "mobile phone", "iphone", "smart phone"),
-    "Socks": ("sock",),
-    "Television": ("tv", "telly", "tv set"),
-    "Tennis racket": ("tennis racquet", "racket", "racquet"),
-    "Toothbrush": ("tooth brush",),
-    "Toothpaste": ("tooth paste",),
-    "Truck": ("lorry",),
-    "Volleyball": ("volley ball",),
-    "Watch": ("wristwatch",),
-}
-
-_IRREGULAR_PLURALS = {"Knife": "knives", "Cactus": "cacti"}
-# Names that are plural already, or whose plural is the same word.
-_NO_PLURAL = {"Pants", "Peas", "Pliers", "Scissors", "Shoes", "Boots", "Gloves", "Socks", "Sheep"}
-
-_TOKEN = re.compile(r"[a-z0-9]+|[^\sa-z0-9]")
-
-
-def tokens(text: str) -> list[str]:
-    """Lower-case words and punctuation marks; hyphens and apostrophes only separate words."""
-    return _TOKEN.findall(text.lower().replace("-", " ").replace("'", " "))
-
-
-def _plurals(name: str) -> list[str]:
-    """Plurals of a lower-case name, made by the usual English spelling rules on its last word."""
-    head, _, last = name.rpartition(" ")
-    if last.endswith(("s", "x", "sh", "ch")):
-        forms = [last + "es"]
-    elif last.endswith("o"):
-        forms = [last + "s", last + "es"]
-    elif last.endswith("y") and last[-2:-1] not in ("a", "e", "i", "o", "u"):
-        forms = [last[:-1] + "ies"]
-    else:
-        forms = [last + "s"]
-    return [f"{head} {form}".strip() for form in forms]
-
-
-def _phrases() -> dict[tuple[str, ...], str]:
-    """Every token sequence that names a candidate, mapped to the candidate's spelling."""
-    table: dict[tuple[str, ...], str] = {}
-    for word in CANDIDATES:
-        names = [word.lower(), *ALIASES.get(word, ())]
-        forms = set(names)
-        if word not in _NO_PLURAL:
-            for name in names:
-                forms.update(_plurals(name))
-        if word in _IRREGULAR_PLURALS:
-            forms.add(_IRREGULAR_PLURALS[word])
-        for form in forms:
-            key = tuple(tokens(form))
-            if table.setdefault(key, word) != word:
-                raise ValueError(f"{form!r} would name both {table[key]} and {word}")
-    return table
-
-
-PHRASES = _phrases()
-# For each token that can start a name, the lengths of those names, longest first.
-_STARTS: dict[str, tuple[int, ...]] = {}
-for _key in PHRASES:
-    _STARTS[_key[0]] = tuple(sorted({*_STARTS.get(_key[0], ()), len(_key)}, reverse=True))
-
-
-def read(text: str) -> list[tuple[str | None, tuple[str, ...]]]:
-    """A text as a list of (candidate, its tokens) for each name and (None, (token,)) for every
-    other token. Names are read longest first, so "baseball bat" is Baseball bat and not
-    Baseball, and a name never spans punctuation, so "baseball, bat" names only Baseball."""
-    words = tokens(text)
-    items: list[tuple[str | None, tuple[str, ...]]] = []
-    i, n = 0, len(words)
-    while i < n:
-        for length in _STARTS.get(words[i], ()):
-            key = tuple(words[i : i + length])
-            word = PHRASES.get(key)
-            if word is not None:
-                items.append((word, key))
-                i += length
-                break
-        else:
-            items.append((None, (words[i],)))
-            i += 1
-    return items
-
-
-def scan(text: str) -> tuple[list[str], list[str]]:
-    """Split a text into the candidates it names (in order of first mention) and its other tokens."""
-    found: list[str] = []
-    rest: list[str] = []
-    for word, key in read(text):
-        if word is None:
-            rest.append(key[0])
-        elif word not in found:
-            found.append(word)
-    return found, rest
-
-
-def named_candidates(text: str) -> list[str]:
-    """The candidates a text names, in order of first mention."""
-    return scan(text)[0]
-
-
-def guess_of(text: str) -> str | None:
-    """The candidate ``text`` guesses under the current rules: it asks whether the secret word is
-    that one candidate and nothing more (:mod:`games.twenty_questions.guesses`); else None."""
-    words: list[str | Mention] = []
-    for word, key in read(text):
-        if word is not None:
-            words.append(Mention(word, exact=key == tuple(tokens(word.lower()))))
-        elif key[0][0].isalnum():
-            words.append(key[0])
-    return guess_in(words)
-
-
-def guess_text(word: str) -> str:
-    """The question that stands for a guess of ``word``: an explicit guess is recorded as this,
-    and it is a guess under every rules version."""
-    return f"Is the word {word}?"
-
-
-def question_text(event: Event) -> str:
-    """What a ``question`` event asked, as transcripts show it: its text, or for an explicit
-    guess the question that stands for it."""
-    if event.get("guess") is not None:
-        word = guess_word(event["guess"])
-        return guess_text(word or str(event["guess"]))
-    return str(event.get("text") or "")
-
-
-def guess_word(text: Any) -> str | None:
-    """The candidate a text is the name of (any case, an alias or a plural), or None: what the
-    explicit guess move accepts."""
-    if not isinstance(text, str):
-        return None
-    items = [(word, key) for word, key in read(text) if word is not None or key[0][0].isalnum()]
-    if len(items) == 1 and items[0][0] is not None:
-        return items[0][0]
-    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,18 +98,6 @@ def _check_config(config: Config) -> tuple[str, int, str]:
     if config.get("language", "en") not in languages.LANGUAGES:
         raise ValueError(f"unknown language {config.get('language')!r}")
     return answer, limit, version
-
-
-def named_in(text: str, language: str) -> list[str]:
-    """The candidates a text names by their names in ``language`` (whole words, any case), in
-    order of first mention: how a table in another language reads a guess in a question."""
-    found = []
-    folded = text.casefold()
-    for word, name in languages.candidate_names(language).items():
-        match = re.search(rf"(?<!\w){re.escape(name.casefold())}(?!\w)", folded)
-        if match:
-            found.append((match.start(), word))
-    return [word for _, word in sorted(found)]
 
 
 class TwentyQuestionsEngine(Engine[State]):

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from games.twenty_questions.engine import question_text
+from games.twenty_questions.names import question_text
 from studyapp.participants.models import Participant, Round
 from studyapp.tables.models import PERSON_ACTOR, SKIP_SPEC, TABLE_EVENTS, Seat, Turn
 

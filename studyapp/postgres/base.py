@@ -2,7 +2,7 @@
 :func:`studyapp.db.pool_wait` waits at most that long for a pooled connection instead of the
 pool's own ``timeout`` (``DB_POOL_TIMEOUT``). A table socket's reads use it (``DB_SOCKET_WAIT``):
 while the database is away a read gives up in a second or two and is tried again, rather than
-holding its socket for the pool's full wait (studyapp.tables.consumers). Settings name this
+holding its socket for the pool's full wait (studyapp.tables.socket_db). Settings name this
 backend (``ENGINE``) only when the pool is on; everything else is Django's."""
 
 from __future__ import annotations

@@ -14,10 +14,10 @@ from django.views.decorators.http import require_POST
 from games.base import IllegalMove
 from studyapp import ratelimit
 from studyapp.tables import lobby, services
-from studyapp.tables.consumers import TOO_FAST
 from studyapp.tables.hooks import hooks
 from studyapp.tables.models import Seat, Table
 from studyapp.tables.rendering import board_context
+from studyapp.tables.socket_limits import TOO_FAST
 
 
 def session_key(request: HttpRequest) -> str:

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.production
 
 SEQ = re.compile(r'data-seq="(\d+)"')
 # The page sends one every HEARTBEAT_SECONDS (15 s); the server takes one every 5 s at most
-# (consumers.HEARTBEAT_MIN_SECONDS). The test's browsers beat as often as the server listens.
+# (socket_limits.HEARTBEAT_MIN_SECONDS). The test's browsers beat as often as the server listens.
 HEARTBEAT = 5.5
 CUTS, CUT_EVERY = 6, 0.3
 QUESTIONS = ["Is it alive?", "Can you eat it?", "Is it made of metal?"]  # no guesses

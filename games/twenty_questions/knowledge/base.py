@@ -8,8 +8,8 @@ from functools import cache
 from pathlib import Path
 
 from games.twenty_questions import CANDIDATES
-from games.twenty_questions.engine import ALIASES as _ALIASES
 from games.twenty_questions.knowledge.lexicon import IRREGULAR, PREP_NORMAL, Lexicon, split_tokens
+from games.twenty_questions.names import ALIASES as _ALIASES
 
 PATH = Path(__file__).parent.parent / "knowledge.json"
 RELATIONS = ("is", "has", "made", "at", "use", "act")

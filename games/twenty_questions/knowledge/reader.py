@@ -7,10 +7,10 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from games.twenty_questions.engine import scan
 from games.twenty_questions.knowledge.base import knowledge_base
 from games.twenty_questions.knowledge.clauses import Clause, Test, read_clauses
 from games.twenty_questions.knowledge.lexicon import FILLER, SKIP, split_tokens
+from games.twenty_questions.names import scan
 
 _LETTERS = re.compile(
     r"\b(the letters? [a-z]\b|letters? [a-z]\b|how many letters|letters? (in|of) (the|its|this)"

@@ -1,7 +1,9 @@
 """The participants app's models, one module per kind of record, all importable from here (as
 Django's app registry and ``from studyapp.participants.models import X`` expect):
 
-- :mod:`~studyapp.participants.models.studies`: the study staff set up, its consent versions;
+- :mod:`~studyapp.participants.models.studies`: the study staff set up;
+- :mod:`~studyapp.participants.models.validation`: what a study's fields may hold;
+- :mod:`~studyapp.participants.models.consent`: a study's consent versions, their texts as agreed;
 - :mod:`~studyapp.participants.models.conditions`: a study's arms and the groups drawn to them;
 - :mod:`~studyapp.participants.models.people`: participants and personal invites;
 - :mod:`~studyapp.participants.models.payments`: bonus batches recorded before they are created;
@@ -11,6 +13,7 @@ The migrations name the callables below by their path here (e.g. ``models.new_pu
 """
 
 from studyapp.participants.models.conditions import Condition, StudyGroup
+from studyapp.participants.models.consent import ConsentVersion, next_consent_version
 from studyapp.participants.models.payments import BonusBatch
 from studyapp.participants.models.people import (
     POLICY_MAX_LENGTH,
@@ -24,15 +27,12 @@ from studyapp.participants.models.rounds import Round
 from studyapp.participants.models.studies import (
     MINUTES_PER_ROUND,
     MINUTES_SETUP,
-    ConsentVersion,
     Study,
-    check_list_problem,
     default_think_seconds,
     duration_text,
-    next_consent_version,
     think_seconds_problem,
-    validate_completion_url,
 )
+from studyapp.participants.models.validation import check_list_problem, validate_completion_url
 
 __all__ = [
     "BonusBatch",

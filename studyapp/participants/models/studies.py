@@ -1,7 +1,9 @@
 """Studies as staff set them up: the game, the rounds, consent and its versions, the codes and pay.
 
-A study's consent text is kept per version as people agreed to it (:class:`ConsentVersion`), so
-changing the text after anyone agreed never rewrites what they saw.
+A study's consent text is kept per version as people agreed to it
+(:class:`~studyapp.participants.models.consent.ConsentVersion`), so changing the text after anyone
+agreed never rewrites what they saw. What the fields may hold is
+:mod:`~studyapp.participants.models.validation`.
 """
 
 from __future__ import annotations
@@ -11,48 +13,23 @@ from urllib.parse import urlencode
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.core.validators import MinValueValidator, RegexValidator, URLValidator
 from django.db import models, transaction
-from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from studyapp.participants import questionnaire
+from studyapp.participants.models.validation import (
+    check_list_problem,
+    validate_amount,
+    validate_code,
+    validate_completion_url,
+)
 from studyapp.tables import think
 
 # The welcome page's time estimate when staff give none: a Twenty Questions round takes a few
 # minutes, and consent, instructions and the practice question a few more.
 MINUTES_PER_ROUND = 3
 MINUTES_SETUP = 5
-
-
-def validate_completion_url(value: str) -> None:
-    """A recruiter's full address, or a path on this site (the demo study, which has no real
-    recruiter, returns people to a local page that shows their code).
-
-    Browsers read a backslash as a slash, so ``/\\evil.example/x`` and ``\\\\evil.example`` go to
-    another site just like ``//evil.example``: backslashes, control characters and spaces are
-    refused everywhere, and a path must not start with two slashes."""
-    if "\\" in value or any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in value):
-        raise ValidationError("A completion address may not contain backslashes or spaces.")
-    if value.startswith("/") and not value.startswith("//"):
-        return
-    try:
-        URLValidator(schemes=["http", "https"])(value)
-    except ValidationError:
-        raise ValidationError(
-            "Enter a full address (https://…) or a path on this site (/…)."
-        ) from None
-
-
-# The rules for pay and codes, on the fields themselves, so every path that saves a study (the
-# admin, ``study apply``, the shell) checks them in ``full_clean``: an amount is not below zero,
-# and a code is plain letters and digits (it is shown on a page and sent in a link).
-validate_amount = MinValueValidator(Decimal("0"), message="An amount cannot be below zero.")
-validate_code = RegexValidator(
-    r"\A[A-Za-z0-9_-]{1,64}\Z",
-    message="A code may hold only letters, digits, '-' and '_' (at most 64).",
-)
 
 
 def default_think_seconds() -> dict[str, list[float]]:
@@ -371,6 +348,8 @@ class Study(models.Model):
         to its version is saved under a new version (:meth:`settled_consent_version`), and every
         version's text is kept (:class:`ConsentVersion`). Every path that edits a study (the
         admin, ``study apply``, the shell) comes through here."""
+        from studyapp.participants.models.consent import ConsentVersion  # consent imports studies
+
         update_fields = kwargs.get("update_fields")
         consent = {"consent_text", "consent_version"}
         if update_fields is not None and not consent & set(update_fields):
@@ -388,6 +367,10 @@ class Study(models.Model):
         already agreed to that version with another text: then the text is the version it was
         agreed to before (a change undone), or a new version (:func:`next_consent_version`).
         A version nobody agreed to yet is a draft whose text may still change."""
+        from studyapp.participants.models.consent import (  # consent imports studies
+            ConsentVersion,
+            next_consent_version,
+        )
         from studyapp.participants.models.people import Participant  # people import studies
 
         if self.pk is None:
@@ -464,61 +447,3 @@ class Study(models.Model):
             + counts[Participant.Status.FAILED_CHECKS]
             + counts[Participant.Status.FULL],
         }
-
-
-def next_consent_version(version: str, taken: set[str]) -> str:
-    """The version after ``version`` that is not ``taken``: "2" after "1", "v1-2" after "v1"."""
-    if version.isdigit():
-        number = int(version) + 1
-        while str(number) in taken:
-            number += 1
-        return str(number)
-    suffix = 2
-    while f"{version[:28]}-{suffix}" in taken:
-        suffix += 1
-    return f"{version[:28]}-{suffix}"
-
-
-class ConsentVersion(models.Model):
-    """The text of one consent version of a study, as people agreed to it. Written by
-    :meth:`Study.save`; a version's text changes only while nobody has agreed to it."""
-
-    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="consent_versions")
-    version = models.CharField(max_length=32)
-    text = models.TextField()
-    created_at = models.DateTimeField(default=timezone.now)
-
-    class Meta:
-        ordering = ["study", "created_at", "pk"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["study", "version"], name="one_text_per_consent_version"
-            )
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.study.slug} consent version {self.version}"
-
-    @classmethod
-    def record(cls, study: Study) -> None:
-        found = cls.objects.filter(study=study, version=study.consent_version).first()
-        if found is None:
-            cls.objects.create(study=study, version=study.consent_version, text=study.consent_text)
-        elif found.text != study.consent_text:  # a draft nobody agreed to (settled_consent_version)
-            found.text = study.consent_text
-            found.save(update_fields=["text"])
-
-
-def check_list_problem(checks: object) -> str:
-    """Why a list of comprehension checks is malformed ('' when it is fine)."""
-    if not isinstance(checks, list):
-        return 'Checks must be a list of {"question", "options", "answer"}.'
-    for number, check in enumerate(checks, start=1):
-        if not isinstance(check, dict) or set(check) != {"question", "options", "answer"}:
-            return f'Check {number} needs exactly "question", "options" and "answer".'
-        options = check["options"]
-        if not isinstance(options, list) or len(options) < 2:
-            return f"Check {number} needs at least two options."
-        if check["answer"] not in options:
-            return f"Check {number}: the answer must be one of its options."
-    return ""

@@ -16,7 +16,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from games.twenty_questions.engine import question_text
+from games.twenty_questions.names import question_text
 
 LABELS = ("A", "B")
 REQUIRED = ("prompt", "response_a", "response_b", "label")

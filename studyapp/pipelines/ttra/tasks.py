@@ -15,7 +15,7 @@ from pathlib import Path
 
 from games import tasks
 from games.tasks import LETTERS, TaskFileError, json_lines
-from games.twenty_questions.engine import question_text
+from games.twenty_questions.names import question_text
 from studyapp.pipelines.ttra.prompt_files import load_prompts
 
 # The built-in prompts (appendices A.1 and B); ``--prompts DIR`` overrides them by file name.

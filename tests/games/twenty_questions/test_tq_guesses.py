@@ -8,13 +8,8 @@ import pytest
 from games.base import IllegalMove
 from games.twenty_questions import CANDIDATES
 from games.twenty_questions.agents import guess_question
-from games.twenty_questions.engine import (
-    ENGINE,
-    RULES_VERSION,
-    guess_of,
-    guess_text,
-    guess_word,
-)
+from games.twenty_questions.engine import ENGINE, RULES_VERSION
+from games.twenty_questions.names import guess_of, guess_text, guess_word
 
 GUESSES = [
     ("Is it a dog?", "Dog"),

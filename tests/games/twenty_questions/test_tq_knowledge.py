@@ -7,9 +7,9 @@ import json
 import pytest
 
 from games.twenty_questions import CANDIDATES
-from games.twenty_questions.engine import named_candidates
 from games.twenty_questions.knowledge.base import CATEGORIES, KB, PATH, load
 from games.twenty_questions.knowledge.oracle import FEATURES, has
+from games.twenty_questions.names import named_candidates
 
 
 def test_every_candidate_has_facts_a_size_and_a_weight():

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from games import get_engine
 from games.base import IllegalMove
 from games.twenty_questions import CANDIDATES, ndcg_reward
-from games.twenty_questions.engine import ENGINE, NO_QUESTION, named_candidates
+from games.twenty_questions.engine import ENGINE, NO_QUESTION
+from games.twenty_questions.names import named_candidates
 
 
 def question(text: str) -> dict:

@@ -15,8 +15,9 @@ from channels.testing import WebsocketCommunicator
 
 from studyapp.asgi import application
 from studyapp.tables import broadcast, services
-from studyapp.tables.consumers import MAX_FRAME_BYTES, NOT_FOUND, TOO_LARGE
+from studyapp.tables.consumers import NOT_FOUND, TOO_LARGE
 from studyapp.tables.models import Seat, Turn
+from studyapp.tables.socket_limits import MAX_FRAME_BYTES
 from tests.studyapp.tables.conftest import make_session, make_staff_session, socket
 
 pytestmark = pytest.mark.django_db(transaction=True)

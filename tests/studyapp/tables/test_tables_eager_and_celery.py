@@ -340,7 +340,7 @@ def test_a_table_waiting_on_an_agent_is_never_settled(celery_mode: list[str], se
 
 
 async def test_a_socket_that_floods_moves_is_told_to_slow_down() -> None:
-    from studyapp.tables.consumers import MOVE_BURST, TOO_FAST
+    from studyapp.tables.socket_limits import MOVE_BURST, TOO_FAST
 
     key = await make_session()
     table = await sync_to_async(person_table)(key, turn_deadline_seconds=0)

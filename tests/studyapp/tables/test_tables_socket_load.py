@@ -13,7 +13,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from studyapp.tables import consumers, services
+from studyapp.tables import consumers, services, socket_limits
 from studyapp.tables.models import Seat, Turn
 from tests.ratelimits import at_window_start
 from tests.studyapp.tables.conftest import make_session, socket
@@ -47,7 +47,7 @@ async def test_a_flood_of_frames_is_dropped_unread_past_the_frame_limit(caplog) 
             await communicator.send_to(text_data=f"junk {n}")
         frames = await _drain(communicator)
     # Each junk frame within the limit gets a one-line reason (no board); the rest get nothing.
-    assert consumers.FRAME_BURST <= len(frames) <= consumers.FRAME_BURST + 10
+    assert socket_limits.FRAME_BURST <= len(frames) <= socket_limits.FRAME_BURST + 10
     assert all('role="alert"' in f and 'id="board"' not in f for f in frames)
     assert "over its frame limit" in caplog.text
     await communicator.disconnect()
@@ -59,10 +59,10 @@ async def test_refused_moves_are_answered_without_reading_the_table() -> None:
     communicator = socket(table.pk, key)
     assert (await communicator.connect())[0]
     await communicator.receive_from(timeout=5)
-    for n in range(consumers.MOVE_BURST + 8):
+    for n in range(socket_limits.MOVE_BURST + 8):
         await communicator.send_json_to({"type": "question", "text": f"Is it alive? {n}"})
     frames = await _drain(communicator)
-    refusals = [f for f in frames if str(consumers.TOO_FAST) in f]
+    refusals = [f for f in frames if str(socket_limits.TOO_FAST) in f]
     assert len(refusals) >= 4
     assert all('id="board"' not in f and len(f) < 300 for f in refusals)
     await communicator.disconnect()
@@ -85,7 +85,7 @@ async def test_one_seat_may_hold_only_so_many_sockets_in_a_process(settings) -> 
     assert (await again.connect())[0]  # a closed socket's place is free again
     for communicator in [*held[1:], again]:
         await communicator.disconnect()
-    assert ("session", key) not in consumers.OPEN_SOCKETS  # all four closed: none counted
+    assert ("session", key) not in socket_limits.OPEN_SOCKETS  # all four closed: none counted
 
 
 @pytest.mark.django_db

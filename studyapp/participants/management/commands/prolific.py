@@ -13,6 +13,7 @@ from django.core.management.base import BaseCommand, CommandError
 from studyapp import locks
 from studyapp.participants import prolific
 from studyapp.participants.models import Study
+from studyapp.participants.prolific_client import ProlificClient, ProlificError
 
 
 class Command(BaseCommand):
@@ -37,10 +38,8 @@ class Command(BaseCommand):
         client = None
         if not dry_run:
             try:
-                client = prolific.ProlificClient(
-                    settings.PROLIFIC_API_TOKEN, settings.PROLIFIC_API_URL
-                )
-            except prolific.ProlificError as err:
+                client = ProlificClient(settings.PROLIFIC_API_TOKEN, settings.PROLIFIC_API_URL)
+            except ProlificError as err:
                 raise CommandError(str(err)) from err
         run = prolific.approve if options["what"] == "approve" else prolific.pay
 

@@ -86,7 +86,7 @@ def test_every_stage_is_timed_and_the_cost_is_their_ratio(tiny_model, tmp_path):
 
 
 def test_a_prompt_limit_cuts_the_start_of_long_questions(tiny_model):
-    from studyapp.pipelines.ttra.evaluate import prompt_text
+    from studyapp.pipelines.ttra.sampling import prompt_text
     from studyapp.pipelines.ttra.train import load
 
     _, tokenizer = load(tiny_model)
@@ -107,7 +107,7 @@ def test_a_prompt_limit_cuts_the_start_of_long_questions(tiny_model):
 
 
 def test_a_runs_prompt_directory_reaches_the_model(tiny_model, tmp_path):
-    from studyapp.pipelines.ttra.evaluate import prompt_text
+    from studyapp.pipelines.ttra.sampling import prompt_text
     from studyapp.pipelines.ttra.train import load
 
     (tmp_path / "math.txt").write_text("Compute {question} and box it: \\boxed{{}}\n")

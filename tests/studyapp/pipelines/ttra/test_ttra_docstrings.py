@@ -19,7 +19,7 @@ def test_the_docstring_examples_hold(module):
 
 
 @pytest.mark.ttra
-@pytest.mark.parametrize("name", ["evaluate", "train"])
+@pytest.mark.parametrize("name", ["evaluate", "sampling", "train"])
 def test_the_docstring_examples_of_the_torch_modules_hold(name):
     pytest.importorskip("trl")
     import importlib

@@ -33,7 +33,7 @@ def tiny_options(model: str, **overrides) -> TTRAOptions:
 
 
 def test_batches_take_the_longest_prompts_first_and_fill_the_memory():
-    from studyapp.pipelines.ttra.evaluate import plan_batches, sequence_bytes
+    from studyapp.pipelines.ttra.sampling import plan_batches, sequence_bytes
 
     lengths = [10, 40, 20, 30]
     assert plan_batches(lengths, size=3) == [[1, 3, 2], [0]]
@@ -59,7 +59,7 @@ def test_batches_take_the_longest_prompts_first_and_fill_the_memory():
 
 
 def test_auto_on_a_cpu_takes_a_fixed_number_of_questions(tiny_model):
-    from studyapp.pipelines.ttra.evaluate import CPU_EVAL_QUESTIONS, eval_batches
+    from studyapp.pipelines.ttra.sampling import CPU_EVAL_QUESTIONS, eval_batches
     from studyapp.pipelines.ttra.train import load
 
     model, _ = load(tiny_model)
