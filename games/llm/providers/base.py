@@ -9,6 +9,7 @@ import asyncio
 import contextvars
 import time
 import weakref
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -86,6 +87,19 @@ async def _count_attempt(request: Any) -> None:
         box[0] += 1
 
 
+async def closed_with_loop(client: Any) -> AsyncIterator[None]:
+    """Holds ``client`` (an SDK client) open until its event loop shuts down, then closes it.
+    An event loop closes the async generators begun on it when it shuts down (``asyncio.run``
+    does, as does :func:`studyapp.background.close_loop`), so a client made on a loop whose
+    caller never closed it (a script's ``asyncio.run``, a test) is closed there, on its own loop,
+    rather than left to the garbage collector, which would log "Unclosed client session" at
+    exit. :meth:`SDKProvider.aclose` closes it sooner the same way."""
+    try:
+        yield
+    finally:
+        await client.close()
+
+
 class SDKProvider:
     """Shared machinery: cache lookup, concurrency limit, timing, retry count, error wrapping.
     Subclasses implement :meth:`_send` with their SDK. One SDK client (and connection pool) is
@@ -100,14 +114,26 @@ class SDKProvider:
         self._per_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[Any, Any]] = (
             weakref.WeakKeyDictionary()
         )
+        self._watched: weakref.WeakSet[asyncio.AbstractEventLoop] = weakref.WeakSet()
 
     def _loop_state(self) -> tuple[Any, asyncio.Semaphore]:
         loop = asyncio.get_running_loop()
         state = self._per_loop.get(loop)
         if state is None:
-            state = (self._make_client(), asyncio.Semaphore(self.config.concurrency))
+            client = self._make_client()
+            state = (client, asyncio.Semaphore(self.config.concurrency), closed_with_loop(client))
             self._per_loop[loop] = state
-        return state
+        return state[0], state[1]
+
+    async def _opened(self) -> tuple[Any, asyncio.Semaphore]:
+        """This loop's client and limit; the first time, the loop is given the client to close
+        when it shuts down (:func:`closed_with_loop`)."""
+        client, limit = self._loop_state()
+        loop = asyncio.get_running_loop()
+        if loop not in self._watched:
+            self._watched.add(loop)
+            await anext(self._per_loop[loop][2])
+        return client, limit
 
     def _http_client(self, module: Any) -> Any:
         """The SDK's own default HTTP client (its pool limits) plus our attempt counter. The
@@ -163,7 +189,7 @@ class SDKProvider:
                 output_chars=len(hit["text"]),
                 cached=True,
             )
-        client, limit = self._loop_state()
+        client, limit = await self._opened()
         async with limit:
             box = [0]
             token = _attempts.set(box)
@@ -202,6 +228,12 @@ class SDKProvider:
 
     async def aclose(self) -> None:
         """Close this event loop's SDK client (its connections)."""
-        state = self._per_loop.pop(asyncio.get_running_loop(), None)
-        if state is not None:
+        loop = asyncio.get_running_loop()
+        state = self._per_loop.pop(loop, None)
+        if state is None:
+            return
+        if loop in self._watched:
+            self._watched.discard(loop)
+            await state[2].aclose()  # closes the client
+        else:
             await state[0].close()
