@@ -19,6 +19,7 @@ seat or the table's status (a takeover, a pause, the end), or a status that is n
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections import OrderedDict
 from contextlib import nullcontext
@@ -218,7 +219,13 @@ SESSION_SEAT = """
 
 
 def plain_sql(template: str) -> str:
-    """``template`` with the tables (``{turn}``) and columns (``{turn_seq}``) it names quoted."""
+    """``template`` with the tables (``{turn}``) and columns (``{turn_seq}``) it names quoted
+    for this database (written once per process and database)."""
+    return _quoted(template, connection.vendor)
+
+
+@functools.cache
+def _quoted(template: str, vendor: str) -> str:
     models = {"table": Table, "seat": Seat, "turn": Turn}
     names = {name: model._meta.db_table for name, model in models.items()}
     for name, model in models.items():
