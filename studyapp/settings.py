@@ -132,7 +132,14 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
             ]
         },
-    }
+    },
+    # The board partials of studyapp/tables/jinja2/, rendered on every move: Jinja2 with Django's
+    # i18n tags and escaping (studyapp.tables.jinja).
+    {
+        "BACKEND": "django.template.backends.jinja2.Jinja2",
+        "APP_DIRS": True,
+        "OPTIONS": {"environment": "studyapp.tables.jinja.environment"},
+    },
 ]
 
 DATABASE_URL = env_str("DATABASE_URL")

@@ -14,10 +14,11 @@ from functools import cache
 from typing import Any
 
 from django.conf import settings
-from django.template.loader import render_to_string
+from django.http import HttpRequest
+from django.template import engines
 from django.utils import timezone, translation
 from django.utils.html import escape
-from django.utils.safestring import SafeString
+from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext_noop
 
 from games.twenty_questions.engine import NO_QUESTION
@@ -222,13 +223,27 @@ def staff_seats(snap: TableState) -> list[dict[str, Any]]:
     return rows
 
 
+@cache
+def board_template() -> Any:
+    """The board partial, a Jinja2 template (:mod:`studyapp.tables.jinja`), looked up once."""
+    return engines["jinja2"].get_template("tables/_board.html")
+
+
+def board_html(context: dict[str, Any], request: HttpRequest | None = None) -> SafeString:
+    """The board for ``context`` (:func:`board_context`), in the active language. With a
+    ``request`` (the page, an htmx refresh) its forms carry the CSRF token; a board pushed over
+    the socket has none (the socket carries the move)."""
+    context = {**context, "language_code": translation.get_language()}
+    return mark_safe(board_template().render(context, request))
+
+
 def render_board(snap: TableState, seat: int | None, error: str | None = None) -> str:
     """The board a socket pushes. At a study table whose game is over it carries what the study
     adds for the seat too (its bar's running total, swapped into the page by id like the board):
     the tables ask the hooks (``final_board``) and the study answers."""
     table = snap.table
     with translation.override(table.language):
-        html = render_to_string("tables/_board.html", board_context(snap, seat, error))
+        html = board_html(board_context(snap, seat, error))
         over = snap.is_over and table.status != Table.Status.LOBBY  # the board shows the outcome
         if seat is not None and over and table.opts.study:
             html += hooks().final_board(table, seat) or ""

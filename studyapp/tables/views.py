@@ -16,7 +16,7 @@ from studyapp import ratelimit
 from studyapp.tables import lobby, services
 from studyapp.tables.hooks import hooks
 from studyapp.tables.models import Seat, Table
-from studyapp.tables.rendering import board_context
+from studyapp.tables.rendering import board_context, board_html
 from studyapp.tables.socket_limits import TOO_FAST
 
 
@@ -76,9 +76,10 @@ def table_page(request: HttpRequest, table_id: int) -> HttpResponse:
         raise Http404("You have no seat at this table.")
     with translation.override(table.language):
         context = board_context(services.table_state(table), seat.index if seat else None)
-        context["heartbeat_seconds"] = settings.HEARTBEAT_SECONDS
         if request.htmx:
-            return render(request, "tables/_board.html", context)
+            return HttpResponse(board_html(context, request))
+        context["board"] = board_html(context, request)
+        context["heartbeat_seconds"] = settings.HEARTBEAT_SECONDS
         parts = hooks().table_page(table, request) or {}
         context["page_title"], context["page_bar"] = parts.get("title"), parts.get("bar", "")
         return render(request, "tables/table.html", context)
@@ -117,5 +118,6 @@ def move(request: HttpRequest, table_id: int) -> HttpResponse:
     except IllegalMove as err:
         with translation.override(table.language):
             context = board_context(services.table_state(table), seat.index, err.reason)
+            context["board"] = board_html(context, request)
             return render(request, "tables/table.html", context, status=400)
     return redirect("tables:table", table.pk)
