@@ -18,7 +18,6 @@ import weakref
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
-from asgiref.sync import async_to_sync
 from django.db import connections
 
 _loops = threading.local()
@@ -135,14 +134,20 @@ def close_kept_loops() -> None:
 
 
 def call_async(func: Callable[..., Awaitable[Any]], *args: Any) -> Any:
-    """Call an async function from sync code: on the server's loop from one of its threads while
-    it runs (the in-memory channel layer must be used from the loop that owns it), else on this
-    thread's loop (:func:`run_async`)."""
+    """Call an async function that does not call back into sync code (a channel-layer send)
+    from sync code, and wait for it: on the server's loop from one of its threads while it runs
+    (the in-memory channel layer must be used from the loop that owns it), else on this thread's
+    loop (:func:`run_async`).
+
+    On the server's loop it runs as a task of that loop (``run_coroutine_threadsafe``), not
+    through asgiref's ``async_to_sync``, which would also carry the caller's context and send
+    the coroutine's own sync calls back to this thread: work a send never needs, which took
+    about 8% of a daphne's CPU (``benchmarks/ws_load.py --mode study``). A coroutine that
+    calls ``sync_to_async`` must not come here from a server thread: it would wait on this
+    blocked thread."""
     loop = server_loop()
     if loop is None:
         return run_async(func(*args))
-    if in_server_thread():
-        return async_to_sync(func)(*args)
     return asyncio.run_coroutine_threadsafe(func(*args), loop).result()
 
 
