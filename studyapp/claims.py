@@ -17,7 +17,8 @@ Two stores, for two kinds of work:
   :class:`CacheLock` gives the same calls and answers with Django's cache calls under a process
   lock (the locmem cache lives in this one process, so that lock makes each compare-and-set
   atomic across the server's threads). The one step a Lock lacks, turning a queued lease into a
-  running one, is its two calls: release the queued token, then claim anew (:meth:`Lease.claim`).
+  running one, is its two calls: release the queued token, then claim anew, sent together in one
+  pipeline on Redis (:func:`take_over`).
 - **rows**, for work whose state is a database row anyway (a pipeline ``Job``, an
   ``AnalysisResult``): claimed by a conditional update (:func:`claim_row`: the row still holds
   what the claimer read), kept alive by a timestamp the holder beats (:class:`Heartbeat`), and
@@ -44,7 +45,7 @@ from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
 from django.db import connection, models
 from django.utils import timezone
-from redis.exceptions import LockError, LockNotOwnedError
+from redis.exceptions import LockError, LockNotOwnedError, NoScriptError
 
 log = logging.getLogger(__name__)
 
@@ -156,9 +157,8 @@ class Lease:
         if not self.key:
             return True
         lock = make_lock(self.key, self.seconds)
-        _released(lock, QUEUED)  # queued becomes free; a running claim stays
         token = f"running:{uuid.uuid4().hex}"
-        if not lock.acquire(blocking=False, token=token):
+        if not take_over(lock, token):
             return False
         self._lock, self.token = lock, token
         return True
@@ -199,6 +199,34 @@ class Lease:
             return await work
         finally:
             keeper.cancel()
+
+
+def take_over(lock: Any, token: str) -> bool:
+    """Claim ``lock`` with ``token`` if it is free or queued (a running claim stays). The Lock's
+    two calls, in this order: its owner-checked release of the queued token, then its ``SET NX
+    PX``. On Redis both go in one pipeline, one round trip instead of two on every agent turn;
+    the order is the same, so nothing changes but the wait."""
+    if isinstance(lock, CacheLock):
+        _released(lock, QUEUED)  # queued becomes free; a running claim stays
+        return lock.acquire(blocking=False, token=token)
+    pipe = lock.redis.pipeline(transaction=False)
+    pipe.evalsha(lock.lua_release.sha, 1, lock.name, QUEUED)
+    pipe.set(lock.name, token, nx=True, px=int(lock.timeout * 1000))
+    released, taken = pipe.execute(raise_on_error=False)
+    if isinstance(taken, Exception):
+        raise taken
+    if isinstance(released, NoScriptError):
+        # A Redis that has not seen the release script yet (new, or restarted). A lease taken
+        # anyway was free, and there was nothing to release; else the Lock's own calls, which
+        # load the script.
+        if not taken:
+            _released(lock, QUEUED)
+            return bool(lock.acquire(blocking=False, token=token))
+    elif isinstance(released, Exception):
+        raise released
+    if taken:
+        lock.local.token = lock.redis.get_encoder().encode(token)  # as Lock.acquire keeps it
+    return bool(taken)
 
 
 def _released(lock: Any, token: str) -> bool:

@@ -67,6 +67,33 @@ def test_a_job_is_queued_once_and_claimed_once(store: str) -> None:
     assert lease().claim() is True  # free: a job run by hand, or a late copy, may run
 
 
+@pytest.mark.skipif(not REDIS_URL, reason="needs Redis (REDIS_URL)")
+@pytest.mark.parametrize("queued", [True, False])
+def test_a_claim_on_a_redis_that_lost_its_scripts_still_takes_the_lease(
+    settings, queued: bool
+) -> None:
+    """A claim sends the Lock's release script by its hash; a Redis restarted since (or new) has
+    no script by that hash, and the claim falls back on the Lock's calls, which load it."""
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "studyapp.cache.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": f"test-claims-{uuid.uuid4().hex}",
+        }
+    }
+    if queued:
+        assert lease().queue(1) is True
+    from django.core.cache import caches
+
+    claims.redis_client(caches["default"]).script_flush()
+    first = lease()
+    assert first.claim() is True
+    assert held() == first.token
+    assert lease().claim() is False  # running: a second copy does nothing
+    assert first.renew() is True and first.release() is True
+    assert held() is None
+
+
 def test_a_lapsed_claim_can_be_taken_again(store: str) -> None:
     gone = lease(0.3)
     assert gone.claim()
