@@ -28,6 +28,7 @@ from typing import Any
 
 from django.template import defaultfilters
 from django.urls import get_script_prefix, reverse
+from django.utils.html import conditional_escape
 from django.utils.safestring import SafeString
 from django.utils.timezone import template_localtime
 from django.utils.translation import gettext, gettext_noop, ngettext, override, trim_whitespace
@@ -62,12 +63,18 @@ def escaped(value: Any) -> Any:
 
 
 def finalize(value: Any) -> Any:
-    """What ``{{ value }}`` hands Jinja2's autoescape: a string with a quote escaped as Django
-    escapes it (:func:`escaped`); anything else as it is, which MarkupSafe escapes exactly as
-    Django would (``&``, ``<`` and ``>`` alike, and ``str()`` of a number, None or a bool)."""
-    if type(value) is str and ("'" in value or '"' in value):
-        return SafeString(html_escape(value))
-    return value
+    """What ``{{ value }}`` hands Jinja2's autoescape. A string without a quote, an int and what
+    is safe already go as they are: MarkupSafe escapes ``&``, ``<`` and ``>`` exactly as Django
+    does. Anything else is escaped here with Django's ``conditional_escape``: a string with a
+    quote, and any other value, whose ``str()`` may hold one (a lazy translation, a ``str``
+    subclass such as an enum's member), which MarkupSafe would write as ``&#34;``."""
+    if type(value) is str:
+        if "'" in value or '"' in value:
+            return SafeString(html_escape(value))
+        return value
+    if type(value) is int or hasattr(value, "__html__"):
+        return value
+    return conditional_escape(value)
 
 
 def is_none(value: Any) -> bool:
@@ -83,10 +90,18 @@ def translated(language: str, message: str) -> str:
         return gettext(message)
 
 
+@cache
+def literal_translation(language: str, message: str) -> SafeString:
+    """A literal's translation, template text that is not escaped. ``message`` is the message id
+    as Django's tag and ``makemessages`` write it (each ``%`` doubled, :meth:`DjangoI18n.parse`);
+    the text says each ``%%`` as ``%``, as Django's tag does."""
+    return SafeString(translated(language, message).replace("%%", "%"))
+
+
 @pass_context
 def translate_literal(context: Context, message: str) -> SafeString:
-    """``{% translate "..." %}``: a literal's translation is template text, not escaped."""
-    return SafeString(translated(context["language_code"], message))
+    """``{% translate "..." %}``."""
+    return literal_translation(context["language_code"], message)
 
 
 @pass_context
@@ -117,7 +132,15 @@ def block(
         message = translated(language, singular)
     else:
         message = translated_plural(language, singular, plural, count)
-    return SafeString(message % {name: escaped(value) for name, value in values.items()})
+    values = {name: escaped(value) for name, value in values.items()}
+    try:
+        return SafeString(message % values)
+    except (KeyError, ValueError):
+        # A translation whose placeholders are not the message's: Django's tag says the
+        # message untranslated, and so does this one, rather than fail the whole board.
+        with override(None):
+            message = gettext(singular) if plural is None else ngettext(singular, plural, count)
+        return SafeString(message % values)
 
 
 @cache
@@ -174,8 +197,13 @@ class DjangoI18n(Extension):
         token = next(parser.stream)
         if token.value == "translate":
             message = parser.parse_expression()
-            name = "translate_literal" if isinstance(message, nodes.Const) else "translate_value"
-            return nodes.Output([nodes.Filter(message, name, [], [], None, None)])
+            call = "translate_value"
+            if isinstance(message, nodes.Const) and isinstance(message.value, str):
+                # A literal's message id has each % doubled, as Django's tag looks it up and
+                # makemessages writes it.
+                call = "translate_literal"
+                message = nodes.Const(message.value.replace("%", "%%"), lineno=message.lineno)
+            return nodes.Output([nodes.Filter(message, call, [], [], None, None)])
         return self.block(parser, token.lineno)
 
     def block(self, parser: Parser, lineno: int) -> nodes.Node:
