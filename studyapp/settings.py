@@ -391,6 +391,9 @@ LANGUAGE_CODE = "en"
 LANGUAGES = [("en", "English"), ("de", "Deutsch")]
 LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
+# Celery would find it too, through a chain of missed lookups in these settings for every task
+# with a countdown (an agent turn): named here, it is one lookup.
+CELERY_TIMEZONE = TIME_ZONE
 USE_I18N = True
 USE_TZ = True
 
