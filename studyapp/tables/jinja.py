@@ -28,7 +28,6 @@ from typing import Any
 
 from django.template import defaultfilters
 from django.urls import get_script_prefix, reverse
-from django.utils.html import conditional_escape
 from django.utils.safestring import SafeString
 from django.utils.timezone import template_localtime
 from django.utils.translation import gettext, gettext_noop, ngettext, override, trim_whitespace
@@ -37,7 +36,7 @@ from jinja2.ext import Extension
 from jinja2.parser import Parser
 from jinja2.runtime import Context
 
-# The short phrases a board says once per seat, clue or ballot ({{ phrase(...) }}), marked here
+# The short phrases a board says once per seat, clue or ballot ({{ "..."|phrase(...) }}), marked here
 # so that makemessages keeps them in the catalogs.
 PHRASES = frozenset(
     {
@@ -65,16 +64,12 @@ def escaped(value: Any) -> Any:
 def finalize(value: Any) -> Any:
     """What ``{{ value }}`` hands Jinja2's autoescape. A string without a quote, an int and what
     is safe already go as they are: MarkupSafe escapes ``&``, ``<`` and ``>`` exactly as Django
-    does. Anything else is escaped here with Django's ``conditional_escape``: a string with a
+    does. Anything else is escaped here as Django escapes it (:func:`escaped`): a string with a
     quote, and any other value, whose ``str()`` may hold one (a lazy translation, a ``str``
     subclass such as an enum's member), which MarkupSafe would write as ``&#34;``."""
-    if type(value) is str:
-        if "'" in value or '"' in value:
-            return SafeString(html_escape(value))
+    if type(value) is str and "'" not in value and '"' not in value:
         return value
-    if type(value) is int or hasattr(value, "__html__"):
-        return value
-    return conditional_escape(value)
+    return escaped(value)
 
 
 def is_none(value: Any) -> bool:

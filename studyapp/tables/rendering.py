@@ -223,18 +223,15 @@ def staff_seats(snap: TableState) -> list[dict[str, Any]]:
     return rows
 
 
-@cache
-def board_template() -> Any:
-    """The board partial, a Jinja2 template (:mod:`studyapp.tables.jinja`), looked up once."""
-    return engines["jinja2"].get_template("tables/_board.html")
-
-
 def board_html(context: dict[str, Any], request: HttpRequest | None = None) -> SafeString:
-    """The board for ``context`` (:func:`board_context`), in the active language. With a
-    ``request`` (the page, an htmx refresh) its forms carry the CSRF token; a board pushed over
-    the socket has none (the socket carries the move)."""
+    """The board for ``context`` (:func:`board_context`), in the active language: the Jinja2
+    template ``tables/_board.html`` (:mod:`studyapp.tables.jinja`; Jinja2 keeps it compiled, and
+    under DEBUG reloads it when it changes). With a ``request`` (the page, an htmx refresh) its
+    forms carry the CSRF token; a board pushed over the socket has none (the socket carries the
+    move)."""
+    template = engines["jinja2"].get_template("tables/_board.html")
     context = {**context, "language_code": translation.get_language()}
-    return mark_safe(board_template().render(context, request))
+    return mark_safe(template.render(context, request))
 
 
 def render_board(snap: TableState, seat: int | None, error: str | None = None) -> str:

@@ -235,12 +235,14 @@ def _quoted(template: str, vendor: str) -> str:
     return template.format(**{name: quote(value) for name, value in names.items()})
 
 
-INSERT_TURN = """
-    INSERT INTO {turn} ({turn_table}, {turn_seq}, {turn_seat}, {turn_event}, {turn_usage},
-        {turn_actor}, {turn_created_at})
-    VALUES (%s, %s, %s, %s, %s, %s, %s)
-"""
 INSERT_FIELDS = ("table", "seq", "seat", "event", "usage", "actor", "created_at")
+INSERT_TURN = (
+    "INSERT INTO {turn} ("
+    + ", ".join(f"{{turn_{name}}}" for name in INSERT_FIELDS)
+    + ") VALUES ("
+    + ", ".join(["%s"] * len(INSERT_FIELDS))
+    + ")"
+)
 
 
 def insert_turn(turn: Turn) -> Turn:
