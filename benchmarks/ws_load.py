@@ -97,6 +97,12 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--agent-delay", type=float, default=0.5, help="agents' pause next to people (study mode)"
     )
+    parser.add_argument(
+        "--celery-floor",
+        action="store_true",
+        help="study mode: also measure the Celery round trip alone (a task that does nothing, "
+        "sent as an agent's turn is, at the study's agent-turn rate): benchmarks/celery_floor.py",
+    )
     parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL", ""))
     parser.add_argument("--redis-url", default=os.environ.get("REDIS_URL", ""))
     args = parser.parse_args()

@@ -195,12 +195,17 @@ def prepare_study(clients: int, agent_delay: float) -> list[tuple[int, str, str]
     return people
 
 
-def start_worker(env: dict[str, str], pool: str, concurrency: int, nice: int) -> subprocess.Popen:
-    """A Celery worker as the Procfile starts one: at ``nice`` (the Procfile's WORKER_NICE)."""
+def start_worker(
+    env: dict[str, str], pool: str, concurrency: int, nice: int, include: str = ""
+) -> subprocess.Popen:
+    """A Celery worker as the Procfile starts one: at ``nice`` (the Procfile's WORKER_NICE),
+    without gossip and mingle. ``include``: a module of tasks to load besides the site's."""
     celery = Path(sys.executable).with_name("celery")
     return subprocess.Popen(
         ["nice", "-n", str(nice), str(celery), "-A", "studyapp", "worker", "-l", "error"]
-        + ["--pool", pool, "--concurrency", str(concurrency)],
+        + ["--pool", pool, "--concurrency", str(concurrency)]
+        + ["--without-gossip", "--without-mingle"]
+        + (["--include", include] if include else []),
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -460,8 +465,10 @@ def main(args: argparse.Namespace) -> None:
             url = f"ws://127.0.0.1:{port}/ws/tables/{table}/"
             people.append(Person(url, f"http://127.0.0.1:{port}", key, f"t{table}{key[:4]}", kind))
         study = phase(servers, people, args, tuple(workers))
+        window = study.pop("window")
+        study["window_s"] = round(window[1] - window[0], 2)
         study.update(
-            study_log(tables, study["moves_sent"], study["rejected"], study.pop("window")),
+            study_log(tables, study["moves_sent"], study["rejected"], window),
             servers=len(servers),
             workers=len(workers),
         )
@@ -495,6 +502,18 @@ def main(args: argparse.Namespace) -> None:
         for server in floors:
             server.terminate()
             server.wait(timeout=10)
+    extra = {}
+    if args.celery_floor:
+        from benchmarks import celery_floor
+
+        window = study["window_s"]
+        rate = study["agent_turns_logged"] / max(window, 0.001)
+        celery = celery_floor.measure(env, args, rate, start_worker, tree_cpu)
+        floor_ms = cpu_ratios(study, floor)["floor_ms_per_turn"]
+        extra["celery_floor"] = {
+            **celery,
+            "ratio_to_floor": celery_floor.against_floor(celery, study, floor_ms),
+        }
     print(
         json.dumps(
             {
@@ -508,6 +527,7 @@ def main(args: argparse.Namespace) -> None:
                 ),
                 "target_p95_ms": TARGET_P95_MS,
                 "cpu_ratio_to_floor": cpu_ratios(study, floor),
+                **extra,
             }
         )
     )

@@ -28,15 +28,13 @@ app.autodiscover_tasks()
 @task_prerun.connect
 @task_postrun.connect
 def close_old_connections(task: object = None, **_: object) -> None:
-    """Around each task on a worker, what Django does around each request: give the database
-    connection back to the process's pool (CONN_MAX_AGE is 0 with the pool; without it, drop a
-    connection that is broken or older than DB_CONN_MAX_AGE). An eager task runs inside its
-    caller's request or transaction, which owns the connection."""
+    """Around each task on a worker, what Django does around each request (drop a connection that
+    is broken or older than DB_CONN_MAX_AGE), except that a pooled connection still good is kept
+    for the process's next task (:func:`studyapp.db.between_tasks`). An eager task runs inside
+    its caller's request or transaction, which owns the connection."""
     if getattr(getattr(task, "request", None), "is_eager", False):
         return
-    from django.db import close_old_connections as close
-
-    close()
+    db.between_tasks()
 
 
 @worker_init.connect

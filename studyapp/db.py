@@ -13,12 +13,15 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import select
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from django.db import InterfaceError, OperationalError, connections
+from psycopg_pool import ConnectionPool
 
 # Errors that say the database could not be reached or the connection broke, not that a query
 # was wrong: a read may be tried again on a fresh connection.
@@ -118,3 +121,68 @@ def returning_connections(func: Callable[..., Any]) -> Callable[..., Any]:
                     conn.close_if_unusable_or_obsolete()
 
     return returning
+
+
+def quiet(raw: Any) -> bool:
+    """Whether an idle psycopg connection is usable as far as can be told without a round trip:
+    open, not known broken, and nothing from the server waiting on its socket. An idle session
+    hears from PostgreSQL only when something happened to it: the server ending it (a restart,
+    ``pg_terminate_backend``, an idle timeout) sends an error and closes the socket, which then
+    polls readable; a notice is harmless but is read by the round trip (:func:`usable`)."""
+    if raw.closed or raw.broken:
+        return False
+    poller = select.poll()
+    poller.register(raw.fileno(), select.POLLIN | select.POLLERR | select.POLLHUP)
+    return not poller.poll(0)
+
+
+def usable(raw: Any) -> bool:
+    """Whether an idle pooled connection may be handed out: :func:`quiet`, or else psycopg_pool's
+    own check (an empty query, which reads what the server sent) passes. The pool's check run on
+    every checkout was a round trip per request, socket call and task (2 to 4% of daphne's and
+    the worker's CPU on ``benchmarks/ws_load.py --mode study``); this one costs a ``poll``."""
+    if quiet(raw):
+        return True
+    if raw.closed:
+        return False
+    try:
+        ConnectionPool.check_connection(raw)
+    except Exception:
+        return False
+    return True
+
+
+# How long a Celery pool process keeps one pooled connection from task to task (between_tasks).
+KEEP_SECONDS = 60.0
+
+
+def between_tasks() -> None:
+    """Between two tasks of a Celery worker process, what Django does between two requests, with
+    one difference: a pooled PostgreSQL connection that is still good is kept for the next task
+    rather than given back to the pool and taken again (a pool process runs one task at a time;
+    giving back, taking out and checking cost about a tenth of an agent turn's CPU). It is given
+    back, to be checked at its next checkout, when a query of the task failed, when the task left
+    its autocommit changed, when the server sent something while it sat idle (the server ended
+    the session: :func:`quiet`), or after ``KEEP_SECONDS`` (the pool's ``max_lifetime`` can then
+    retire it). Everything else (SQLite, no pool) is Django's ``close_if_unusable_or_obsolete``."""
+    for conn in connections.all(initialized_only=True):
+        if conn.in_atomic_block:  # an eager task inside its caller's transaction
+            continue
+        if not kept(conn):
+            conn.close_if_unusable_or_obsolete()
+
+
+def kept(conn: Any) -> bool:
+    """Whether :func:`between_tasks` keeps ``conn``. With the pool, Django's ``CONN_MAX_AGE`` is
+    0, so ``close_at`` is the moment the connection was taken from the pool."""
+    raw = conn.connection
+    return bool(
+        raw is not None
+        and conn.vendor == "postgresql"
+        and conn.settings_dict.get("OPTIONS", {}).get("pool")
+        and not conn.errors_occurred
+        and conn.get_autocommit() == conn.settings_dict["AUTOCOMMIT"]
+        and conn.close_at is not None
+        and time.monotonic() - conn.close_at < KEEP_SECONDS
+        and quiet(raw)
+    )

@@ -94,6 +94,7 @@ def send(
             countdown=delay or None,
             argsrepr=repr(args),
             kwargsrepr=repr(kwargs),
+            **declared(),
         )
         return True
     loop = server_loop()
@@ -109,6 +110,16 @@ def send(
         # A fresh context: the timer must not inherit this thread's "executor in use" marker.
         loop.call_soon_threadsafe(_later, loop, delay, *job, context=contextvars.Context())
     return True
+
+
+def declared() -> dict[str, Any]:
+    """What :func:`send` tells Celery to declare before publishing. On Redis nothing: a task is
+    pushed onto its queue's list by name (kombu's default, direct exchange) and the queue needs no
+    declaring, while Celery declares it again on every send (a cached no-op that still cost a
+    quarter of ``send_task``'s CPU, 0.13 of 0.47 ms). Other brokers: Celery's default."""
+    if settings.CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+        return {"declare": []}
+    return {}
 
 
 def registered(name: str) -> Task:

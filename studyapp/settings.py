@@ -174,6 +174,8 @@ if DATABASE_URL:
     if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and DB_POOL_SIZE:
         DATABASES["default"]["ENGINE"] = "studyapp.postgres"  # Django's, with pool_wait
         DATABASES["default"]["CONN_MAX_AGE"] = 0  # Django's pool requires it
+        # the backend checks an idle connection by a poll of its socket, not a round trip
+        DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
         DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
             "min_size": min(DB_POOL_MIN, DB_POOL_SIZE),
             "max_size": DB_POOL_SIZE,

@@ -1,9 +1,16 @@
-"""Django's PostgreSQL backend (psycopg 3, its connection pool) with one change: a thread inside
-:func:`studyapp.db.pool_wait` waits at most that long for a pooled connection instead of the
-pool's own ``timeout`` (``DB_POOL_TIMEOUT``). A table socket's reads use it (``DB_SOCKET_WAIT``):
-while the database is away a read gives up in a second or two and is tried again, rather than
-holding its socket for the pool's full wait (studyapp.tables.socket_db). Settings name this
-backend (``ENGINE``) only when the pool is on; everything else is Django's."""
+"""Django's PostgreSQL backend (psycopg 3, its connection pool) with two changes to how a
+connection is taken from the pool:
+
+- a thread inside :func:`studyapp.db.pool_wait` waits at most that long for a pooled connection
+  instead of the pool's own ``timeout`` (``DB_POOL_TIMEOUT``). A table socket's reads use it
+  (``DB_SOCKET_WAIT``): while the database is away a read gives up in a second or two and is tried
+  again, rather than holding its socket for the pool's full wait (studyapp.tables.socket_db);
+- an idle connection is checked by :func:`studyapp.db.usable` (a ``poll`` of its socket, and the
+  pool's round trip only when the server sent something) rather than by a round trip on every
+  checkout (Django's ``CONN_HEALTH_CHECKS`` with the pool; settings turn that off here). A
+  connection the server ended (a restart) is thrown away and another taken, as before.
+
+Settings name this backend (``ENGINE``) only when the pool is on; everything else is Django's."""
 
 from __future__ import annotations
 
@@ -11,19 +18,29 @@ from typing import Any
 
 from django.db.backends.postgresql import base
 
-from studyapp.db import current_pool_wait
+from studyapp.db import current_pool_wait, usable
 
 
-class ShortWait:
-    """The process's pool as one thread sees it: ``getconn`` waits at most ``timeout``; every
-    other attribute is the pool's own."""
+class CheckedPool:
+    """The process's pool as one thread sees it: ``getconn`` waits at most ``timeout`` (None: the
+    pool's own) and hands out only a :func:`~studyapp.db.usable` connection; every other
+    attribute is the pool's own."""
 
-    def __init__(self, pool: Any, timeout: float) -> None:
+    def __init__(self, pool: Any, timeout: float | None) -> None:
         self._pool = pool
         self._timeout = timeout
 
     def getconn(self, timeout: float | None = None) -> Any:
-        return self._pool.getconn(timeout=self._timeout if timeout is None else timeout)
+        wait = self._timeout if timeout is None else timeout
+        attempt = 0
+        while True:
+            conn = self._pool.getconn(timeout=wait)
+            # a pool of dead sessions is replaced one by one; past its size, the query says why
+            if attempt >= self._pool.max_size or usable(conn):
+                return conn
+            conn.close()
+            self._pool.putconn(conn)  # a closed connection is thrown away, and a new one made
+            attempt += 1
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._pool, name)
@@ -33,5 +50,4 @@ class DatabaseWrapper(base.DatabaseWrapper):
     @property
     def pool(self) -> Any:
         pool = super().pool
-        wait = current_pool_wait()
-        return pool if pool is None or wait is None else ShortWait(pool, wait)
+        return None if pool is None else CheckedPool(pool, current_pool_wait())

@@ -419,3 +419,105 @@ def test_the_socket_wait_is_never_longer_than_the_pools_and_must_be_positive(
     assert result.stdout.split()[-1] == "1.5"
     result = run(tmp_path, "", DATABASE_URL=URL, DB_SOCKET_WAIT="0")
     assert result.returncode != 0 and "DB_SOCKET_WAIT must be more than 0" in result.stderr
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_pooled_connection_the_server_ended_is_not_handed_out(
+    tmp_path: Path, site_database
+) -> None:
+    """The pool checks an idle connection with a poll of its socket, not a round trip
+    (studyapp.postgres): a session PostgreSQL ended while it sat in the pool (a restart, an
+    administrator's kill) is thrown away and the next query runs on a new one; a quiet one is
+    handed out again as it is."""
+    result = run(
+        tmp_path,
+        """
+        import json, time
+        import psycopg
+        from django.db import close_old_connections, connection
+        from studyapp.db import quiet
+
+        def backend():
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_backend_pid()")
+                return cursor.fetchone()[0]
+
+        first = backend()
+        close_old_connections()  # back to the pool, idle
+        again = backend()  # quiet: the same session, no round trip to check it
+        raw = connection.connection
+        was_quiet = quiet(raw)
+        close_old_connections()
+        with psycopg.connect(URL, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", [first])
+        for _ in range(50):  # the server's goodbye reaches the idle socket
+            if not quiet(raw):
+                break
+            time.sleep(0.05)
+        after_kill_quiet = quiet(raw)
+        print(json.dumps({"first": first, "again": again, "was_quiet": was_quiet,
+                          "after_kill_quiet": after_kill_quiet, "next": backend()}))
+        """.replace("URL", repr(site_database)),
+        DATABASE_URL=site_database,
+        DB_POOL_SIZE="1",  # one session: the killed one is the one the pool holds
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    found = json.loads(result.stdout.splitlines()[-1])
+    assert found["again"] == found["first"] and found["was_quiet"]
+    assert not found["after_kill_quiet"]
+    assert found["next"] != found["first"]  # a new session, and the query went through
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_process_keeps_a_good_connection_between_tasks(
+    tmp_path: Path, site_database
+) -> None:
+    """Between two tasks (Celery's task_prerun and task_postrun) a pool process keeps its pooled
+    connection while it is good; one whose query failed, or whose session the server ended, goes
+    back to the pool, and the next task's query runs on a good one."""
+    result = run(
+        tmp_path,
+        """
+        import json, time
+        import psycopg
+        from django.db import DatabaseError, connection
+        from studyapp.db import between_tasks, quiet
+
+        def backend():
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_backend_pid()")
+                return cursor.fetchone()[0]
+
+        first = backend()
+        between_tasks()
+        kept = connection.connection is not None and backend() == first
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT * FROM no_such_table")
+        except DatabaseError:
+            pass
+        between_tasks()
+        given_back_after_error = connection.connection is None
+        second = backend()
+        raw = connection.connection
+        with psycopg.connect(URL, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", [second])
+        for _ in range(50):
+            if not quiet(raw):
+                break
+            time.sleep(0.05)
+        between_tasks()
+        given_back_after_kill = connection.connection is None
+        third = backend()
+        print(json.dumps({"kept": kept, "after_error": given_back_after_error,
+                          "after_kill": given_back_after_kill, "second": second,
+                          "third": third}))
+        """.replace("URL", repr(site_database)),
+        DATABASE_URL=site_database,
+        DB_POOL_SIZE="2",
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    found = json.loads(result.stdout.splitlines()[-1])
+    assert found["kept"]
+    assert found["after_error"] and found["after_kill"]
+    assert found["third"] != found["second"]

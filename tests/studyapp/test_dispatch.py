@@ -63,3 +63,13 @@ async def test_on_a_server_a_task_runs_in_a_thread_and_the_caller_does_not_wait(
     # the child is sent with no delay: it starts in another thread at once, beside its parent
     assert RAN[0] == ("threaded", 0)
     assert sorted(RAN[1:]) == [("threaded done", 0), ("threaded-child", 1)]
+
+
+def test_on_redis_a_task_is_sent_without_declaring_its_queue_again(settings) -> None:
+    """On Redis a task is pushed onto its queue's list by name, which needs no declaring (the
+    Celery side, with a real worker, is tested in tests/studyapp/tables/ and tests/production/);
+    other brokers keep Celery's declaring."""
+    settings.CELERY_BROKER_URL = "redis://127.0.0.1:6379/0"
+    assert dispatch.declared() == {"declare": []}
+    settings.CELERY_BROKER_URL = "amqp://guest@127.0.0.1//"
+    assert dispatch.declared() == {}
