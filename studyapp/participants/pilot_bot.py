@@ -23,8 +23,11 @@ after (1006, 1011, 1012, 1013, or the connection cut) with the page's backoff (h
 extension: a random pause up to 1, 2, 4 … 64 s), takes the board the server sends on connecting
 as the page does (a move it had sent and never saw land is made again; the table refuses a
 duplicate by turn order), and sends its last move again when told it was not saved
-(``data-resend``, at most three times, after 2, 4 and 6 s, as static/js/table.js). What a bot
-met is counted in its result (``reconnects``, ``resends``, ``retries``, ``interruptions``), so a
+(``data-resend``, at most three times, after 2, 4 and 6 s, as static/js/table.js). A move the
+table refuses at the door (the alert "too many moves at once": a scripted guesser answers each
+board within milliseconds, faster than the socket's move allowance) is sent again after a
+second, as a person tries again after reading it. What a bot met is counted in its result
+(``reconnects``, ``resends``, ``refused``, ``retries``, ``interruptions``), so a
 pilot through a fault measures what a person would lose, not what a bot without a page's script
 would.
 
@@ -69,6 +72,9 @@ MAX_TRIES = 12
 # Answers a person meets by reloading the page: too many requests, the site's errors.
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 RESEND_PAUSES = (2.0, 4.0, 6.0)  # static/js/table.js: 2000 * resends ms, three times at most
+# A move refused at the door (role="alert": too many moves at once) is sent again after this,
+# at most MAX_TRIES times in a row; the socket's allowance refills faster (2 moves a second).
+REFUSED_PAUSE = 1.0
 KEEP_INTERRUPTIONS = 20
 
 
@@ -97,6 +103,7 @@ class BotResult:
     error: str = ""
     reconnects: int = 0  # table sockets opened again after they broke
     resends: int = 0  # moves sent again after the site said they were not saved
+    refused: int = 0  # moves the table refused as too many at once, sent again a second later
     retries: int = 0  # requests tried again after a failure
     interruptions: list[str] = field(default_factory=list)  # what failed, the first few
     told: str = ""  # the last page's text, as the person would read it (tags and spaces gone)
@@ -364,8 +371,9 @@ class PilotBot:
         assert self.session is not None
         acted: set[int] = set()  # each connect sends the board: a fresh page, as a reload
         last_move: dict[str, Any] | None = None
-        resends = 0
+        resends = refusals = 0  # in a row: a board that comes resets both
         resend_at: float | None = None
+        counted = "resends"  # what sending last_move again at resend_at is, in the result
         next_beat = time.monotonic() + heartbeat_seconds
         try:
             socket = await self.session.ws_connect(
@@ -391,7 +399,7 @@ class PilotBot:
                 if message is None:
                     if resend_at is not None and now >= resend_at and last_move is not None:
                         resend_at = None
-                        self.result.resends += 1
+                        setattr(self.result, counted, getattr(self.result, counted) + 1)
                         await self.send(socket, last_move)
                     if now >= next_beat:
                         next_beat = now + heartbeat_seconds
@@ -409,8 +417,15 @@ class PilotBot:
                     if 'data-resend="1"' in board and last_move is not None and resends < 3:
                         resend_at = time.monotonic() + RESEND_PAUSES[resends]
                         resends += 1
+                        counted = "resends"
+                    elif 'role="alert"' in board and last_move is not None:
+                        if refusals >= MAX_TRIES:
+                            raise RuntimeError(f"the table kept refusing a move: {board}")
+                        resend_at = time.monotonic() + REFUSED_PAUSE
+                        refusals += 1
+                        counted = "refused"
                     continue
-                resends = 0  # a board came: the table answers again
+                resends = refusals = 0  # a board came: the table answers again
                 if 'id="group-formed"' in board:
                     self.result.tables.remove(table_id)  # a lobby, never played
                     return False

@@ -201,6 +201,7 @@ def pilot_report(study: Study, results: list[BotResult], fail_attention: int = 0
         "participants": len(results),
         "reconnects": sum(r.reconnects for r in results),
         "resends": sum(r.resends for r in results),
+        "refused": sum(r.refused for r in results),
         "retries": sum(r.retries for r in results),
         "finished": sum(finished_people.values()),
         "conditions": dict(finished_people),
@@ -221,6 +222,7 @@ def met(result: BotResult) -> dict[str, Any]:
     return {
         "reconnects": result.reconnects,
         "resends": result.resends,
+        "refused": result.refused,
         "retries": result.retries,
         "interruptions": result.interruptions,
     }
