@@ -12,7 +12,6 @@ process: running a task that returns at once), each also against the floor's CPU
 
 from __future__ import annotations
 
-import os
 import time
 from typing import Any
 
@@ -71,8 +70,6 @@ def measure(
         "not_done": left,
         "send_cpu_ms_per_task": round(1000 * sending / count, 3),
         "worker_cpu_ms_per_task": round(1000 * work / count, 3),
-        "worker_pid_was": worker.pid,
-        "cores": os.cpu_count() or 1,
     }
 
 

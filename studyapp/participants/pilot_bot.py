@@ -373,7 +373,7 @@ class PilotBot:
         last_move: dict[str, Any] | None = None
         resends = refusals = 0  # in a row: a board that comes resets both
         resend_at: float | None = None
-        counted = "resends"  # what sending last_move again at resend_at is, in the result
+        refused = False  # sending last_move again at resend_at follows a refusal, not "not saved"
         next_beat = time.monotonic() + heartbeat_seconds
         try:
             socket = await self.session.ws_connect(
@@ -399,7 +399,10 @@ class PilotBot:
                 if message is None:
                     if resend_at is not None and now >= resend_at and last_move is not None:
                         resend_at = None
-                        setattr(self.result, counted, getattr(self.result, counted) + 1)
+                        if refused:
+                            self.result.refused += 1
+                        else:
+                            self.result.resends += 1
                         await self.send(socket, last_move)
                     if now >= next_beat:
                         next_beat = now + heartbeat_seconds
@@ -417,13 +420,13 @@ class PilotBot:
                     if 'data-resend="1"' in board and last_move is not None and resends < 3:
                         resend_at = time.monotonic() + RESEND_PAUSES[resends]
                         resends += 1
-                        counted = "resends"
+                        refused = False
                     elif 'role="alert"' in board and last_move is not None:
                         if refusals >= MAX_TRIES:
                             raise RuntimeError(f"the table kept refusing a move: {board}")
                         resend_at = time.monotonic() + REFUSED_PAUSE
                         refusals += 1
-                        counted = "refused"
+                        refused = True
                     continue
                 resends = refusals = 0  # a board came: the table answers again
                 if 'id="group-formed"' in board:

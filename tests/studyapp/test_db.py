@@ -19,11 +19,36 @@ from django.db import connection
 ROOT = Path(__file__).resolve().parents[2]
 
 
+# Defined in every process ``run`` starts: this thread's server session, and a session ended by
+# the server (as a restart does) once the idle connection ``raw`` has heard of it.
+SESSIONS = """
+import time
+import psycopg
+from django.db import connection
+from studyapp.db import quiet
+
+def backend():
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return cursor.fetchone()[0]
+
+def end_session(url, pid, raw):
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", [pid])
+    for _ in range(50):  # the server's goodbye reaches the idle socket
+        if not quiet(raw):
+            break
+        time.sleep(0.05)
+"""
+
+
 def run(tmp_path: Path, code: str, **env: str) -> subprocess.CompletedProcess:
-    """``code`` after ``django.setup()`` in a fresh process with only ``env`` set."""
+    """``code`` after ``django.setup()`` (and :data:`SESSIONS`) in a fresh process with only
+    ``env`` set."""
     base = {"PATH": "/usr/bin:/bin", "VAR_DIR": str(tmp_path), "SECRET_KEY": "x" * 60}
+    setup = "import django; django.setup()\n" + SESSIONS
     return subprocess.run(
-        [sys.executable, "-c", "import django; django.setup()\n" + textwrap.dedent(code)],
+        [sys.executable, "-c", setup + textwrap.dedent(code)],
         cwd=ROOT,
         env={**base, "DJANGO_SETTINGS_MODULE": "studyapp.settings", "PYTHONPATH": str(ROOT), **env},
         capture_output=True,
@@ -165,11 +190,6 @@ def test_a_forked_child_opens_its_own_connection(tmp_path: Path, site_database) 
         """
         import json, os
         from django.db import close_old_connections, connection
-
-        def backend():
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_backend_pid()")
-                return cursor.fetchone()[0]
 
         parent = backend()
         close_old_connections()  # idle in the parent's pool when the child is made
@@ -432,15 +452,9 @@ def test_a_pooled_connection_the_server_ended_is_not_handed_out(
     result = run(
         tmp_path,
         """
-        import json, time
-        import psycopg
+        import json
         from django.db import close_old_connections, connection
         from studyapp.db import quiet
-
-        def backend():
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_backend_pid()")
-                return cursor.fetchone()[0]
 
         first = backend()
         close_old_connections()  # back to the pool, idle
@@ -448,12 +462,7 @@ def test_a_pooled_connection_the_server_ended_is_not_handed_out(
         raw = connection.connection
         was_quiet = quiet(raw)
         close_old_connections()
-        with psycopg.connect(URL, autocommit=True) as admin:
-            admin.execute("SELECT pg_terminate_backend(%s)", [first])
-        for _ in range(50):  # the server's goodbye reaches the idle socket
-            if not quiet(raw):
-                break
-            time.sleep(0.05)
+        end_session(URL, first, raw)
         after_kill_quiet = quiet(raw)
         print(json.dumps({"first": first, "again": again, "was_quiet": was_quiet,
                           "after_kill_quiet": after_kill_quiet, "next": backend()}))
@@ -478,15 +487,9 @@ def test_a_worker_process_keeps_a_good_connection_between_tasks(
     result = run(
         tmp_path,
         """
-        import json, time
-        import psycopg
+        import json
         from django.db import DatabaseError, connection
-        from studyapp.db import between_tasks, quiet
-
-        def backend():
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_backend_pid()")
-                return cursor.fetchone()[0]
+        from studyapp.db import between_tasks
 
         first = backend()
         between_tasks()
@@ -500,12 +503,7 @@ def test_a_worker_process_keeps_a_good_connection_between_tasks(
         given_back_after_error = connection.connection is None
         second = backend()
         raw = connection.connection
-        with psycopg.connect(URL, autocommit=True) as admin:
-            admin.execute("SELECT pg_terminate_backend(%s)", [second])
-        for _ in range(50):
-            if not quiet(raw):
-                break
-            time.sleep(0.05)
+        end_session(URL, second, raw)
         between_tasks()
         given_back_after_kill = connection.connection is None
         third = backend()
