@@ -291,6 +291,22 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 TABLE_JOB_LEASE_SECONDS = env_float("TABLE_JOB_LEASE_SECONDS", 12)
 TABLE_SWEEP_SECONDS = env_float("TABLE_SWEEP_SECONDS", 5)
 TABLE_SCHEDULE_HORIZON_SECONDS = 60.0
+# The executors of the tables' real-time steps (studyapp.steps; `manage.py run_steps`, STEPS
+# processes under `make production`): each holds at most STEPS_IN_FLIGHT steps at once (waiting
+# for their time, or a model's answer, on one event loop) and runs their database work in
+# STEPS_DB_THREADS threads (and as many pooled connections: STEPS_DB_POOL_SIZE). A step an
+# executor holds is claimed by another once it has been silent STEPS_STALE_SECONDS (its executor
+# died); a stopping executor lets its steps finish for up to STEPS_STOP_SECONDS.
+STEPS_IN_FLIGHT = env_int("STEPS_IN_FLIGHT", 1000)
+STEPS_DB_THREADS = env_int("STEPS_DB_THREADS", 4)
+STEPS_STALE_SECONDS = env_float("STEPS_STALE_SECONDS", 6)
+STEPS_STOP_SECONDS = env_float("STEPS_STOP_SECONDS", 10)
+STEPS_STREAM_MAXLEN = env_int("STEPS_STREAM_MAXLEN", 1_000_000)
+if STEPS_IN_FLIGHT < 1 or STEPS_DB_THREADS < 1 or STEPS_STALE_SECONDS <= 1:
+    raise ImproperlyConfigured(
+        "STEPS_IN_FLIGHT and STEPS_DB_THREADS must be at least 1 and STEPS_STALE_SECONDS more "
+        "than 1 (seconds)"
+    )
 CELERY_BEAT_SCHEDULE = {
     "sweep-tables": {
         "task": "studyapp.tables.tasks.sweep_tables",
