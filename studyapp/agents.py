@@ -9,6 +9,7 @@ and the settings are read in one place.
 from __future__ import annotations
 
 import importlib.util
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -35,6 +36,8 @@ from games.llm.providers import (
     server_url,
 )
 from games.provenance import prompt_hashes, provenance
+from studyapp.slots import model_slot
+from studyapp.steps import record_model_call
 
 if TYPE_CHECKING:
     from studyapp.tables.models import Seat
@@ -137,24 +140,33 @@ def provider_for(spec: str, *, cache: bool = True, live: bool = False) -> Provid
     ``live`` gives the live tables' time budget (:func:`provider_config`)."""
     if local_path(spec) is not None:
         return local_provider(spec)
-    config = provider_config(spec, live=live)
+    # one process's calls in flight per provider: an executor's loop may hold hundreds of turns
+    config = replace(provider_config(spec, live=live), concurrency=settings.MODEL_CALLS_PER_PROCESS)
     return get_provider(spec, config, cache=response_cache() if cache else None)
 
 
 class RecordingProvider:
-    """Passes calls through and keeps the message of each one that failed. An LLM agent answers a
-    failed call with its do-nothing move, and the turn it made must still say why."""
+    """Passes a seat's calls through, each in one of its spec's slots across the site
+    (:mod:`studyapp.slots`), times each for the executor's latency figures
+    (:func:`studyapp.steps.record_model_call`), and keeps the message of each one that failed. An
+    LLM agent answers a failed call with its do-nothing move, and the turn it made must still say
+    why."""
 
-    def __init__(self, provider: Provider) -> None:
+    def __init__(self, provider: Provider, spec: str = "") -> None:
         self.provider = provider
+        self.spec = spec
         self.errors: list[str] = []
 
     async def complete(self, messages: list[dict[str, str]], **params: Any) -> Completion:
-        try:
-            return await self.provider.complete(messages, **params)
-        except ProviderError as err:
-            self.errors.append(str(err))
-            raise
+        async with model_slot(self.spec):
+            started = time.perf_counter()
+            try:
+                return await self.provider.complete(messages, **params)
+            except ProviderError as err:
+                self.errors.append(str(err))
+                raise
+            finally:
+                record_model_call(self.spec, time.perf_counter() - started)
 
 
 def seat_setting(seat: Seat) -> str:
@@ -200,7 +212,7 @@ def agent_for_seat(
         seed=seed,
         setting=seat_setting(seat),
         policy=seat_policy(seat, game),
-        provider=RecordingProvider(provider_for(spec, cache=False, live=live)),
+        provider=RecordingProvider(provider_for(spec, cache=False, live=live), spec),
         sample=seed,
         language=language,
     )
