@@ -23,7 +23,6 @@ import json
 import multiprocessing
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -32,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.ws_load import free_port, start_server, wait_for_port  # noqa: E402
-from benchmarks.ws_study import Person, Seating, tree_cpu  # noqa: E402
+from benchmarks.ws_study import Person, Seating, start_steps, tree_cpu  # noqa: E402
 
 SPEC = "openai-compatible:bench"
 
@@ -45,18 +44,6 @@ def serve_model(latency: float, urls: multiprocessing.Queue, stop: multiprocessi
     with FakeLLMServer(GameResponder(), latency=latency) as server:
         urls.put(server.openai_base_url)
         stop.wait()
-
-
-def start_steps(env: dict[str, str], name: str) -> subprocess.Popen:
-    """A steps executor as supervisord starts one (deploy/supervisord.conf)."""
-    return subprocess.Popen(
-        [sys.executable, "manage.py", "run_steps", "--no-resume", "--name", name],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=open(os.environ.get("AGENTS_AT_SCALE_LOG", os.devnull), "a"),  # noqa: SIM115
-        start_new_session=True,
-    )
 
 
 def memory_kb(pid: int, field: str) -> int:
