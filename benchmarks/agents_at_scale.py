@@ -78,17 +78,22 @@ def prepare(tables: int, offset: int) -> list[tuple[int, str]]:
     return people
 
 
-async def play(people: list[Person]) -> tuple[list[float], float]:
-    """Everyone plays their game to its end: each game's wall time from the common start."""
+async def play(people: list[Person]) -> tuple[list[float | None], list[str]]:
+    """Everyone plays their game to its end: each game's wall time from the common start (None
+    for a person whose socket failed), and the failures."""
     seating = Seating(len(people), lambda: None)
-    ends: list[float] = [0.0] * len(people)
+    ends: list[float | None] = [None] * len(people)
+    failures: list[str] = []
 
     async def one(index: int, person: Person) -> None:
-        await person.play(seating, 3600, 0.0, 0.0)
-        ends[index] = time.monotonic()
+        try:
+            await person.play(seating, 3600, 0.0, 0.0)
+            ends[index] = time.monotonic() - seating.start
+        except Exception as err:  # a socket refused or cut: counted, never a game time
+            failures.append(f"{type(err).__name__}: {err}"[:200])
 
-    await asyncio.gather(*(one(i, p) for i, p in enumerate(people)), return_exceptions=True)
-    return [end - seating.start for end in ends], seating.start
+    await asyncio.gather(*(one(i, p) for i, p in enumerate(people)))
+    return ends, failures
 
 
 def log_of(table_ids: list[int]) -> dict[int, dict]:
@@ -118,21 +123,28 @@ def measure(size: int, offset: int, ports: list[int], executors: list, latency: 
         people.append(Person(url, f"http://127.0.0.1:{port}", key, f"t{table}", "undercover"))
     cpu_before = sum(tree_cpu(p.pid) for p in executors)
     started = time.monotonic()
-    games, _ = asyncio.run(play(people))
+    ends, failures = asyncio.run(play(people))
     wall = time.monotonic() - started
     cpu = sum(tree_cpu(p.pid) for p in executors) - cpu_before
     log = log_of([table for table, _ in seated])
-    ratios, ideals = [], []
-    for (table, _), game in zip(seated, games, strict=True):
+    games, ratios, ideals = [], [], []
+    for (table, _), game in zip(seated, ends, strict=True):
         ideal = log[table]["calls"] * latency
+        if game is None or log[table].get("status") != "finished" or not ideal:
+            continue
+        games.append(game)
         ideals.append(ideal)
-        ratios.append(game / ideal if ideal else float("nan"))
+        ratios.append(game / ideal)
+    if not games:
+        return {"tables": size, "finished": 0, "socket_failures": failures[:5]}
     agent_turns = sum(row["agent_turns"] for row in log.values())
     calls = [row["calls"] for row in log.values()]
     finished = sum(row.get("status") == "finished" for row in log.values())
     return {
         "tables": size,
         "finished": finished,
+        "socket_failures": len(failures),
+        "socket_failure_examples": sorted(set(failures))[:3],
         "wall_s": round(wall, 1),
         "game_s_mean": round(statistics.mean(games), 2),
         "ideal_s_mean": round(statistics.mean(ideals), 2),

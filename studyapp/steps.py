@@ -387,8 +387,8 @@ async def serve(
                 pipe.xack(key, GROUP, step.entry)
                 pipe.xdel(key, step.entry)
                 await pipe.execute()
-        except UNREACHABLE:
-            pass  # left pending: a later claim finds its table moved on ("stale")
+        except (*UNREACHABLE, ResponseError):
+            pass  # left pending (or Redis lost it): a later claim finds its table moved on
 
     def take(entries: list, *, claimed: bool = False) -> None:
         for entry, fields in entries:
