@@ -9,7 +9,6 @@ from typing import Any
 from asgiref.sync import async_to_sync, sync_to_async
 
 from games.llm.providers import closing
-from studyapp.agents import provider_for
 from studyapp.pipelines.lwe.algorithm import LweOptions
 from studyapp.pipelines.lwe.baselines import DC_WORD_CAP
 from studyapp.pipelines.lwe.data import PairCase, twenty_questions_pairs
@@ -18,6 +17,7 @@ from studyapp.pipelines.lwe.evaluate import evaluate, run_summary
 from studyapp.pipelines.lwe.judging import RunResult, use_prompts
 from studyapp.pipelines.models import Job
 from studyapp.pipelines.sources import jsonl_records, resolve_path, table_records
+from studyapp.providers import provider_for
 
 BUILT_IN = "twenty-questions"
 

@@ -19,6 +19,9 @@ log = logging.getLogger("studyapp.steps")
 
 class Command(BaseCommand):
     help = "Run the tables' real-time steps (agents' turns, deadlines, lobbies) on an event loop."
+    # A restarted executor must be back in seconds: the system checks (admin, templates, URLs)
+    # are the web processes' business and took most of its start on a loaded machine.
+    requires_system_checks: list[str] = []
 
     def add_arguments(self, parser) -> None:  # noqa: ANN001
         parser.add_argument("--name", default=None, help="this executor's name in the group")
