@@ -208,6 +208,7 @@ class MetaPrompt:
         else:
             event["kept_previous"] = False
             self.text = proposed
+            event["meta_prompt"] = proposed  # the text in force from here (figure 5's diff)
         event["length_after"] = len(self.text)
         self.history.append(event)
         if len(self.text) > self.options.summary_threshold:
@@ -226,18 +227,18 @@ class MetaPrompt:
         )
         summary = tagged(reply, "meta_prompt") or ""
         kept = not summary or len(summary) >= len(self.text)
-        self.history.append(
-            {
-                "step": "summarise",
-                "after_case": after,
-                "length_before": len(self.text),
-                "proposed_length": len(summary),
-                "kept_previous": kept,
-                "length_after": len(self.text) if kept else len(summary),
-            }
-        )
+        event = {
+            "step": "summarise",
+            "after_case": after,
+            "length_before": len(self.text),
+            "proposed_length": len(summary),
+            "kept_previous": kept,
+            "length_after": len(self.text) if kept else len(summary),
+        }
         if not kept:
             self.text = summary
+            event["meta_prompt"] = summary
+        self.history.append(event)
 
 
 async def lwe_pass(
@@ -292,7 +293,7 @@ async def run_lwe(
     """Learning While Evaluating over ``cases`` in the given order."""
     run = run or RunResult("lwe", [case.id for case in cases])
     meta = MetaPrompt(provider, run.ledger, options or LweOptions(), meta_prompt, run.history)
-    run.meta_prompt = meta.text
+    run.meta_prompt = run.initial_meta_prompt = meta.text
     await lwe_pass(cases, meta, run, report)
     return run
 
@@ -356,7 +357,7 @@ async def run_selective_lwe(
     inconsistent = [case for case in cases if not run.results[case.id].consistent]
     run.history.append({"step": "select", "inconsistent": [case.id for case in inconsistent]})
     meta = MetaPrompt(provider, run.ledger, options, meta_prompt, run.history)
-    run.meta_prompt = meta.text
+    run.meta_prompt = run.initial_meta_prompt = meta.text
     vanilla = dict(run.results) if options.inconsistent_swap == "vanilla" else None
     if inconsistent:
         await lwe_pass(

@@ -58,6 +58,7 @@ def run_summary(run: RunResult, vanilla_chars: int | None) -> dict[str, Any]:
         "curve": cumulative_accuracy(results),
         "history": run.history,
         "meta_prompt": run.meta_prompt,
+        "initial_meta_prompt": run.initial_meta_prompt,
         "results": [result.to_json() for result in results],
     }
 

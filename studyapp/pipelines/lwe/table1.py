@@ -84,6 +84,7 @@ async def run_table(
     say: Any = None,
     response_order: str = DEFAULT_RESPONSE_ORDER,
     response_seed: int = 0,
+    model: str | None = None,
 ) -> list[dict[str, Any]]:
     """Every method on every benchmark (finished ones reused), then the table's rows. Each case
     is shown in ``response_order`` (the paper's: one seeded random ordering of its responses)."""
@@ -123,6 +124,7 @@ async def run_table(
                     response_order=response_order,
                     response_seed=response_seed,
                 )
+                result["model"] = model  # the judge, for the per-order tables (lwe.orders)
                 saved.write_text(json.dumps(result, indent=2), encoding="utf-8")
                 state = "done"
             if method == "vanilla":
@@ -436,6 +438,7 @@ def main(argv: list[str] | None = None) -> int:
                     say=say,
                     response_order=args.response_order,
                     response_seed=args.response_seed,
+                    model=args.model,
                 )
             )
         )
