@@ -32,6 +32,8 @@ def test_the_dry_run_of_every_undercover_target_names_the_difference_seat(tmp_pa
     assert "scored: the difference seat (--evaluated-role difference)" in text
     assert main([*argv, "--evaluated-role", "any", "--players", "4"]) == 0
     assert "scored: any seat, drawn uniformly (at least 1/4 = 0.25 won)" in capsys.readouterr().out
+    assert games_main([*argv, "--evaluated-role", "normal"]) == 0  # python -m games reproduce
+    assert "scored: a normal seat (--evaluated-role normal)" in capsys.readouterr().out
 
 
 def test_figure3_plays_no_undercover_and_refuses_a_role(tmp_path, capsys):
