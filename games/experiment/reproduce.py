@@ -10,7 +10,8 @@ earlier game's experience and the derived policy), ``table2`` (every block and s
 ``table3`` (thinking models on Who is Undercover), ``table4`` (the role names of Who is
 Undercover: the paper's neutral "difference"/"normal" against "undercover"/"civilian", through two
 prompt sets) and ``figure3`` (Twenty Questions for t = 50 rounds with and without the cumulative
-policy). The defaults are the paper's protocol per target (:data:`TARGET_DEFAULTS`).
+policy). The defaults are the paper's protocol per target (:data:`TARGET_DEFAULTS`), the
+Who is Undercover seat scored included (:data:`TARGET_ROLES`: the difference's; ``--evaluated-role``).
 
 Records land in ``DIR/<target>.jsonl`` (``table4``: one file per role naming, since a prompt set
 is process-wide) with ``DIR/cache.sqlite`` beside them. A run that is stopped resumes where it

@@ -12,7 +12,10 @@ cost unit), over three random orders for the order-sensitive ones, and writes
 
 A finished method is not run again (delete its JSON to redo it); model calls go through a response
 cache in ``DIR/cache.sqlite``, so a rerun after a crash pays only for what was not answered.
-Benchmarks load from their published layouts (`data.load_cases`).
+Benchmarks load from their published layouts (`data.load_cases`). Each case is shown in one
+seeded random ordering of its two responses (§4.3; ``--response-order file`` keeps the file's),
+recorded in every run and never mixed with another in one folder; ``--dry-run`` prints the
+resolved options and calls nothing.
 """
 
 from __future__ import annotations
