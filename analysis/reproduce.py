@@ -358,6 +358,9 @@ def write_table1(
     lines.append(f"\nTokens counted with: {how}. Experience: one earlier game (its dialogue, reward "
                  "and reflection); the paper's Table 1 is 463 / 1011 / 243 (Twenty Questions) and "
                  "341 / 2356 / 261 (Who is Undercover).")  # fmt: skip
+    roles = scored_roles(records)
+    if roles:
+        lines.append(f"Who is Undercover's games (the earlier ones included): {roles}.")
     written[1].write_text("\n".join(lines) + "\n", encoding="utf-8")
     return written, []
 

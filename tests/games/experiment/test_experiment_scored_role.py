@@ -121,3 +121,22 @@ def run_tq(tmp_path):
             "1", "--samples", "1", "--out", str(out), "--no-progress", "--no-cache"]  # fmt: skip
     assert games_main(argv) == 0
     return read(out)
+
+
+def test_table1_plays_its_undercover_games_from_the_difference_seat(
+    tmp_path, llm_server, monkeypatch
+):
+    llm_server.responder = GameResponder()
+    monkeypatch.setenv("OPENAI_BASE_URL", llm_server.openai_base_url)
+    out = tmp_path / "t1"
+    argv = ["reproduce", "table1", "--model", MODEL, "--out", str(out), "--samples", "1",
+            "--experience-games", "1", "--no-progress"]  # fmt: skip
+    assert main(argv) == 0
+    undercover = [r for r in read(out / "table1.jsonl") if r["game"] == "undercover"]
+    assert undercover and all(r["evaluated_role"] == "difference" for r in undercover)
+    assert all(r["evaluated_seat"] == r["config"]["difference_seat"] for r in undercover)
+    text = (out / "table1.md").read_text()
+    assert (
+        "Who is Undercover's games (the earlier ones included): scored: the difference seat."
+        in text
+    )
