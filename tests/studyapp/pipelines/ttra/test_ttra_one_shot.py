@@ -138,3 +138,12 @@ def test_a_dry_run_with_tasks_names_the_example_it_would_take(capsys, math500, t
     assert main(["--model", "m", "--dry-run", "--preset", "b", "--tasks", str(aime)]) == 2
     assert "AIME 2023" in capsys.readouterr().err
     assert main(["--model", "m", "--preset", "b"]) == 2  # a real run still needs tasks and --out
+
+
+@pytest.mark.parametrize("name", ["one_shot", "mimic", "paper_figures"])
+def test_the_new_modules_docstring_examples_hold(name):
+    import doctest
+    import importlib
+
+    failures, tried = doctest.testmod(importlib.import_module(f"studyapp.pipelines.ttra.{name}"))
+    assert tried > 0 and failures == 0
