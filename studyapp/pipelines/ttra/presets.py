@@ -190,7 +190,11 @@ PRESETS: dict[str, Preset] = {
                 "sft_adam_beta2": 0.999,
                 "sft_epochs": 1.0,
             },
-            assumed=("sft_epochs (1)", "sft_adam_beta2 (AdamW's 0.999)"),
+            assumed=(
+                "sft_epochs (1)",
+                "sft_adam_beta2 (AdamW's 0.999)",
+                "sft_max_length (the project's 4096)",
+            ),
         ),
     )
 }
