@@ -25,17 +25,20 @@ import sys
 from studyapp.pipelines.ttra.config import add_options, options_from_args
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(dry_run: bool = False) -> argparse.ArgumentParser:
+    """The command's parser; a task source and ``--out`` are required unless ``dry_run``."""
     parser = argparse.ArgumentParser(
         prog="python -m studyapp.pipelines.ttra",
         description="Test-time RL alignment (one-shot GRPO, then majority-vote TTRL) and evaluation.",
     )
-    source = parser.add_mutually_exclusive_group()
+    source = parser.add_mutually_exclusive_group(required=not dry_run)
     source.add_argument("--tasks", help="JSONL of {question, answer[, options, id, kind]}.")
     source.add_argument(
         "--from-games", help="Experiment results JSONL of finished Twenty Questions games."
     )
-    parser.add_argument("--out", help="Output directory for results and model (required).")
+    parser.add_argument(
+        "--out", required=not dry_run, help="Output directory for results and model."
+    )
     parser.add_argument(
         "--dry-run",
         action="store_true",
@@ -55,7 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(dry_run="--dry-run" in argv).parse_args(argv)
     if args.quiet:
         args.progress_bars = False
     try:
@@ -65,9 +69,6 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.dry_run:
         return dry_run(options, args)
-    if not (args.tasks or args.from_games) or not args.out:
-        print("error: give --tasks or --from-games, and --out", file=sys.stderr)
-        return 2
     from tqdm.auto import tqdm
 
     from studyapp.pipelines.ttra.evaluate import run_experiment, summary
