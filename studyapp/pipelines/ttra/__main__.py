@@ -12,7 +12,7 @@ no torch): every option's value, and under ``resolved`` what they mean for the r
 template on or off, the system message in force (none without the template), the prompt files'
 texts, the prompt, completion and SFT lengths, and the one-shot selection (its source, and with
 ``--tasks`` the ids it takes and how many candidates it drew among). ``--tasks``, ``--from-games``
-and ``--out`` may be left out of a dry run.
+``--out`` and ``--model`` may be left out of a dry run.
 """
 
 from __future__ import annotations
@@ -58,8 +58,11 @@ def build_parser(dry_run: bool = False) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    args = build_parser(dry_run="--dry-run" in argv).parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    dry = "--dry-run" in argv
+    if dry and not any(a == "--model" or a.startswith("--model=") for a in argv):
+        argv += ["--model", "(not given)"]  # a dry run shows a preset without naming a model
+    args = build_parser(dry_run=dry).parse_args(argv)
     if args.quiet:
         args.progress_bars = False
     try:

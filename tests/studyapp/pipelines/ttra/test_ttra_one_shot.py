@@ -116,6 +116,13 @@ def test_the_a1_presets_prompt_in_plain_text_as_printed(capsys):
     assert b["one_shot"]["from"] == "where:level=1"
 
 
+def test_a_dry_run_needs_no_model_tasks_or_output(capsys):
+    assert main(["--preset", "a1-mathqa", "--dry-run"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["options"]["preset"] == "a1-mathqa" and shown["options"]["model"] == "(not given)"
+    assert shown["options"]["use_chat_template"] is False
+
+
 def test_sft_a2_trains_at_s1s_length_and_says_it_is_assumed(capsys):
     shown = dry(capsys, "--preset", "sft-a2", "--sft-data", "s.jsonl")
     assert shown["options"]["sft_max_length"] == 32768
