@@ -28,6 +28,9 @@ Each figure is drawn from the runs whose experiment it needs, and skipped (with 
 - table 2: the groups whose name has "Llama" (``--table2-group``): base and fine-tuned, direct
   (reported where models.json has it, starred) and after TTRA, and the fine-tuned model's gain.
 
+``--split aime=2024,2025`` scores a benchmark's ``ttra`` runs per question-id prefix: §4.1 aligns
+on AIME 2024 and 2025 together and reports each year (figure 7's four benchmarks).
+
 ``models.json`` (optional) says what a folder name cannot: ``{"<model folder>": {"group":
 "Qwen2.5-Math-7B", "base": true, "label": "Base", "reported": {"math500": 50.8}}}``. Without it
 every model is its own group and none is a base. Scores are percentages: ``avg_at_k`` × 100, or
@@ -94,6 +97,50 @@ def discover(folder: Path) -> list[Run]:
         results = json.loads(path.read_text(encoding="utf-8"))
         runs.append(Run(path, parts[0], parts[1], "/".join(parts[2:]), results))
     return runs
+
+
+def split_runs(runs: list[Run], splits: dict[str, list[str]]) -> list[Run]:
+    """The runs with each ``ttra`` run of a split benchmark replaced by one run per id prefix,
+    scored on its questions alone (§4.1 aligns on AIME 2024 and 2025 together and reports each
+    year: ``{"aime": ["2024", "2025"]}`` turns the run into ``aime2024`` and ``aime2025``).
+    """
+    out = []
+    for run in runs:
+        prefixes = splits.get(run.benchmark)
+        if not prefixes or run.experiment != "ttra":
+            out.append(run)
+            continue
+        for prefix in prefixes:
+            results = dict(run.results)
+            for when in ("direct", "aligned"):
+                rows = [
+                    q
+                    for q in (run.results.get(when) or {}).get("per_question", [])
+                    if str(q["id"]).startswith(prefix)
+                ]
+                results[when] = (
+                    {"avg_at_k": sum(q["avg"] for q in rows) / len(rows), "macro_avg_at_k": None}
+                    if rows
+                    else None
+                )
+            out.append(Run(run.path, f"{run.benchmark}{prefix}", run.model, run.variant, results))
+    return out
+
+
+def parse_splits(values: list[str]) -> dict[str, list[str]]:
+    """``BENCH=PREFIX,PREFIX`` pairs.
+
+    >>> parse_splits(["aime=2024,2025"])
+    {'aime': ['2024', '2025']}
+    """
+    found = {}
+    for value in values:
+        name, sep, prefixes = value.partition("=")
+        parts = [p.strip() for p in prefixes.split(",") if p.strip()]
+        if not sep or not name.strip() or not parts:
+            raise ValueError(f"--split takes BENCH=PREFIX,PREFIX, not {value!r}")
+        found[name.strip()] = parts
+    return found
 
 
 def score(evaluation: dict[str, Any] | None) -> float | None:
@@ -503,12 +550,14 @@ def draw_all(
     clinical_benchmark: str = "mimic",
     doctors: float | None = None,
     table2_groups: set[str] | None = None,
+    splits: dict[str, list[str]] | None = None,
 ) -> dict[str, Any]:
     """Draw everything the runs allow; ``figures.json`` lists each output's files, or why none."""
     models = models or Models()
     runs = discover(folder)
     if not runs:
         raise ValueError(f"no results.json under {folder}")
+    runs = split_runs(runs, splits or {})
     scores = ttra_scores(runs)
     llama = table2_groups or {
         models.group(m) for m, _ in scores if "llama" in models.group(m).lower()
@@ -564,6 +613,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--table2-group", action="append", help="A group of table 2 (default: Llama groups)."
     )
+    parser.add_argument(
+        "--split",
+        action="append",
+        default=[],
+        metavar="BENCH=PREFIX,PREFIX",
+        help="Score a benchmark's ttra runs per question-id prefix (aime=2024,2025: §4.1 aligns "
+        "on both years together and reports each).",
+    )
     return parser
 
 
@@ -581,6 +638,7 @@ def main(argv: list[str] | None = None) -> int:
             clinical_benchmark=args.clinical_benchmark,
             doctors=args.doctors,
             table2_groups=set(args.table2_group) if args.table2_group else None,
+            splits=parse_splits(args.split),
         )
     except (OSError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)

@@ -155,3 +155,26 @@ def test_the_new_modules_docstring_examples_hold(name):
 
     failures, tried = doctest.testmod(importlib.import_module(f"studyapp.pipelines.ttra.{name}"))
     assert tried > 0 and failures == 0
+
+
+def test_aime_runs_are_scored_per_year_in_the_figures(tmp_path):
+    from studyapp.pipelines.ttra.paper_figures import draw_all
+
+    def evaluation(values):
+        return {"avg_at_k": sum(values.values()) / len(values), "macro_avg_at_k": None,
+                "per_question": [{"id": k, "avg": v} for k, v in values.items()]}  # fmt: skip
+
+    run = tmp_path / "runs" / "aime" / "base"
+    run.mkdir(parents=True)
+    direct = {"2024-I-1": 0.0, "2024-I-2": 0.5, "2025-I-1": 1.0}
+    aligned = {"2024-I-1": 0.5, "2024-I-2": 0.5, "2025-I-1": 0.25}
+    run.joinpath("results.json").write_text(json.dumps(
+        {"experiment": "ttra", "direct": evaluation(direct), "aligned": evaluation(aligned)}))  # fmt: skip
+    out = tmp_path / "out"
+    draw_all(tmp_path / "runs", out, splits={"aime": ["2024", "2025"]})
+    import csv
+
+    with (out / "figure7.csv").open() as handle:
+        rows = {r["benchmark"]: r for r in csv.DictReader(handle)}
+    assert set(rows) == {"aime2024", "aime2025"}
+    assert float(rows["aime2024"]["direct"]) == 25.0 and float(rows["aime2025"]["ttra"]) == 25.0
