@@ -24,6 +24,8 @@ import sys
 
 from studyapp.pipelines.ttra.config import add_options, options_from_args
 
+NOT_GIVEN = "(not given)"  # what a dry run shows for a file or model left out
+
 
 def build_parser(dry_run: bool = False) -> argparse.ArgumentParser:
     """The command's parser; a task source and ``--out`` are required unless ``dry_run``."""
@@ -60,8 +62,10 @@ def build_parser(dry_run: bool = False) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     dry = "--dry-run" in argv
-    if dry and not any(a == "--model" or a.startswith("--model=") for a in argv):
-        argv += ["--model", "(not given)"]  # a dry run shows a preset without naming a model
+    if dry:  # a dry run shows a preset without naming a model or an SFT file
+        for flag in ("--model", "--sft-data"):
+            if not any(a == flag or a.startswith(flag + "=") for a in argv):
+                argv += [flag, NOT_GIVEN]
     args = build_parser(dry_run=dry).parse_args(argv)
     if args.quiet:
         args.progress_bars = False

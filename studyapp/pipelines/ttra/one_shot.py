@@ -8,7 +8,7 @@ of these a run uses:
 
 - ``tasks``: drawn with the seed from the task file; the rest is stage 2's and the evaluation's.
 - ``where:FIELD=VALUE`` (``where:level=1``): drawn only among the task file's records whose field
-  FIELD reads VALUE; every other task, the other matching ones included, stays in the pool. A file
+  FIELD reads VALUE (case and spaces ignored; MATH's "Level 1" matches ``level=1``); every other task, the other matching ones included, stays in the pool. A file
   in which no record has FIELD is refused (an AIME file under preset ``b`` must name its AIME 2023
   file instead).
 - ``split:NAME`` (``split:train``): the records whose ``split`` field is NAME are the candidates
@@ -88,9 +88,21 @@ def parse_source(text: str | None) -> Source:
     raise ValueError(f"--one-shot-from {text!r}: tasks, where:FIELD=VALUE, split:NAME or file:PATH")
 
 
+def _normal(text: str, name: str) -> str:
+    """A field's text for comparison: case and spaces ignored, and a leading repeat of the
+    field's name dropped (MATH's "Level 1" reads as MATH500's 1).
+
+    >>> _normal("Level 1", "level"), _normal(" Train ", "split")
+    ('1', 'train')
+    """
+    text = " ".join(text.split()).lower()
+    prefix = name.lower() + " "
+    return text[len(prefix) :] if text.startswith(prefix) else text
+
+
 def _matches(task: Task, name: str, value: str) -> bool:
     found = task.value_of(name)
-    return found is not None and found.strip().lower() == value.lower()
+    return found is not None and _normal(found, name) == _normal(value, name)
 
 
 @dataclass(frozen=True)

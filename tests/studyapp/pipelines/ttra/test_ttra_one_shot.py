@@ -121,6 +121,8 @@ def test_a_dry_run_needs_no_model_tasks_or_output(capsys):
     shown = json.loads(capsys.readouterr().out)
     assert shown["options"]["preset"] == "a1-mathqa" and shown["options"]["model"] == "(not given)"
     assert shown["options"]["use_chat_template"] is False
+    assert main(["--preset", "sft-a2", "--dry-run"]) == 0  # an SFT preset without its file too
+    assert json.loads(capsys.readouterr().out)["options"]["sft_max_length"] == 32768
 
 
 def test_sft_a2_trains_at_s1s_length_and_says_it_is_assumed(capsys):
