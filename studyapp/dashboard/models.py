@@ -7,7 +7,7 @@ from django.db import models
 
 
 class AnalysisResult(models.Model):
-    """What a page shows, computed off the request path (:mod:`studyapp.dashboard.cache`).
+    """What a page shows, computed off the request path (:mod:`studyapp.dashboard.analysis_job`).
 
     ``payload`` holds the page's tables and figure names for ``version``; ``wanted`` is the data
     version a computation is running (or queued) for. A page shows the last payload at once, with

@@ -2,7 +2,7 @@
 (people next to the model arm), the per-participant table, the settings table, downloads, and the
 "Run the model arm" action.
 
-Nothing is computed here: each page reads the cached result of :mod:`studyapp.dashboard.cache`
+Nothing is computed here: each page reads the cached result of :mod:`studyapp.dashboard.analysis_job`
 (computed in a background job, keyed by the data's version) and the files it wrote. While the
 first computation runs, the page shows its progress and polls (htmx) until the result is there.
 """
@@ -26,7 +26,7 @@ from django.views.decorators.http import require_POST
 from analysis.export import FORMATS
 from analysis.plots import FORMATS as FIGURE_FORMATS
 from games.experience.context import SETTINGS
-from studyapp.dashboard import cache
+from studyapp.dashboard import analysis_job
 from studyapp.dashboard.exporting import export_study, export_tables
 from studyapp.dashboard.models import AnalysisResult
 from studyapp.dashboard.records import agent_tables, model_jobs
@@ -64,7 +64,7 @@ def index(request: HttpRequest) -> HttpResponse:
 @staff_member_required
 def page(request: HttpRequest, slug: str | None = None) -> HttpResponse:
     study = get_object_or_404(Study, slug=slug) if slug is not None else None
-    result, fresh = cache.current(cache.scope_of(slug))
+    result, fresh = analysis_job.current(analysis_job.scope_of(slug))
     payload = result.payload or {}
     context = {
         "study": study,
@@ -144,11 +144,11 @@ def figure(request: HttpRequest, name: str, slug: str | None = None) -> FileResp
     """A file of the cached result: a figure, its data, a table, or all tables as a zip."""
     if slug is not None:
         get_object_or_404(Study, slug=slug)
-    scope = cache.scope_of(slug)
+    scope = analysis_job.scope_of(slug)
     result = AnalysisResult.objects.filter(scope=scope).first()
     if result is None or not result.version or "/" in name or name.startswith("."):
         raise Http404("no such file")
-    folder = cache.result_dir(scope, result.version)
+    folder = analysis_job.result_dir(scope, result.version)
     if name == "tables.zip":
         handle = tempfile.TemporaryFile()  # noqa: SIM115 (FileResponse closes it)
         with zipfile.ZipFile(handle, "w", zipfile.ZIP_DEFLATED) as archive:
