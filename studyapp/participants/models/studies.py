@@ -17,7 +17,7 @@ from django.db import models, transaction
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from studyapp.participants import questionnaire
+from studyapp.participants import design, questionnaire
 from studyapp.participants.models.validation import (
     check_list_problem,
     validate_amount,
@@ -269,8 +269,6 @@ class Study(models.Model):
         """A design that could not be played, checks without a right answer, or custom instructions
         without checks of their own are refused; an active study must have every model spec usable (parsed, offline names known, provider
         configured). ``manage.py study apply`` and the admin both save through this."""
-        from studyapp.participants import design
-
         errors: dict[str, list[str]] = {}
         try:
             design.normalise(self.game, self.design, self.oracle_spec)
