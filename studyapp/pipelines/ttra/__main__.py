@@ -16,6 +16,8 @@ import json
 import sys
 
 from studyapp.pipelines.ttra.config import add_options, options_from_args
+from studyapp.pipelines.ttra.prompt_files import PromptDirError, load_prompts
+from studyapp.pipelines.ttra.tasks import TaskFileError, load_games, load_tasks
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -52,9 +54,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from tqdm.auto import tqdm
 
+    # torch, transformers and trl (the ttra extra) load only past the argument checks
     from studyapp.pipelines.ttra.evaluate import run_experiment, summary
-    from studyapp.pipelines.ttra.prompt_files import PromptDirError, load_prompts
-    from studyapp.pipelines.ttra.tasks import TaskFileError, load_games, load_tasks
     from studyapp.pipelines.ttra.train import silence_library_bars
 
     try:
