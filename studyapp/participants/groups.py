@@ -28,7 +28,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from studyapp.participants import assignment
+from studyapp.participants import assignment, table_study
 from studyapp.participants import design as designs
 from studyapp.participants.models import Participant, Round, Study, StudyGroup
 from studyapp.participants.rounds import lobby_timed_out
@@ -48,7 +48,7 @@ def form(table_id: int) -> str:
             return "not a lobby"
         # The study row first, as joiners take it (study_tables._join_lobby): nobody can take a
         # place while the group forms, and two groups never get the same number.
-        study = Study.objects.select_for_update().get(slug=lobby.opts.study)
+        study = Study.objects.select_for_update().get(slug=table_study.of(lobby).study)
         lobby = Table.objects.select_for_update().get(pk=table_id)
         if lobby.status != Table.Status.LOBBY:
             return "not a lobby"
@@ -71,7 +71,7 @@ def form(table_id: int) -> str:
         except assignment.StudyFull:
             for round_ in rounds:
                 _turned_away(round_.participant)
-            lobby.options = {**lobby.options, "group_formed": "full"}
+            lobby.options = {**lobby.options, table_study.GROUP_FORMED: "full"}
             lobby.save(update_fields=["status", "finished_at", "options"])
             result = "full"
         else:
@@ -87,7 +87,7 @@ def form(table_id: int) -> str:
                 assignment=draw,
                 lobby_table=table_id,
             )
-            lobby.options = {**lobby.options, "group_formed": number}
+            lobby.options = {**lobby.options, table_study.GROUP_FORMED: number}
             lobby.save(update_fields=["status", "finished_at", "options"])
             for round_ in rounds:
                 member = round_.participant
@@ -133,7 +133,7 @@ def _seat_group(study: Study, group: StudyGroup, rounds: list[Round], seated: di
             else:  # a person seat nobody of the group takes: the replacement agent's
                 seats.append({"kind": "agent", "agent_spec": design["replacement_spec"]})
         options = {**table_options(chunk[0].participant, number, design), **order}
-        options["group"] = group.number
+        options[table_study.GROUP] = group.number
         table = open_table(study, number, design, seats, **options)
         for index, round_ in holders.items():
             Round.objects.filter(pk=round_.pk).update(table=table, seat=index)

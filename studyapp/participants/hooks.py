@@ -11,7 +11,7 @@ from typing import Any
 
 from django.template.loader import render_to_string
 
-from studyapp.participants import groups, identity, rounds
+from studyapp.participants import groups, identity, rounds, table_study
 from studyapp.participants.models import Round, Study
 from studyapp.tables.hooks import TablesHooks
 
@@ -38,14 +38,15 @@ class ParticipantsHooks(TablesHooks):
         """A study table's page: the study's title in place of the site's name, and the bar above
         the board (the game's number, this browser's participant's running total and a way
         out)."""
-        slug = table.opts.study
+        part = table_study.of(table)
+        slug = part.study
         study = Study.objects.filter(slug=slug).first() if slug else None
         if study is None:
             return {}
         context = {
             "study": study,
             "participant": identity.session_participant(request.session, study),
-            "round": table.opts.round,
+            "round": part.round,
         }
         bar = render_to_string("participants/_study_bar.html", context)
         return {"title": study.title, "bar": bar}
@@ -54,7 +55,7 @@ class ParticipantsHooks(TablesHooks):
         """The running total of the study participant at the seat, for the study bar, pushed with
         the board once the game is over (its round is booked when the game ends); nothing when no
         participant plays the seat."""
-        if not table.opts.study:
+        if not table_study.of(table).is_study:
             return ""
         round_ = Round.objects.filter(table_id=table.pk, seat=seat).select_related("participant")
         found = round_.first()

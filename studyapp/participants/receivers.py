@@ -10,7 +10,7 @@ from typing import Any
 
 from django.dispatch import receiver
 
-from studyapp.participants import rounds
+from studyapp.participants import rounds, table_study
 from studyapp.participants.models import Round
 from studyapp.tables.signals import game_over, lobby_place_left, lobby_released
 
@@ -28,5 +28,5 @@ def book_table(sender: Any, table: Any, snap: Any = None, **_: Any) -> None:
     """A study table's game ended, or its lobby released its people: their rounds are booked
     now (a released person leaves with the lobby-timeout code, paid for the rounds played),
     from the finished table the game's end comes with."""
-    if table.opts.study:
+    if table_study.of(table).is_study:
         rounds.book_table(table.pk, snap)

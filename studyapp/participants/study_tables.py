@@ -23,6 +23,7 @@ from django.urls import reverse
 from games.base import Config
 from games.cases import case_config, case_seed
 from studyapp.participants import design as designs
+from studyapp.participants import table_study
 from studyapp.participants.models import Participant, Round, Study
 from studyapp.tables import lobby, services, think
 from studyapp.tables.models import PolicyRecord, Seat, Table
@@ -93,9 +94,9 @@ def table_options(
     blinded = not study.agents_disclosed
     shared = len(person_seats) > 1 or blinded
     options: dict[str, Any] = {
-        "study": study.slug,
-        "condition": condition,
-        "round": number,
+        table_study.STUDY: study.slug,
+        table_study.CONDITION: condition,
+        table_study.ROUND: number,
         # A deadline protects other people at the table from waiting; alone with agents, a person
         # takes the time they need (the idle limit still ends a round someone walked away from),
         # also at a table for several people whose other places the lobby filled with agents.
@@ -126,9 +127,10 @@ def table_options(
             wait_seconds=design["wait_seconds"],
             lobby_timeout=design["lobby_timeout"],
             replacement_spec=design["replacement_spec"],
-            # Pilot bots never share a table with real people, nor people with pilots.
-            lobby_kind=f"study:{study.pk}:{condition}:{number}:{'pilot' if pilot else 'people'}",
         )
+        # Pilot bots never share a table with real people, nor people with pilots.
+        kind = f"study:{study.pk}:{condition}:{number}:{'pilot' if pilot else 'people'}"
+        options[table_study.LOBBY_KIND] = kind
         if blinded and design["wait_seconds"] > 0 and not group_lobby:
             # A blinded lobby starts no sooner than a drawn while even when full, so a table whose
             # other places are agents' (full at once) does not start at once where one waiting
@@ -139,10 +141,10 @@ def table_options(
                 random.Random(secrets.token_hex()).uniform(low, high), 1
             )
         if group_lobby:  # people of every condition-to-be meet here (studyapp.participants.groups)
-            options["lobby_kind"] = (
+            options[table_study.LOBBY_KIND] = (
                 f"study:{study.pk}:group:{number}:{'pilot' if pilot else 'people'}"
             )
-            options["group_lobby"] = True
+            options[table_study.GROUP_LOBBY] = True
         if study.code_lobby_timeout:
             options["exit_code"] = study.code_lobby_timeout
     return options
@@ -213,7 +215,7 @@ def _join_lobby(
     with transaction.atomic():
         Study.objects.select_for_update().filter(pk=study.pk).first()  # one joiner at a time
         lobbies = Table.objects.filter(
-            status=Table.Status.LOBBY, options__lobby_kind=options["lobby_kind"]
+            table_study.in_lobby(options[table_study.LOBBY_KIND]), status=Table.Status.LOBBY
         )
         seat = lobby.open_place(lobbies)
         if seat is None:

@@ -25,7 +25,7 @@ from django.db import connections
 from tqdm import tqdm
 
 from studyapp.db import TRANSIENT
-from studyapp.participants import outcomes, pilots, questionnaire, steps
+from studyapp.participants import outcomes, pilots, questionnaire, steps, table_study
 from studyapp.participants.models import Participant, Study
 from studyapp.participants.pilot_bot import BotResult, run_bots
 from studyapp.retry import retry
@@ -175,8 +175,8 @@ def pilot_report(study: Study, results: list[BotResult], fail_attention: int = 0
         row = {
             "table": table.pk,
             "status": table.status,
-            "condition": table.opts.condition or "",
-            "round": table.opts.round,
+            "condition": table_study.of(table).condition,
+            "round": table_study.of(table).round,
             "seats": seats,
         }
         if table.status == Table.Status.FINISHED:
