@@ -28,7 +28,7 @@ from games import languages
 from games.agents import make_agent
 from games.llm.providers import closing, local_path, parse_spec
 from games.undercover.engine import MAX_PLAYERS, MIN_PLAYERS
-from studyapp.agents import provider_config, provider_for
+from studyapp.providers import provider_config, provider_for
 
 
 class Study(Protocol):

@@ -9,8 +9,8 @@ from typing import Any
 
 from django.conf import settings
 
-from studyapp.agents import provider_config
 from studyapp.pipelines.kinds import get_kind
+from studyapp.providers import provider_config
 
 NO_KEY_NEEDED = "openai-compatible:… with OPENAI_COMPATIBLE_BASE_URL"
 

@@ -19,7 +19,7 @@ JUSTIFIED = {
     # Django's place to connect signal receivers, once the apps are loaded
     ("studyapp.participants.apps", "ready", "studyapp.participants"),
     # the model SDKs load only for a seat an export cannot place
-    ("studyapp.dashboard.records.shaping", "_who", "studyapp.agents"),
+    ("studyapp.dashboard.records.shaping", "_who", "studyapp.tables.seat_agents"),
     # torch and transformers (the ttra extra) load only when a TTRA run starts
     ("studyapp.pipelines.runners.ttra", "run", "studyapp.pipelines.ttra.evaluate"),
     ("studyapp.pipelines.ttra.__main__", "main", "studyapp.pipelines.ttra.evaluate"),
