@@ -415,7 +415,7 @@ JOB_STALE_SECONDS = env_int("JOB_STALE_SECONDS", 600)
 JOB_HEARTBEAT_SECONDS = env_float("JOB_HEARTBEAT_SECONDS", min(30.0, JOB_STALE_SECONDS / 4))
 if not 0 < JOB_HEARTBEAT_SECONDS < JOB_STALE_SECONDS:
     raise ImproperlyConfigured("JOB_HEARTBEAT_SECONDS must be positive and below JOB_STALE_SECONDS")
-# The dashboard's analysis (studyapp.dashboard.cache): a computation queued or running whose row
+# The dashboard's analysis (studyapp.dashboard.analysis_job): a computation queued or running whose row
 # has been silent this long lost its process and is started again; a failed one is tried again.
 # These limits and TABLE_JOB_LEASE_SECONDS are the claims' (studyapp.claims).
 ANALYSIS_STALE_SECONDS = env_float("ANALYSIS_STALE_SECONDS", 600)

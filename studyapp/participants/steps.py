@@ -20,9 +20,9 @@ from django.utils import timezone
 from games import default_checks
 from games.twenty_questions import rules as twenty_questions_rules
 from games.undercover import rules as undercover_rules
-from studyapp.participants import identity, questionnaire
+from studyapp.participants import assignment, design, identity, questionnaire
 from studyapp.participants.models import Participant, Study
-from studyapp.tables.models import SKIP_SPEC
+from studyapp.tables.models import SKIP_SPEC, Seat
 
 # The comprehension check a study gets when staff wrote none: the one rule people most often miss,
 # from the game package (games/<game>/rules.py), where the rules text people read comes from too.
@@ -123,8 +123,6 @@ def study_checks(study: Study) -> list[dict[str, Any]]:
         return list(study.checks)
     if study.game == "undercover":
         return default_checks("undercover", "player", study.language)
-    from studyapp.participants import design
-
     try:
         person = design.normalise(study.game, study.design, study.oracle_spec)["person"]
     except design.DesignError:
@@ -137,8 +135,6 @@ def answer_checks(participant: Participant, answers: list[str]) -> str:
     in a group design it is drawn for the group that forms in the first lobby),
     "wrong" (attempts left), "failed" (the failed-checks path: no rounds, no payment) or "full"
     (every condition met its quota meanwhile)."""
-    from studyapp.participants import assignment
-
     require_step(participant, "instructions")
     study = participant.study
     checks = study_checks(study)
@@ -159,10 +155,8 @@ def answer_checks(participant: Participant, answers: list[str]) -> str:
             return "failed"
         participant.save(update_fields=["check_attempts"])
         return "wrong"
-    from studyapp.participants import groups
-
     try:
-        if not groups.uses_group_lobby(participant):
+        if not design.uses_group_lobby(participant):
             assignment.assign(participant)
         elif assignment.is_full(study, pilot=participant.is_pilot):
             raise assignment.StudyFull  # the group is drawn its condition in the lobby
@@ -194,8 +188,6 @@ def debrief_agents(participant: Participant) -> dict[str, Any] | None:
     agents were marked during play (``blinded``) and what they were: rule-based programs
     (``offline``, the offline agents) and the models named by their specs (``models``). None
     when there is nothing to tell (no table, no agent at any of this person's tables)."""
-    from studyapp.tables.models import Seat
-
     table_ids = participant.round_set.values_list("table_id", flat=True)
     specs = set(
         Seat.objects.filter(table_id__in=table_ids, kind=Seat.Kind.AGENT)

@@ -17,10 +17,10 @@ from django.views.decorators.http import require_POST
 
 from games.twenty_questions.engine import NO_QUESTION
 from studyapp import slots, steps
+from studyapp.participants import table_study
 from studyapp.participants.pseudonyms import public_ids_by_seat
 from studyapp.tables import driver, scheduling, timing
 from studyapp.tables.models import Seat, Table
-from studyapp.tables.options import TableOptions
 from studyapp.tables.services import TableState, caught_up
 
 RECENT = 50
@@ -50,15 +50,15 @@ class Row:
 
     @property
     def study(self) -> str:
-        return self.table.opts.study
+        return table_study.of(self.table).study
 
     @property
     def condition(self) -> str:
-        return self.table.opts.condition or ""
+        return table_study.of(self.table).condition
 
     @property
     def round(self) -> Any:
-        number = self.table.opts.round
+        number = table_study.of(self.table).round
         return "" if number is None else number
 
     @property
@@ -148,19 +148,12 @@ def mark_waiting(row: Row, now: datetime) -> None:
 @staff_member_required
 def table_list(request: HttpRequest) -> HttpResponse:
     """Open tables (filtered by study and status) and the most recent closed ones."""
-    studies = sorted(
-        {
-            TableOptions.from_json(options).study
-            for options in Table.objects.filter(options__has_key="study").values_list(
-                "options", flat=True
-            )
-        }
-    )
+    studies = table_study.study_slugs(Table.objects.all())
     study = request.GET.get("study", "")
     status = request.GET.get("status", "")
     shown = Table.objects.prefetch_related("seats")
     if study:
-        shown = shown.filter(options__study=study)
+        shown = shown.filter(table_study.in_study(study))
     if status in Table.Status.values:
         open_tables = shown.filter(status=status) if status in OPEN else shown.none()
         recent = shown.none() if status in OPEN else shown.filter(status=status)[:RECENT]

@@ -17,7 +17,9 @@ from django.db import models, transaction
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from studyapp.participants import questionnaire
+from studyapp.participants import design, questionnaire
+from studyapp.participants.models.consent import ConsentVersion, next_consent_version
+from studyapp.participants.models.people import Participant
 from studyapp.participants.models.validation import (
     check_list_problem,
     validate_amount,
@@ -269,8 +271,6 @@ class Study(models.Model):
         """A design that could not be played, checks without a right answer, or custom instructions
         without checks of their own are refused; an active study must have every model spec usable (parsed, offline names known, provider
         configured). ``manage.py study apply`` and the admin both save through this."""
-        from studyapp.participants import design
-
         errors: dict[str, list[str]] = {}
         try:
             design.normalise(self.game, self.design, self.oracle_spec)
@@ -348,8 +348,6 @@ class Study(models.Model):
         to its version is saved under a new version (:meth:`settled_consent_version`), and every
         version's text is kept (:class:`ConsentVersion`). Every path that edits a study (the
         admin, ``study apply``, the shell) comes through here."""
-        from studyapp.participants.models.consent import ConsentVersion  # consent imports studies
-
         update_fields = kwargs.get("update_fields")
         consent = {"consent_text", "consent_version"}
         if update_fields is not None and not consent & set(update_fields):
@@ -367,12 +365,6 @@ class Study(models.Model):
         already agreed to that version with another text: then the text is the version it was
         agreed to before (a change undone), or a new version (:func:`next_consent_version`).
         A version nobody agreed to yet is a draft whose text may still change."""
-        from studyapp.participants.models.consent import (  # consent imports studies
-            ConsentVersion,
-            next_consent_version,
-        )
-        from studyapp.participants.models.people import Participant  # people import studies
-
         if self.pk is None:
             return self.consent_version
         texts = dict(
@@ -429,8 +421,6 @@ class Study(models.Model):
 
     def progress(self) -> dict[str, int]:
         """Counts for the admin's live view of the study."""
-        from studyapp.participants.models.people import Participant  # people import studies
-
         statuses = self.participants.values_list("status", flat=True)
         counts = {status: 0 for status, _ in Participant.Status.choices}
         for status in statuses:

@@ -16,6 +16,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
+from games.llm.providers import image_media_type
 from games.twenty_questions.names import question_text
 
 LABELS = ("A", "B")
@@ -261,8 +262,6 @@ def detect_format(row: Mapping[str, Any]) -> str:
 
 
 def _suffix(data: bytes) -> str:
-    from games.llm.providers import image_media_type
-
     return "." + image_media_type(data).split("/")[1].replace("jpeg", "jpg")
 
 

@@ -41,6 +41,8 @@ from pathlib import Path
 from typing import Any
 
 from games.experiment.summary import wilson
+from games.llm.cache import ResponseCache
+from games.llm.providers import close_clients, config_from_env, get_provider
 from studyapp.pipelines.lwe.algorithm import LweOptions
 from studyapp.pipelines.lwe.data import DatasetError, PairCase
 from studyapp.pipelines.lwe.evaluate import evaluate
@@ -391,9 +393,6 @@ async def play(
     benchmarks: dict[str, list[PairCase]],
     needed: dict[str, dict[str, tuple[list[str], int]]],
 ) -> dict[tuple[str, str], dict[str, Any]]:
-    from games.llm.cache import ResponseCache
-    from games.llm.providers import close_clients, config_from_env, get_provider
-
     if not any(needed.values()):
         return {}
     cache = ResponseCache(args.out / "cache.sqlite")

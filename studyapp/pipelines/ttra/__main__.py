@@ -23,6 +23,8 @@ import json
 import sys
 
 from studyapp.pipelines.ttra.config import add_options, options_from_args
+from studyapp.pipelines.ttra.prompt_files import PromptDirError, load_prompts
+from studyapp.pipelines.ttra.tasks import TaskFileError, load_games, load_tasks
 
 NOT_GIVEN = "(not given)"  # what a dry run shows for a file or model left out
 
@@ -78,9 +80,8 @@ def main(argv: list[str] | None = None) -> int:
         return dry_run(options, args)
     from tqdm.auto import tqdm
 
+    # torch, transformers and trl (the ttra extra) load only past the argument checks
     from studyapp.pipelines.ttra.evaluate import run_experiment, summary
-    from studyapp.pipelines.ttra.prompt_files import PromptDirError, load_prompts
-    from studyapp.pipelines.ttra.tasks import TaskFileError, load_games, load_tasks
     from studyapp.pipelines.ttra.train import silence_library_bars
 
     try:

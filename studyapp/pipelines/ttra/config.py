@@ -14,6 +14,8 @@ import argparse
 import typing
 from dataclasses import MISSING, asdict, dataclass, field, fields
 
+from studyapp.pipelines.ttra.presets import PRESETS, listing, preset
+
 
 def _opt(default: object, help: str, choices: tuple[str, ...] | None = None) -> typing.Any:
     meta: dict[str, object] = {"help": help}
@@ -262,8 +264,6 @@ class PresetAction(argparse.Action):
     """``--preset NAME`` keeps the name; ``--preset list`` prints the presets and exits, like --help."""
 
     def __call__(self, parser, namespace, values, option_string=None):  # noqa: ANN001
-        from studyapp.pipelines.ttra.presets import PRESETS, listing
-
         if values == "list":
             print(listing(), end="")  # to stdout, as --help prints
             parser.exit(0)
@@ -316,8 +316,6 @@ def add_options(parser: argparse.ArgumentParser, exclude: tuple[str, ...] = ()) 
 
 def resolve(given: dict[str, object], preset_name: str | None = None) -> TTRAOptions:
     """Options from the defaults, then the preset's values, then ``given`` (explicit values)."""
-    from studyapp.pipelines.ttra.presets import preset
-
     values: dict[str, object] = {}
     if preset_name:
         values.update(preset(preset_name).values)

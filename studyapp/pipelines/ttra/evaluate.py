@@ -19,6 +19,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from studyapp.pipelines.ttra.answers import extract_answer, is_correct
 from studyapp.pipelines.ttra.collapse import dominant_share
 from studyapp.pipelines.ttra.config import TTRAOptions
+from studyapp.pipelines.ttra.presets import preset
 from studyapp.pipelines.ttra.prompt_files import prompt_hashes
 from studyapp.pipelines.ttra.rewards import plurality
 from studyapp.pipelines.ttra.sampling import free_cuda, sample
@@ -223,8 +224,6 @@ def run_experiment(
     Every experiment's cost, by stage and as table 1's rows (direct evaluation, SFT, TTRA, those
     that ran), goes into results.json (``cost``, ``cost_table``) and ``cost_table.md``.
     """
-    from studyapp.pipelines.ttra.presets import preset
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     work = out / "trainer"

@@ -43,6 +43,9 @@ from pathlib import Path
 from typing import Any
 
 from studyapp.pipelines.ttra.config import TTRAOptions, _field_type, add_options, options_from_args
+from studyapp.pipelines.ttra.presets import preset
+from studyapp.pipelines.ttra.rank_figures import draw
+from studyapp.pipelines.ttra.tasks import load_tasks
 from studyapp.pipelines.ttra.timing import METHODS, SFT
 
 COST_COLUMNS = (
@@ -131,8 +134,6 @@ def benchmark_options(
     The experiment is ttra, or sft with TTRA beside it (``sft_with_ttra``) where the benchmark has
     SFT data, so every run has the scores the ranking needs and SFT's cost where there is one. A
     preset of the SFT baseline (sft-a2, sft-s6.2) without SFT data is refused."""
-    from studyapp.pipelines.ttra.presets import preset
-
     values = dict(overrides)
     name = values.pop("preset", None)
     if name:
@@ -162,8 +163,7 @@ def run_one(
 
     Returns the results and whether they were reused.
     """
-    from studyapp.pipelines.ttra.evaluate import run_experiment
-    from studyapp.pipelines.ttra.tasks import load_tasks
+    from studyapp.pipelines.ttra.evaluate import run_experiment  # torch: only when a run starts
 
     saved = out / "results.json"
     if saved.is_file():
@@ -412,8 +412,6 @@ def harmonize(
     result = ranking(models, list(benchmarks), runs)
     figures: list[str] = []
     if _main_process():  # under accelerate launch, one process writes the tables and figures
-        from studyapp.pipelines.ttra.rank_figures import draw
-
         write_outputs(out, rows, result)
         write_label_tables(out, labels)
         figures = [str(path) for path in draw(result, out)]

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from games import tasks
 from games.tasks import LETTERS, TaskFileError, json_lines
+from games.twenty_questions import CANDIDATES
 from games.twenty_questions.names import question_text
 from studyapp.pipelines.ttra.prompt_files import load_prompts
 
@@ -173,8 +174,6 @@ def tasks_from_games(
     ``candidates`` defaults to the game's 157 words (`games.twenty_questions.CANDIDATES`).
     """
     if candidates is None:
-        from games.twenty_questions import CANDIDATES
-
         candidates = tuple(CANDIDATES)
     return [
         twenty_questions_task(
@@ -197,8 +196,6 @@ def load_games(
 ) -> list[Task]:
     """Tasks from an experiment results JSONL (one finished game per line); errors name the line."""
     if candidates is None:
-        from games.twenty_questions import CANDIDATES
-
         candidates = tuple(CANDIDATES)
     tasks = []
     for number, where, record in json_lines(path):

@@ -25,10 +25,12 @@ from django.db import connections
 from tqdm import tqdm
 
 from studyapp.db import TRANSIENT
-from studyapp.participants import outcomes, pilots, questionnaire, steps
+from studyapp.participants import outcomes, pilots, questionnaire, steps, table_study
 from studyapp.participants.models import Participant, Study
 from studyapp.participants.pilot_bot import BotResult, run_bots
 from studyapp.retry import retry
+from studyapp.tables import services
+from studyapp.tables.models import Table
 
 
 class Command(BaseCommand):
@@ -106,9 +108,6 @@ def pilot_report(study: Study, results: list[BotResult], fail_attention: int = 0
     """What the site recorded for the bots, and the problems a pilot is meant to catch: among
     them a bot screened out or flagged by an attention check it answered as designed, and a bot
     that missed one on purpose (``--fail-attention``) without the study's policy following."""
-    from studyapp.tables import services
-    from studyapp.tables.models import Table
-
     problems = [f"bot {r.index}: {r.error}" for r in results if r.error]
     # a fault a page rides out is counted (met()); a page the site failed to render is a bug
     problems += [
@@ -176,8 +175,8 @@ def pilot_report(study: Study, results: list[BotResult], fail_attention: int = 0
         row = {
             "table": table.pk,
             "status": table.status,
-            "condition": table.opts.condition or "",
-            "round": table.opts.round,
+            "condition": table_study.of(table).condition,
+            "round": table_study.of(table).round,
             "seats": seats,
         }
         if table.status == Table.Status.FINISHED:
