@@ -28,8 +28,11 @@ JUSTIFIED = {
     ("studyapp.pipelines.ttra.harmonize", "main", "studyapp.pipelines.ttra.train"),
     # trl loads only for the SFT baseline
     ("studyapp.pipelines.ttra.evaluate", "run_experiment", "studyapp.pipelines.ttra.sft"),
+    ("studyapp.pipelines.ttra.sft_subsets", "sample_subsets", "studyapp.pipelines.ttra.sft"),
     # matplotlib loads only when a figure is drawn
     ("studyapp.pipelines.ttra.rank_figures", "draw", "analysis.plots"),
+    ("studyapp.pipelines.ttra.paper_figures", "_save", "analysis.plots"),
+    ("studyapp.pipelines.ttra.harmonize", "main", "studyapp.pipelines.ttra.paper_figures"),
 }
 
 

@@ -23,6 +23,8 @@ import json
 import sys
 
 from studyapp.pipelines.ttra.config import add_options, options_from_args
+from studyapp.pipelines.ttra.one_shot import parse_source, select
+from studyapp.pipelines.ttra.presets import preset
 from studyapp.pipelines.ttra.prompt_files import PromptDirError, load_prompts
 from studyapp.pipelines.ttra.tasks import TaskFileError, load_games, load_tasks
 
@@ -121,9 +123,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def resolved(options, tasks=None) -> dict:  # noqa: ANN001 (TTRAOptions, list[Task] | None)
     """What the options mean for a run, in the terms the paper's appendices use."""
-    from studyapp.pipelines.ttra.one_shot import parse_source, select
-    from studyapp.pipelines.ttra.presets import preset
-    from studyapp.pipelines.ttra.prompt_files import load_prompts
 
     chosen = preset(options.preset) if options.preset else None
     template = bool(options.use_chat_template)
@@ -168,8 +167,6 @@ def resolved(options, tasks=None) -> dict:  # noqa: ANN001 (TTRAOptions, list[Ta
 def dry_run(options, args: argparse.Namespace) -> int:  # noqa: ANN001 (TTRAOptions)
     """Print ``{"options": ..., "resolved": ...}`` and return 0; a task file or a one-shot source
     that cannot be used returns 2 with the reason."""
-    from studyapp.pipelines.ttra.prompt_files import PromptDirError
-    from studyapp.pipelines.ttra.tasks import TaskFileError, load_games, load_tasks
 
     try:
         tasks = None
@@ -181,7 +178,6 @@ def dry_run(options, args: argparse.Namespace) -> int:  # noqa: ANN001 (TTRAOpti
     except (OSError, ValueError, PromptDirError) as err:  # TaskFileError is a ValueError
         print(f"error: {err}", file=sys.stderr)
         return 2
-    del TaskFileError
     print(json.dumps(report, indent=2, ensure_ascii=False))
     return 0
 

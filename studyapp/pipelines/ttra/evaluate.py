@@ -19,6 +19,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from studyapp.pipelines.ttra.answers import extract_answer, is_correct
 from studyapp.pipelines.ttra.collapse import dominant_share
 from studyapp.pipelines.ttra.config import TTRAOptions
+from studyapp.pipelines.ttra.one_shot import select
 from studyapp.pipelines.ttra.presets import preset
 from studyapp.pipelines.ttra.prompt_files import prompt_hashes
 from studyapp.pipelines.ttra.rewards import plurality
@@ -232,7 +233,6 @@ def run_experiment(
         from studyapp.pipelines.ttra.sft import read_sft_data
 
         read_sft_data(options.sft_data or "")  # a bad SFT file fails now too
-    from studyapp.pipelines.ttra.one_shot import select
 
     selection = select(tasks, options)
     one_shot, pool = selection.chosen, selection.pool

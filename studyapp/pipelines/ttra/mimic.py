@@ -38,6 +38,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from games.llm.cache import ResponseCache
+from games.llm.providers import close_clients, config_from_env, get_provider, model_options
 from games.tasks import TaskFileError, json_lines
 from studyapp.pipelines.ttra.prompt_files import PROMPTS_DIR, load_prompts
 
@@ -169,8 +171,6 @@ def provider_summariser(
     """A summariser calling ``spec`` through ``games.llm`` (its key and address from the
     environment, as every command's), its replies in the response cache at ``cache_path``;
     and a function that closes the clients and the cache."""
-    from games.llm.cache import ResponseCache
-    from games.llm.providers import config_from_env, get_provider, model_options
 
     config = replace(
         config_from_env(spec, os.environ), options=model_options(spec, max_tokens=max_tokens)
@@ -187,7 +187,6 @@ def provider_summariser(
         return reply.text
 
     def close() -> None:
-        from games.llm.providers import close_clients
 
         loop.run_until_complete(close_clients())
         loop.close()

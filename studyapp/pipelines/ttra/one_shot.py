@@ -31,61 +31,8 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from studyapp.pipelines.ttra.config import TTRAOptions, one_shot_id_list
+from studyapp.pipelines.ttra.config import TTRAOptions, one_shot_id_list, parse_source
 from studyapp.pipelines.ttra.tasks import Task, load_tasks
-
-
-@dataclass(frozen=True)
-class Source:
-    """A parsed ``--one-shot-from``: its kind (tasks, where, split, file) and argument."""
-
-    kind: str
-    field: str = ""
-    value: str = ""
-    path: str = ""
-
-    def describe(self) -> str:
-        if self.kind == "where":
-            return f"the task file's records with {self.field} = {self.value}"
-        if self.kind == "split":
-            return (
-                f"the task file's '{self.value}' split (records with split = {self.value}, all "
-                "kept out of stage 2 and the evaluation); without a split field, the task file"
-            )
-        if self.kind == "file":
-            return f"the task file {self.path} (the whole --tasks file stays for stage 2)"
-        return "the task file (the rest stays for stage 2 and the evaluation)"
-
-
-def parse_source(text: str | None) -> Source:
-    """``--one-shot-from``'s value as a `Source`; a malformed one raises ValueError.
-
-    >>> parse_source("where:level=1")
-    Source(kind='where', field='level', value='1', path='')
-    >>> parse_source("split:train").kind, parse_source("aime2023.jsonl").path
-    ('split', 'aime2023.jsonl')
-    """
-    text = (text or "tasks").strip()
-    if text == "tasks":
-        return Source("tasks")
-    if text.startswith("where:"):
-        name, sep, value = text[len("where:") :].partition("=")
-        if not sep or not name.strip() or not value.strip():
-            raise ValueError(f"--one-shot-from {text!r}: write where:FIELD=VALUE (where:level=1)")
-        return Source("where", field=name.strip(), value=value.strip())
-    if text.startswith("split:"):
-        name = text[len("split:") :].strip()
-        if not name:
-            raise ValueError(f"--one-shot-from {text!r}: write split:NAME (split:train)")
-        return Source("split", field="split", value=name)
-    if text.startswith("file:"):
-        path = text[len("file:") :].strip()
-        if not path:
-            raise ValueError("--one-shot-from file: names no file")
-        return Source("file", path=path)
-    if text.endswith(".jsonl") or "/" in text:
-        return Source("file", path=text)
-    raise ValueError(f"--one-shot-from {text!r}: tasks, where:FIELD=VALUE, split:NAME or file:PATH")
 
 
 def _normal(text: str, name: str) -> str:

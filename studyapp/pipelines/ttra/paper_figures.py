@@ -47,6 +47,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from analysis.safe_csv import safe_frame
+
 
 @dataclass
 class Run:
@@ -512,8 +514,6 @@ def table2(runs: list[Run], models: Models, out: Path, groups: set[str] | None) 
                     gain[f"{bench}_direct_reported"] = False
                 rows.append(gain)
     import pandas as pd
-
-    from analysis.safe_csv import safe_frame
 
     out.mkdir(parents=True, exist_ok=True)
     csv_path = out / "table2.csv"
