@@ -13,8 +13,12 @@ delivery harmless, and a turn already committed never calls its model again (its
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
+from typing import Any
+
 from django.db import DatabaseError, IntegrityError
 
+from games.runner import Move
 from studyapp import steps
 from studyapp.retry import retry_async
 from studyapp.tables import agent_turns, driver
@@ -60,8 +64,11 @@ def begin_agent_turn(held: Lease, table_id: int, seq: int) -> agent_turns.AgentT
     return turn
 
 
-def commit_agent_turn(held: Lease, turn: agent_turns.AgentTurn, move, usage) -> str:  # noqa: ANN001
-    held.renew()
+def commit_agent_turn(
+    held: Lease, turn: agent_turns.AgentTurn, move: Move, usage: dict[str, Any], again: bool
+) -> str:
+    if again:  # a commit tried again after a pause: the lease must outlast it
+        held.renew()
     return agent_turns.finish_agent_turn(turn.snap, move, usage)
 
 
@@ -71,10 +78,17 @@ async def agent_turn(table_id: int, seq: int, lease: str = "") -> str:
     if isinstance(turn, str):
         return turn
     result = ""
+    tries = 0
+
+    def commit() -> Awaitable[str]:
+        nonlocal tries
+        tries += 1
+        return steps.sync(commit_agent_turn, held, turn, move, usage, tries > 1)
+
     try:
         move, usage = await held.hold(agent_turns.agent_move(turn))
         result = await retry_async(
-            lambda: steps.sync(commit_agent_turn, held, turn, move, usage),
+            commit,
             retry_on=DatabaseError,
             give_up=lambda err: isinstance(err, IntegrityError),
             pauses=COMMIT_PAUSES,
