@@ -117,7 +117,8 @@ def sync_round(participant: Participant, snap: Any = None) -> None:
     if not snap.is_over:
         return
     reward = float(snap.engine.outcome(snap.state)[round_.seat]["reward"])
-    # An agent took the seat over (a missed deadline, or the person left): the round is not
+    # An agent took the seat over (the person left, or was past the study's idle policy: turns
+    # missed in a row or the idle limit; one missed deadline only misses a turn): the round is not
     # theirs. What the agent won never reaches their total or bonus, the round is not counted as
     # one they played (the export flags the game ``taken_over``), and someone still taking part
     # has dropped out: paid for the rounds they played, with the study's code for that, never
@@ -136,7 +137,7 @@ def sync_round(participant: Participant, snap: Any = None) -> None:
             participant.total_reward += reward
             participant.save(update_fields=["rounds_finished", "total_reward"])
     if taken_over:
-        mark_dropped(participant, "an agent took over their seat (missed turn deadline or left)")
+        mark_dropped(participant, "an agent took over their seat (they left the table)")
     elif next_step(participant) == "done":
         finish(participant)
 

@@ -74,13 +74,52 @@ def trouble(now: float | None = None) -> None:
         _add(now - TROUBLE_SECONDS / 2, now + TROUBLE_SECONDS / 2)
 
 
-def paused_seconds(since: datetime | None, until: datetime) -> float:
-    """Seconds between ``since`` and ``until`` during which the site was out (see the module)."""
+def seat_key(table_id: int, seat: int) -> str:
+    return f"tables:outages:seat:{table_id}:{seat}"
+
+
+def seat_cut_off(table_id: int, seat: int, start: float, end: float) -> None:
+    """The server cut off the socket of seat ``seat`` from ``start`` to ``end`` (epoch seconds):
+    its process went away (a daphne restart or kill) without the socket closing, and the page
+    reconnected at ``end`` (:func:`studyapp.tables.consumers` notes it on connect). That time
+    is an outage of this seat alone: its deadline and idle limit do not count it."""
+    if end <= start:
+        return
+    key = seat_key(table_id, seat)
+    with contextlib.suppress(*UNREACHABLE):
+        kept = list(cache.get(key) or [])
+        kept.append([start, end])
+        cache.set(key, kept[-KEEP:], KEEP_SECONDS)
+        log.info("table %s seat %s: cut off by the server for %.0f s", table_id, seat, end - start)
+
+
+def merged(spans: list[list[float]]) -> list[list[float]]:
+    """Intervals joined where they overlap, so that no second is counted twice."""
+    out: list[list[float]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return out
+
+
+def paused_seconds(
+    since: datetime | None,
+    until: datetime,
+    *,
+    table_id: int | None = None,
+    seat: int | None = None,
+) -> float:
+    """Seconds between ``since`` and ``until`` during which the site was out (see the module),
+    or, given a table's seat, the site or that seat's socket (:func:`seat_cut_off`)."""
     if since is None:
         return 0.0
     start, end = since.timestamp(), until.timestamp()
     try:
-        outages = cache.get(OUTAGES) or []
+        spans = list(cache.get(OUTAGES) or [])
+        if table_id is not None and seat is not None:
+            spans += cache.get(seat_key(table_id, seat)) or []
     except UNREACHABLE:
         return 0.0
-    return sum(max(0.0, min(end, b) - max(start, a)) for a, b in outages)
+    return sum(max(0.0, min(end, b) - max(start, a)) for a, b in merged(spans))
