@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from studyapp.participants.models import Participant, Round
-from studyapp.participants.steps import finish, next_step, require_step
+from studyapp.participants.steps import IDLE_BETWEEN_GAMES, finish, next_step, require_step
 
 # --- the rounds -----------------------------------------------------------------------------
 
@@ -215,6 +215,7 @@ def drop_idle_between_rounds(now: Any = None) -> int:
     table's own idle limit. Run by the periodic sweep; returns how many were dropped."""
     from django.db.models import Exists, Max, OuterRef
 
+    from studyapp.tables import timing
     from studyapp.tables.models import Table
 
     now = now or timezone.now()
@@ -235,13 +236,17 @@ def drop_idle_between_rounds(now: Any = None) -> int:
     )
     dropped = 0
     for participant in quiet:
+        # the last sign of life: a page (an answer page's heartbeat too) or the end of a game;
+        # the site's own outages since are not the person's (studyapp.tables.timing)
         active = max(participant.last_seen_at, participant.last_game or participant.last_seen_at)
         if (now - active).total_seconds() < participant.study.idle_limit_seconds:
+            continue
+        if timing.idle_seconds(active, now) < participant.study.idle_limit_seconds:
             continue
         sync_round(participant)  # a game that ended while they were away is booked first
         participant.refresh_from_db()
         if participant.status == Participant.Status.PLAYING:
-            mark_dropped(participant, "idle between games past the study's idle limit")
+            mark_dropped(participant, IDLE_BETWEEN_GAMES)
             dropped += 1
     return dropped
 

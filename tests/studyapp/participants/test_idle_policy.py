@@ -5,20 +5,24 @@ what it was."""
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
 import pytest
+from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.test import Client
+from django.urls import reverse
 from django.utils import timezone
 
-from studyapp.participants import studyfile
+from studyapp.participants import steps, studyfile
 from studyapp.participants.models import Participant, Study
-from studyapp.participants.rounds import current_round
-from studyapp.tables import driver, services
+from studyapp.participants.outcomes import reason
+from studyapp.participants.rounds import current_round, drop_idle_between_rounds
+from studyapp.tables import driver, outages, services
 from studyapp.tables.models import Seat, Table, Turn
 from studyapp.tables.rendering import render_board
-from tests.studyapp.participants.participant_helpers import get_ready, page
+from tests.studyapp.participants.participant_helpers import get_ready, page, win_round
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -80,3 +84,79 @@ def test_the_idle_policy_is_validated_and_in_the_study_file(study: Study) -> Non
     study.save()
     data = studyfile.study_dict(study)
     assert data["missed_turns_limit"] == 0 and data["idle_limit_seconds"] == 900
+
+
+# --- a person writing an answer is not idle (the answer pages' heartbeat) -------------------
+
+
+def at_the_policy_page(client: Client, study: Study) -> Participant:
+    Study.objects.filter(pk=study.pk).update(idle_limit_seconds=60)
+    participant = get_ready(client, Study.objects.get(pk=study.pk))
+    win_round(client, participant)
+    win_round(client, participant)
+    assert steps.next_step(participant) == "policy"
+    # their last game ended long ago: from here only the page's signs of life count
+    tables = participant.round_set.values_list("table_id", flat=True)
+    Table.objects.filter(pk__in=tables).update(finished_at=timezone.now() - timedelta(seconds=300))
+    return participant
+
+
+def quiet_for(participant: Participant, seconds: float) -> None:
+    Participant.objects.filter(pk=participant.pk).update(
+        last_seen_at=timezone.now() - timedelta(seconds=seconds)
+    )
+
+
+def test_the_answer_pages_beat_while_the_person_writes(alice: Client, study: Study) -> None:
+    participant = at_the_policy_page(alice, study)
+    html = alice.get(page(participant, "policy")).content.decode()
+    alive = reverse("participants:alive", args=[participant.public_id])
+    assert "js/alive.js" in html and f'data-alive-url="{alive}"' in html
+    # 75 s over the answer since the page was loaded (the limit is 60)...
+    quiet_for(participant, 75)
+    assert alice.post(alive).status_code == 204  # ...and the page's heartbeat just now
+    assert drop_idle_between_rounds() == 0
+    quiet_for(participant, 40)  # the last beat 40 s ago: still under the limit
+    assert drop_idle_between_rounds() == 0
+    response = alice.post(page(participant, "policy"), {"policy": "Ask about size first."})
+    assert response.status_code == 302
+    participant.refresh_from_db()
+    assert participant.status == Participant.Status.FINISHED
+    assert participant.policy == "Ask about size first." and participant.late_answers == []
+    assert participant.completion_code == study.code_finished
+    # a heartbeat is a participant's own: another browser's is refused, and GET changes nothing
+    assert Client().post(alive).status_code == 404
+    assert alice.get(alive).status_code == 405
+
+
+def test_a_late_answer_from_someone_the_sweep_dropped_is_kept_and_flagged(
+    alice: Client, study: Study
+) -> None:
+    participant = at_the_policy_page(alice, study)
+    quiet_for(participant, 75)  # no heartbeat (a laptop asleep): past the limit of 60 s
+    assert drop_idle_between_rounds() == 1
+    participant.refresh_from_db()
+    assert participant.status == Participant.Status.DROPPED
+    response = alice.post(page(participant, "policy"), {"policy": "Split the candidates."})
+    assert response.status_code == 302  # not 403 "That step is not open to you now"
+    participant.refresh_from_db()
+    assert participant.policy == "Split the candidates." and participant.policy_done
+    assert [entry["step"] for entry in participant.late_answers] == ["policy"]
+    assert participant.status == Participant.Status.DROPPED  # the ending stays as recorded
+    assert response["Location"] == page(participant, "done")
+    assert "answered after being dropped as idle, kept and flagged: policy" in reason(participant)
+    # nothing else opens again: the rounds stay closed
+    assert alice.post(page(participant, "play")).status_code == 403
+
+
+def test_the_sites_outage_is_not_counted_between_rounds(alice: Client, study: Study) -> None:
+    participant = at_the_policy_page(alice, study)
+    quiet_for(participant, 75)
+    now = time.time()
+    outages.note_sweep(now - 70)
+    outages.note_sweep(now - 10)  # 60 s without a sweep: the site was out
+    try:
+        assert drop_idle_between_rounds() == 0
+    finally:
+        cache.delete_many([outages.LAST_SWEEP, outages.OUTAGES])
+    assert drop_idle_between_rounds() == 1
