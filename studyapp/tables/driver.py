@@ -79,6 +79,16 @@ def check_deadline(table_id: int, seq: int) -> str:
         return "no deadline"
     now = timezone.now()
     late = [i for i in humans if (due := timing.seat_due(snap, i, now)) is None or due <= now]
+    # A seat the server cut off (a daphne restart) is judged once its page is back, when the
+    # gap counts as its outage, or after CUT_OFF_WAIT_SECONDS (outages.py).
+    away = [
+        i for i in late if 0 < outages.cut_off_now(snap.seat(i), now) < outages.CUT_OFF_WAIT_SECONDS
+    ]
+    late = [i for i in late if i not in away]
+    if away and not late:
+        delay = float(settings.HEARTBEAT_SECONDS)
+        schedule("check_deadline", (table_id, seq), delay, table=snap.table, again=True)
+        return "cut off"
     if not late:
         due = timing.deadline_due(snap, now) or now
         delay = (due - timezone.now()).total_seconds()
@@ -127,7 +137,7 @@ def miss_turn(snap: TableState, index: int, now: Any = None) -> str:
     missed = timing.missed_in_a_row(snap.events, index) + 1
     limit = timing.missed_turns_limit(opts)
     idle = timing.idle_limit(opts)
-    waited = timing.idle_seconds(idle_since(snap, index), now, table_id=snap.table.pk, seat=index)
+    waited = timing.idle_seconds(idle_since(snap, index), now, table=snap.table, seat=index)
     if limit and missed >= limit:
         # a limit of 1 is a plain table's rule: the deadline applies the dropout policy at once
         why = f"missed {missed} turn deadline{'s' if missed > 1 else ''} in a row"
@@ -413,7 +423,7 @@ def drop_idle(snap: TableState, now: Any) -> list[str]:
         if since is None or (now - since).total_seconds() < limit:
             continue
         # the site's outages, and the seat's own cut-off socket, are not theirs
-        waited = timing.idle_seconds(since, now, table_id=snap.table.pk, seat=index)
+        waited = timing.idle_seconds(since, now, table=snap.table, seat=index)
         if waited < limit:
             continue
         why = f"idle at a table for {waited:.0f} s (the study's limit is {limit:g} s)"

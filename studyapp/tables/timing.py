@@ -116,7 +116,8 @@ def seat_due(snap: TableState, index: int, now: datetime | None = None) -> datet
     if deadline is None or snap.last_at is None:
         return None
     now = now or timezone.now()
-    paused = outages.paused_seconds(snap.last_at, now, table_id=snap.table.pk, seat=index)
+    key = outages.table_key(snap.table.pk, snap.table.created_at)
+    paused = outages.paused_seconds(snap.last_at, now, table=key, seat=index)
     return turn_due(snap.last_at, deadline, paused)
 
 
@@ -244,12 +245,13 @@ def missed_in_a_row(events: list[dict[str, Any]], index: int) -> int:
 
 
 def idle_seconds(
-    since: datetime | None, now: datetime, *, table_id: int | None = None, seat: int | None = None
+    since: datetime | None, now: datetime, *, table: Any = None, seat: int | None = None
 ) -> float:
     """How long a person has been idle since their last sign of life ``since``, the site's
     outages meanwhile (and the seat's own, when given) not counted: what every idle limit
-    compares, at a table and between rounds alike."""
+    compares, at a table (``table``, a Table) and between rounds alike."""
     if since is None:
         return 0.0
     waited = (now - since).total_seconds()
-    return waited - outages.paused_seconds(since, now, table_id=table_id, seat=seat)
+    key = None if table is None else outages.table_key(table.pk, table.created_at)
+    return waited - outages.paused_seconds(since, now, table=key, seat=seat)

@@ -5,10 +5,15 @@ what it was."""
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
 import time
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.test import Client
@@ -160,3 +165,39 @@ def test_the_sites_outage_is_not_counted_between_rounds(alice: Client, study: St
     finally:
         cache.delete_many([outages.LAST_SWEEP, outages.OUTAGES])
     assert drop_idle_between_rounds() == 1
+
+
+def test_the_heartbeat_script_beats_only_while_the_page_is_visible_and_in_use() -> None:
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    source = (Path(settings.BASE_DIR) / "static" / "js" / "alive.js").read_text()
+    script = """
+      let clock = 1000000;
+      Date.now = () => clock;
+      const sent = [];
+      let tick = null;
+      const listeners = {};
+      const document = {
+        visibilityState: "visible",
+        currentScript: { dataset: { aliveUrl: "/p/X/alive/", aliveSeconds: "25", aliveQuiet: "100" } },
+        querySelector: () => ({ value: "TOKEN" }),
+        addEventListener: (kind, fn) => { listeners[kind] = fn; },
+      };
+      const fetch = (url, options) => { sent.push([url, options.method, options.headers["X-CSRFToken"]]); return Promise.resolve(); };
+      const setInterval = (fn) => { tick = fn; };
+      SOURCE
+      const counts = [];
+      clock += 25000; tick(); counts.push(sent.length);            // visible, just opened: beats
+      document.visibilityState = "hidden";
+      clock += 25000; tick(); counts.push(sent.length);            // hidden: no beat
+      document.visibilityState = "visible";
+      clock += 200000; tick(); counts.push(sent.length);           // unused for 250 s > 100: none
+      listeners.input(); counts.push(sent.length);                 // typing again: at once
+      console.log(JSON.stringify({ counts, first: sent[0] }));
+    """.replace("SOURCE", source)
+    done = subprocess.run([node, "-e", script], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["counts"] == [1, 1, 1, 2]
+    assert result["first"] == ["/p/X/alive/", "POST", "TOKEN"]

@@ -127,7 +127,8 @@ def test_a_seat_the_server_cut_off_is_not_charged_for_it(session_key) -> None:
     table = waiting_table(session_key, missed_turns_limit=3)
     overdue(table, 40)
     now = time.time()
-    outages.seat_cut_off(table.pk, 0, now - 30, now - 5)  # a daphne restart, 25 s
+    key = outages.table_key(table.pk, table.created_at)
+    outages.seat_cut_off(key, 0, now - 30, now - 5)  # a daphne restart, 25 s
     snap = services.table_state(table.pk)
     assert (timing.seat_due(snap, 0) - timezone.now()).total_seconds() == pytest.approx(15, abs=1.5)
     assert driver.check_deadline(table.pk, 0) == "early"
