@@ -341,6 +341,11 @@ class Study(models.Model):
         if errors:
             raise ValidationError(errors)
 
+    @property
+    def idle_limit_minutes(self) -> int:
+        """The idle limit as people read it, in whole minutes (rounded up; 0: no limit)."""
+        return -(-int(self.idle_limit_seconds or 0) // 60)
+
     def setup_problems(self) -> list[tuple[str, str]]:
         """``(field, why)`` for an active study that returns people to Prolific without the codes
         they need there (finished; dropped, since those who stop are paid for their time;

@@ -6,6 +6,7 @@ what it was."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import time
@@ -16,9 +17,10 @@ import pytest
 from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import ValidationError
+from django.template.loader import render_to_string
 from django.test import Client
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from studyapp.participants import steps, studyfile
 from studyapp.participants.models import Participant, Study
@@ -27,7 +29,13 @@ from studyapp.participants.rounds import current_round, drop_idle_between_rounds
 from studyapp.tables import driver, outages, services
 from studyapp.tables.models import Seat, Table, Turn
 from studyapp.tables.rendering import render_board
-from tests.studyapp.participants.participant_helpers import get_ready, page, win_round
+from tests.studyapp.participants.participant_helpers import (
+    arrive,
+    consent,
+    get_ready,
+    page,
+    win_round,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -201,3 +209,28 @@ def test_the_heartbeat_script_beats_only_while_the_page_is_visible_and_in_use() 
     result = json.loads(done.stdout)
     assert result["counts"] == [1, 1, 1, 2]
     assert result["first"] == ["/p/X/alive/", "POST", "TOKEN"]
+
+
+def idle_rule(html: str) -> str:
+    found = re.search(r'<p class="muted" id="idle-rule">(.*?)</p>', html, re.S)
+    assert found, "no idle rule on the page"
+    return found[1]
+
+
+def test_every_page_says_the_idle_rule_alike(alice: Client, bob: Client, study: Study) -> None:
+    participant = arrive(alice, study)
+    consent(alice, participant)
+    said = idle_rule(alice.get(page(participant, "instructions")).content.decode())
+    assert "that turn is passed for you and you keep your seat" in said
+    assert "Miss 3 turns in a row and you leave the study." in said
+    assert "for 10 minutes (writing an answer counts)" in said
+    between = get_ready(bob, study)
+    assert idle_rule(bob.get(page(between, "play")).content.decode()) == said
+    writer = Client()
+    writing = at_the_policy_page(writer, study)  # (which sets a limit of 60 s)
+    Study.objects.filter(pk=study.pk).update(idle_limit_seconds=600)
+    assert idle_rule(writer.get(page(writing, "policy")).content.decode()) == said
+    study.missed_turns_limit, study.idle_limit_seconds = 1, 0
+    with translation.override("de"):
+        german = idle_rule(render_to_string("participants/_idle_rule.html", {"study": study}))
+    assert german == "Wenn die Zeit für einen Zug abläuft, scheiden Sie aus der Studie aus."
