@@ -75,6 +75,16 @@ def test_one_missed_deadline_keeps_the_person_in_the_study(alice: Client, study:
     assert Turn.objects.filter(table=table, actor="person").count() == 1
 
 
+def test_the_transcript_says_the_table_played_a_missed_turn(
+    alice: Client, staff: Client, study: Study
+) -> None:
+    participant, table = seated(alice, study)
+    assert let_the_deadline_pass(table) == "missed"
+    url = reverse("admin:participants_participant_transcript", args=[participant.pk])
+    text = staff.get(url).content.decode()
+    assert "played for the seat by the table (this participant missed the turn deadline" in text
+
+
 def test_the_limit_of_missed_turns_drops_the_person_with_that_reason(
     alice: Client, study: Study
 ) -> None:
