@@ -169,10 +169,10 @@ def paused_seconds(
     if since is None:
         return 0.0
     start, end = since.timestamp(), until.timestamp()
+    keys = [OUTAGES] if table is None or seat is None else [OUTAGES, seat_key(table, seat)]
     try:
-        spans = list(cache.get(OUTAGES) or [])
-        if table is not None and seat is not None:
-            spans += cache.get(seat_key(table, seat)) or []
+        found = cache.get_many(keys)  # one round trip for the site's and the seat's
     except UNREACHABLE:
         return 0.0
+    spans = [span for key in keys for span in found.get(key) or []]
     return sum(max(0.0, min(end, b) - max(start, a)) for a, b in merged(spans))
