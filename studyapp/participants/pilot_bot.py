@@ -109,6 +109,9 @@ class BotResult:
     retries: int = 0  # requests tried again after a failure
     interruptions: list[str] = field(default_factory=list)  # what failed, the first few
     told: str = ""  # the last page's text, as the person would read it (tags and spaces gone)
+    idle_once: bool = False  # to let one turn's deadline pass, as a person who looked away
+    idled: int = 0  # turns it let pass on purpose
+    told_missed: bool = False  # a board then said the turn was passed and the seat kept
 
 
 class _Form(HTMLParser):
@@ -188,6 +191,7 @@ class PilotBot:
         on_round: Callable[[], Any] | None = None,
         checks: dict[str, Any] | None = None,
         fail_checks: bool = False,
+        idle_once: bool = False,
     ) -> None:
         self.checks = checks or {}
         self.fail_checks = fail_checks
@@ -196,7 +200,7 @@ class PilotBot:
         self.token = token
         self.answers = answers
         self.policy = policy
-        self.result = BotResult(index=index, pid=f"{prefix}{index:04d}")
+        self.result = BotResult(index=index, pid=f"{prefix}{index:04d}", idle_once=idle_once)
         self.session: aiohttp.ClientSession | None = None
         self.said: set[str] = set()
         self.on_round = on_round  # called after each round the bot finishes (a progress bar)
@@ -431,6 +435,8 @@ class PilotBot:
                         refused = True
                     continue
                 resends = refusals = 0  # a board came: the table answers again
+                if 'id="missed-turn"' in board:
+                    self.result.told_missed = True
                 if 'id="group-formed"' in board:
                     self.result.tables.remove(table_id)  # a lobby, never played
                     return False
@@ -445,6 +451,13 @@ class PilotBot:
                 if move is None or (seq in acted and 'id="move-error"' not in board):
                     continue
                 acted.add(seq)
+                if (
+                    self.result.idle_once
+                    and not self.result.idled
+                    and 'id="turn-deadline"' in board
+                ):
+                    self.result.idled += 1  # looks away: this turn's deadline passes
+                    continue
                 self.result.moves += 1
                 last_move = move
                 await self.send(socket, move)
@@ -496,9 +509,12 @@ async def run_bots(
     on_round: Callable[[], Any] | None = None,
     checks: dict[str, Any] | None = None,
     fail_checks: int = 0,
+    idle_once: int = 0,
 ) -> list[BotResult]:
     """Run ``count`` bots at once; the first ``fail_checks`` of them miss the attention checks
-    (``checks``: field name -> expected answer) on purpose, the others answer them as asked."""
+    (``checks``: field name -> expected answer) on purpose, the others answer them as asked; the
+    last ``idle_once`` let their first turn with a deadline pass, as a person who looked away
+    once (the study keeps them: a missed turn is not a departure)."""
     bots = [
         PilotBot(
             base,
@@ -510,6 +526,7 @@ async def run_bots(
             on_round=on_round,
             checks=checks,
             fail_checks=index <= fail_checks,
+            idle_once=index > count - idle_once,
         )
         for index in range(1, count + 1)
     ]
