@@ -254,7 +254,7 @@ def model_specs(study: Study) -> list[tuple[str, str, str]]:
 def spec_problem(spec: str, game: str, role: str) -> str:
     """Why ``spec`` cannot play ``role`` here, or '' when it can (no call is made)."""
     from games.llm.providers import local_path, parse_spec
-    from studyapp.agents import provider_config
+    from studyapp.providers import provider_config
 
     try:
         if local_path(spec) is not None:
@@ -356,7 +356,7 @@ def ping(spec: str, game: str, role: str) -> dict[str, Any]:
     if spec.startswith("offline:"):
         return {"spec": spec, "ok": True, "latency_ms": 0.0, "error": ""}
     from games.llm.providers import closing
-    from studyapp.agents import provider_for
+    from studyapp.providers import provider_for
 
     started = time.perf_counter()
     try:

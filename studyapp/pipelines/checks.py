@@ -70,7 +70,7 @@ def missing_credentials(kind: str, parameters: dict[str, Any]) -> str | None:
                 f"another model ({NO_KEY_NEEDED}, or offline:… for experiments)"
             )
         if provider == "openai-compatible":
-            from studyapp.agents import provider_config
+            from studyapp.providers import provider_config
 
             try:
                 provider_config(spec)

@@ -16,10 +16,10 @@ from django.db import IntegrityError, transaction
 
 from games.base import Agent
 from games.runner import REPLY_CHARS, Move, choose
-from studyapp.agents import agent_for_seat, turn_usage
 from studyapp.background import run_async
 from studyapp.tables.models import SKIP_SPEC, Table
 from studyapp.tables.scheduling import Lease, next_agent
+from studyapp.tables.seat_agents import agent_for_seat, turn_usage
 from studyapp.tables.services import record
 from studyapp.tables.store import TableState, caught_up
 from studyapp.tables.timing import live_turn_seconds

@@ -1,29 +1,28 @@
-"""Scheduling a table's next step: what the table waits for after a commit, sent as a task.
+"""Scheduling a table's next step: what the table waits for after a commit, sent as a step.
 
-Three jobs move a table along without a human: an agent's turn, a turn deadline and a lobby's
-wait limit (each at the time :mod:`studyapp.tables.timing` gives: an agent's pace and think
-time, a turn's due time with the site's outages in it), each a task of :mod:`studyapp.tables.tasks` (:data:`JOBS`) sent through the one
-dispatcher (:mod:`studyapp.dispatch`: a Celery worker, or a thread of the embedded server). Each job
-names
-the table and the ``seq`` it was scheduled for, rebuilds the table from its log when it runs and
-does nothing if the table has moved on, so a job delivered twice (a Celery redelivery after a
-worker crash, a reconnect that schedules again) is harmless; the unique ``(table, seq)`` key
-settles any remaining race. A job is claimed by a lease in the cache (:class:`Lease`, of
-:mod:`studyapp.claims`) before it is sent, so the ticks of many sockets (connects, heartbeats)
-send it once; the lease is held while the job runs and lapses when its worker dies, and the periodic sweep (:func:`studyapp.tables.driver.sweep`)
-then sends the job again.
+Three steps move a table along without a human: an agent's turn, a turn deadline and a lobby's
+wait limit (each at the time :mod:`studyapp.tables.timing` gives: an agent's pace and think time,
+a turn's due time with the site's outages in it), each registered by :mod:`studyapp.tables.steps` and sent through
+:func:`studyapp.steps.send` (an executor's event loop: a process of its own in production, the
+server's loop under ``make run``). Each step names the table and the ``seq`` it was scheduled
+for, rebuilds the table from its log when it runs and does nothing if the table has moved on, so
+a step delivered twice (claimed from a dead executor, a reconnect that schedules again) is
+harmless; the unique ``(table, seq)`` key settles any remaining race. A step is claimed by a
+lease in the cache (:class:`Lease`, of :mod:`studyapp.claims`) before it is sent, so the ticks of
+many sockets (connects, heartbeats) send it once; the lease is held while the step runs and
+lapses when its executor dies, and the periodic sweep (:func:`studyapp.tables.driver.sweep`)
+then sends the step again.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
 
-from studyapp import claims, dispatch
+from studyapp import claims, steps
 from studyapp.cache import UNREACHABLE
 from studyapp.tables import think, timing
 from studyapp.tables.models import Seat, Table
@@ -77,34 +76,25 @@ class Lease(claims.Lease):
         super().__init__(key, settings.TABLE_JOB_LEASE_SECONDS)
 
 
-# The tables' jobs by name, each a Celery task: :mod:`studyapp.tables.tasks` fills this when it
-# is imported (the tables' app does at startup), since it imports this module.
-JOBS: dict[str, Any] = {}
-
-
 def schedule(name: str, args: tuple, delay: float, *, table: Table, again: bool = False) -> bool:
-    """Send job ``name`` (a task of :data:`JOBS`) to run after ``delay`` seconds, unless it
-    is already scheduled or running. ``again``: the job reschedules itself (a deadline checked
-    early). Returns whether it was sent now.
+    """Send step ``name`` (registered by :mod:`studyapp.tables.steps`) to run after ``delay``
+    seconds, unless it is already scheduled or running. ``again``: the step reschedules itself (a
+    deadline checked early). Returns whether it was sent now.
 
-    Under Celery a task is sent only when it is due within ``TABLE_SCHEDULE_HORIZON_SECONDS``: a
-    countdown longer than the broker's visibility timeout would be delivered twice, and the sweep
-    sends it when it comes near. With no server and no broker (a management command, a plain
-    test), agent turns run right here, one after another, and timers are left to the next
-    connect, heartbeat or sweep."""
+    In production a step is sent only when it is due within ``TABLE_SCHEDULE_HORIZON_SECONDS``:
+    an executor holds what it reads until it is due, and the sweep sends a later step when it
+    comes near. With no server and no broker (a management command, a plain test), agent turns
+    run right here, one after another, and timers are left to the next connect, heartbeat or
+    sweep."""
     delay = max(delay, 0.0)
-    if dispatch.celery_mode() and delay > settings.TABLE_SCHEDULE_HORIZON_SECONDS:
+    if steps.stream_mode() and delay > settings.TABLE_SCHEDULE_HORIZON_SECONDS:
         return False
     lease = Lease(lease_key(name, table, args))
     try:
         if not lease.queue(delay, again=again):
             return False
-        sent = dispatch.send(
-            JOBS[name],
-            args,
-            {"lease": lease.key},
-            delay=delay,
-            may_run_now=name == "take_agent_turn",
+        sent = steps.send(
+            name, args, {"lease": lease.key}, delay=delay, may_run_now=name == "take_agent_turn"
         )
         if not sent:
             lease.unqueue()

@@ -16,6 +16,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from games.twenty_questions.engine import NO_QUESTION
+from studyapp import slots, steps
 from studyapp.participants.pseudonyms import public_ids_by_seat
 from studyapp.tables import driver, think, timing
 from studyapp.tables.models import Seat, Table
@@ -177,9 +178,22 @@ def table_list(request: HttpRequest) -> HttpResponse:
         "status": status,
         "stuck": sum(row.stuck for row in rows),
         "paused": sum(row.paused for row in rows),
+        "agents": agents_at_work(),
     }
     template = "dashboard/_table_rows.html" if request.htmx else "dashboard/tables.html"
     return render(request, template, context)
+
+
+def agents_at_work() -> dict[str, Any]:
+    """What the steps' executors hold now and how long each model takes (:func:`steps.status`),
+    with each model's site-wide call limit and the slots held of it: a study whose agents wait on
+    their models, or on the limit, says so while it runs."""
+    found = steps.status()
+    for spec, figures in found["models"].items():
+        figures["limit"] = slots.limit_for(spec) or None
+        figures["held"] = slots.held(spec) if figures["limit"] else None
+    found["models"] = dict(sorted(found["models"].items()))
+    return found
 
 
 @staff_member_required

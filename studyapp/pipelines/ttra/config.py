@@ -48,7 +48,10 @@ class TTRAOptions:
         "options are the resolved values.",
     )
     one_shot_id: str | None = _opt(
-        None, "Id of the labeled task for stage 1; by default one is picked with the seed."
+        None,
+        "Id of the labeled task for stage 1, looked up where --one-shot-from points (an AIME 2023 "
+        "question's id with --one-shot-from file:aime2023.jsonl; a GSM8K training question's "
+        "with split:train or a train-split file); by default one is drawn with the seed.",
     )
     one_shot_ids: str | None = _opt(
         None,
@@ -58,6 +61,13 @@ class TTRAOptions:
     one_shot_per_label: bool = _opt(
         False,
         "Draw stage 1's labeled tasks with the seed, one per distinct label (appendix C).",
+    )
+    one_shot_from: str = _opt(
+        "tasks",
+        "Where stage 1's example is drawn: tasks (the task file), where:FIELD=VALUE (records "
+        "with that field, e.g. where:level=1 for MATH500, section 4.1), split:NAME (the records "
+        "of that split, all kept out of stage 2: split:train for GSM8K, appendix A.1) or "
+        "file:PATH (another task file: AIME 2023 for AIME, or GSM8K's train split).",
     )
     num_generations: int = _opt(32, "Rollouts per question, used for GRPO and the majority vote.")
     temperature: float = _opt(0.6, "Sampling temperature during training and evaluation.")
@@ -156,8 +166,9 @@ class TTRAOptions:
     prompt_set: str | None = _opt(
         None,
         "A built-in set of prompts a section of the paper uses, in force under --prompts: "
-        "a1-gsm8k (appendix A.1's 'Q: ' form), s5-clinical (appendix C's clinical frame).",
-        ("a1-gsm8k", "s5-clinical"),
+        "a1-gsm8k (appendix A.1's 'Q: ' form), a1-mathqa (A.1's MathQA prompt as printed, "
+        "'boxed{}' without a backslash), s5-clinical (appendix C's clinical frame).",
+        ("a1-gsm8k", "a1-mathqa", "s5-clinical"),
     )
     sft_data: str | None = _opt(
         None,
@@ -205,6 +216,9 @@ class TTRAOptions:
             raise ValueError("give --one-shot-id or --one-shot-ids, not both")
         if self.one_shot_ids is not None and not one_shot_id_list(self.one_shot_ids):
             raise ValueError("--one-shot-ids names no task id")
+        from studyapp.pipelines.ttra.one_shot import parse_source
+
+        parse_source(self.one_shot_from)  # a malformed source is refused before anything runs
         if self.experiment == "sft" and not self.sft_data:
             raise ValueError("--experiment sft needs --sft-data FILE")
 

@@ -38,7 +38,6 @@ from studyapp.pipelines.ttra.train import (
     align,
     eval_engine,
     load,
-    pick_one_shot,
     report_to,
     vllm_wanted,
 )
@@ -234,7 +233,10 @@ def run_experiment(
         from studyapp.pipelines.ttra.sft import read_sft_data
 
         read_sft_data(options.sft_data or "")  # a bad SFT file fails now too
-    one_shot, pool = pick_one_shot(tasks, options)
+    from studyapp.pipelines.ttra.one_shot import select
+
+    selection = select(tasks, options)
+    one_shot, pool = selection.chosen, selection.pool
     if options.max_questions is not None:
         pool = pool[: options.max_questions]
     if not pool:
@@ -249,6 +251,7 @@ def run_experiment(
         "prompts": prompt_hashes(options.prompts, options.prompt_set),  # sha256 of each file
         "one_shot_task": one_shot[0].id,
         "one_shot_tasks": [t.id for t in one_shot],
+        "one_shot_selection": selection.record(),  # what --one-shot-from drew them from
         "questions": len(pool),
         "engines": {
             "rollouts": "vllm" if vllm_wanted(options) else "hf",

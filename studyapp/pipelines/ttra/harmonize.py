@@ -17,6 +17,10 @@ TTRL, evaluation after alignment) for every model on every benchmark, then write
 - the rank figures drawn from ``ranking.json`` (`rank_figures.draw`): ``rank_bump.png/.svg/.pdf``
   (figure 3), ``rank_scatter.png/.svg/.pdf`` (figures 10 and 11) and ``rank_figures.csv``.
 
+``python -m studyapp.pipelines.ttra.harmonize figures RUNS --out DIR`` draws the paper's other
+figures (1, 5, 6, 7, 8, 9 and 12) and its table 2 from a folder of runs instead
+(`paper_figures`).
+
 Each model-benchmark run keeps its own ``results.json`` under ``DIR/runs/``; a rerun with the same
 options reuses it, so a killed command resumes where it stopped. Options apply to every run;
 ``--set BENCHMARK.option=value`` changes one for one benchmark (the paper trains MathQA's stage 2
@@ -449,6 +453,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["figures"]:  # the paper's other figures and table 2, from a folder of runs
+        from studyapp.pipelines.ttra.paper_figures import main as figures
+
+        return figures(argv[1:])
     args = build_parser().parse_args(argv)
     models = args.model
     args.model, args.experiment = models[0], "ttra"
