@@ -362,6 +362,11 @@ SOCKETS_PER_SEAT = env_int("SOCKETS_PER_SEAT", 3)
 SOCKETS_PER_SESSION = env_int("SOCKETS_PER_SESSION", 6)
 LOBBY_WAIT_SECONDS = env_int("LOBBY_WAIT_SECONDS", 120)
 TURN_DEADLINE_SECONDS = env_int("TURN_DEADLINE_SECONDS", 120)
+# An answer page (policy question, questionnaire) tells the server its person is there this often
+# while it is visible and in use, so the study's idle limit counts from the last sign of life; it
+# stops after the page has gone unused for the idle limit (at least the QUIET seconds).
+PARTICIPANT_HEARTBEAT_SECONDS = env_int("PARTICIPANT_HEARTBEAT_SECONDS", 25)
+PARTICIPANT_HEARTBEAT_QUIET_SECONDS = env_int("PARTICIPANT_HEARTBEAT_QUIET_SECONDS", 900)
 # A Twenty Questions table pauses after this many questions in a row that its answering model
 # could not answer (each is withdrawn, not counted); staff resume it from the live monitor.
 MAX_ORACLE_FAILURES = env_int("MAX_ORACLE_FAILURES", 3)

@@ -20,14 +20,15 @@ class ParticipantsHooks(TablesHooks):
     def form_group(self, table_id: int) -> str:
         return groups.form(table_id)
 
-    def seat_idle(self, table_id: int, seat: int) -> bool:
+    def seat_idle(self, table_id: int, seat: int, reason: str = "") -> bool:
         """The study participant at the seat is marked dropped (paid for their time; the table's
         dropout policy is applied to the seat). False when no participant plays it."""
         round_ = Round.objects.filter(table_id=table_id, seat=seat).select_related("participant")
         found = round_.first()
         if found is None:
             return False
-        rounds.mark_dropped(found.participant, "idle at a table past the study's idle limit")
+        why = reason or "idle at a table past the study's idle limit"
+        rounds.mark_dropped(found.participant, why)
         return True
 
     def swept(self, now: datetime) -> dict[str, int]:

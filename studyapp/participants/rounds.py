@@ -17,8 +17,8 @@ from django.utils import timezone
 
 from studyapp.participants import design, study_tables
 from studyapp.participants.models import Participant, Round
-from studyapp.participants.steps import finish, next_step, require_step
-from studyapp.tables import driver, services
+from studyapp.participants.steps import IDLE_BETWEEN_GAMES, finish, next_step, require_step
+from studyapp.tables import driver, services, timing
 from studyapp.tables.models import Seat, Table, Turn
 
 # --- the rounds -----------------------------------------------------------------------------
@@ -111,7 +111,8 @@ def sync_round(participant: Participant, snap: Any = None) -> None:
     if not snap.is_over:
         return
     reward = float(snap.engine.outcome(snap.state)[round_.seat]["reward"])
-    # An agent took the seat over (a missed deadline, or the person left): the round is not
+    # An agent took the seat over (the person left, or was past the study's idle policy: turns
+    # missed in a row or the idle limit; one missed deadline only misses a turn): the round is not
     # theirs. What the agent won never reaches their total or bonus, the round is not counted as
     # one they played (the export flags the game ``taken_over``), and someone still taking part
     # has dropped out: paid for the rounds they played, with the study's code for that, never
@@ -130,7 +131,7 @@ def sync_round(participant: Participant, snap: Any = None) -> None:
             participant.total_reward += reward
             participant.save(update_fields=["rounds_finished", "total_reward"])
     if taken_over:
-        mark_dropped(participant, "an agent took over their seat (missed turn deadline or left)")
+        mark_dropped(participant, "an agent took over their seat (they left the table)")
     elif next_step(participant) == "done":
         finish(participant)
 
@@ -218,13 +219,17 @@ def drop_idle_between_rounds(now: Any = None) -> int:
     )
     dropped = 0
     for participant in quiet:
+        # the last sign of life: a page (an answer page's heartbeat too) or the end of a game;
+        # the site's own outages since are not the person's (studyapp.tables.timing)
         active = max(participant.last_seen_at, participant.last_game or participant.last_seen_at)
         if (now - active).total_seconds() < participant.study.idle_limit_seconds:
+            continue
+        if timing.idle_seconds(active, now) < participant.study.idle_limit_seconds:
             continue
         sync_round(participant)  # a game that ended while they were away is booked first
         participant.refresh_from_db()
         if participant.status == Participant.Status.PLAYING:
-            mark_dropped(participant, "idle between games past the study's idle limit")
+            mark_dropped(participant, IDLE_BETWEEN_GAMES)
             dropped += 1
     return dropped
 

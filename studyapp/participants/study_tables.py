@@ -102,6 +102,9 @@ def table_options(
         # also at a table for several people whose other places the lobby filled with agents.
         "turn_deadline_seconds": study.turn_deadline_seconds if shared else 0,
         "dropout": study.dropout,
+        # the idle policy: a missed deadline is a missed turn; only this many in a row, or the
+        # idle limit, take the person out of the study (studyapp.tables.driver.miss_turn)
+        "missed_turns_limit": study.missed_turns_limit,
         "idle_limit_seconds": study.idle_limit_seconds,
         "person_seats": person_seats,
         # A shared table has one Continue link for everyone: it finds each browser's participant.

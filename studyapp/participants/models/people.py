@@ -141,6 +141,12 @@ class Participant(models.Model):
         default=list, blank=True, help_text="Ids of the attention checks answered wrongly."
     )
     debrief_seen = models.BooleanField(default=False)
+    late_answers = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Answers (policy, questionnaire) submitted after the idle sweep had dropped the "
+        'person, kept and flagged: [{"step", "at"}].',
+    )
     end_reason = models.CharField(
         max_length=200,
         blank=True,

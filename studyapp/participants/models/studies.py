@@ -13,6 +13,7 @@ from urllib.parse import urlencode
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator
 from django.db import models, transaction
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
@@ -27,6 +28,11 @@ from studyapp.participants.models.validation import (
     validate_completion_url,
 )
 from studyapp.tables import think
+
+# The idle policy's bounds (docs/studies.md): turns missed in a row, and seconds without a sign of
+# life (a day at most: a longer "limit" is a typo, not a policy).
+MAX_MISSED_TURNS = 20
+MAX_IDLE_LIMIT_SECONDS = 24 * 3600
 
 # The welcome page's time estimate when staff give none: a Twenty Questions round takes a few
 # minutes, and consent, instructions and the practice question a few more.
@@ -106,11 +112,23 @@ class Study(models.Model):
         max_length=16,
         choices=DROPOUT_CHOICES,
         default="replace",
-        help_text="What happens to a table when a person misses a turn deadline or leaves.",
+        help_text="What happens to a person's seat when they leave the study (they stop, or are "
+        "past the idle policy below): an agent takes it over, its turns are skipped, or the "
+        "game ends.",
+    )
+    missed_turns_limit = models.PositiveSmallIntegerField(
+        default=3,
+        validators=[MaxValueValidator(MAX_MISSED_TURNS)],
+        help_text="A missed turn deadline is a missed turn: the table plays that turn for the "
+        "person (a pass) and they keep their seat. This many missed in a row and they count as "
+        "having left the study (dropped out). 0: never for missed turns alone.",
     )
     idle_limit_seconds = models.PositiveIntegerField(
         default=600,
-        help_text="A person idle this long inside a round is marked as dropped out.",
+        validators=[MaxValueValidator(MAX_IDLE_LIMIT_SECONDS)],
+        help_text="A person who shows no sign of life this long (no move at their table, their "
+        "missed turns included; between games no page open, its heartbeat included) is marked "
+        "as dropped out. The site's own outages do not count. 0: no limit.",
     )
     agents_disclosed = models.BooleanField(
         default=True,
@@ -322,6 +340,11 @@ class Study(models.Model):
             errors.setdefault(field, []).append(problem)
         if errors:
             raise ValidationError(errors)
+
+    @property
+    def idle_limit_minutes(self) -> int:
+        """The idle limit as people read it, in whole minutes (rounded up; 0: no limit)."""
+        return -(-int(self.idle_limit_seconds or 0) // 60)
 
     def setup_problems(self) -> list[tuple[str, str]]:
         """``(field, why)`` for an active study that returns people to Prolific without the codes

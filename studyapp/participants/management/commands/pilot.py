@@ -53,6 +53,15 @@ class Command(BaseCommand):
             "others answer them as expected), to rehearse the study's attention policy",
         )
         parser.add_argument(
+            "--idle-once",
+            type=int,
+            default=0,
+            metavar="N",
+            help="the last N bots let their first turn with a deadline pass, as a person who "
+            "looked away once: the study must keep them (the turn passed, the seat theirs) and "
+            "see them finish",
+        )
+        parser.add_argument(
             "--prefix",
             default="",
             help="start of the bots' Prolific IDs (default: PILOT and a fresh run id, so a second "
@@ -81,6 +90,7 @@ class Command(BaseCommand):
                     on_round=lambda: bar.update(1),
                     checks=attention_checks(study),
                     fail_checks=options["fail_attention"],
+                    idle_once=options["idle_once"],
                 )
             )
         # The command's own connection may have been cut while the bots played (a database
@@ -151,6 +161,7 @@ def pilot_report(study: Study, results: list[BotResult], fail_attention: int = 0
         }
         people.append(row)
         problems += _attention_problems(study, participant, result, result.index <= fail_attention)
+        problems += _idle_problems(participant, result)
         if not participant.is_pilot:
             problems.append(f"{participant.public_id} is not flagged as a pilot")
         if participant.status == Participant.Status.FINISHED:
@@ -202,6 +213,7 @@ def pilot_report(study: Study, results: list[BotResult], fail_attention: int = 0
         "resends": sum(r.resends for r in results),
         "refused": sum(r.refused for r in results),
         "retries": sum(r.retries for r in results),
+        "idled": sum(r.idled for r in results),
         "finished": sum(finished_people.values()),
         "conditions": dict(finished_people),
         "groups": len(groups),
@@ -223,8 +235,26 @@ def met(result: BotResult) -> dict[str, Any]:
         "resends": result.resends,
         "refused": result.refused,
         "retries": result.retries,
+        "idled": result.idled,
         "interruptions": result.interruptions,
     }
+
+
+def _idle_problems(participant: Participant, result: BotResult) -> list[str]:
+    """What went wrong for a bot that let one turn's deadline pass (``--idle-once``): it must
+    have found a turn with a deadline, been told on its board that the turn was passed and the
+    seat kept, and still be in the study at the end (a missed turn is not a departure)."""
+    if not result.idle_once:
+        return []
+    who = f"bot {result.index} ({participant.public_id})"
+    if not result.idled:
+        return [f"{who} was to idle once, but no turn of its had a deadline"]
+    problems = []
+    if not result.told_missed:
+        problems.append(f"{who} idled once and its board never said the turn was passed")
+    if participant.status != Participant.Status.FINISHED:
+        problems.append(f"{who} idled once and ended {participant.status}, not finished")
+    return problems
 
 
 def _attention_problems(
