@@ -73,6 +73,16 @@ class TableState:
         (:func:`studyapp.tables.timing.turn_deadline`: ``deadline_between_people`` included)."""
         return timing.turn_deadline(self.table.opts, (seat.kind for seat in self.seats))
 
+    def committed_at(self, seq: int) -> datetime | None:
+        """When the turn numbered ``seq`` was committed (one query; the last one is known)."""
+        if seq == len(self.events) - 1:
+            return self.last_at
+        return (
+            Turn.objects.filter(table_id=self.table.pk, seq=seq)
+            .values_list("created_at", flat=True)
+            .first()
+        )
+
     def waiting_for(self) -> list[int]:
         """Seats the table waits for now (none unless it is being played)."""
         if self.table.status != Table.Status.PLAYING or self.is_over:

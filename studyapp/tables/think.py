@@ -148,18 +148,11 @@ def blinded_delay(snap: TableState, think: Any) -> float:
 
 def opened_at(snap: TableState, opened: int) -> Any:
     """When the phase that began with event ``opened`` opened: the commit of the event before
-    it (the table's start for the first)."""
-    from studyapp.tables.models import Turn
-
+    it (the table's start for the first), as the log has it (the table's state reads it, so
+    this module, which the models import, imports none)."""
     if opened == 0:
         return snap.table.started_at
-    if opened == len(snap.events):
-        return snap.last_at
-    return (
-        Turn.objects.filter(table_id=snap.table.pk, seq=opened - 1)
-        .values_list("created_at", flat=True)
-        .first()
-    )
+    return snap.committed_at(opened - 1)
 
 
 def think_seconds(table: Table, seq: int | str, bounds: list[float]) -> float:

@@ -30,19 +30,9 @@ ALLOWED = {
 }
 INSIDE_ONE_PACKAGE = ("studyapp.participants.models",)
 
-# Known circles, each to be removed by named work. The tables' rendering asks agent_turns what a
-# waiting board shows (``live_turn_seconds``, imported inside a function): the helper `times`
-# moves live_turn_seconds into timing.py, which removes this circle; delete the entry then.
-KNOWN = {
-    frozenset(
-        {
-            "studyapp.tables.agent_turns",
-            "studyapp.tables.broadcast",
-            "studyapp.tables.rendering",
-            "studyapp.tables.services",
-        }
-    ),
-}
+# Known circles, each to be removed by named work (none now: the tables' rendering no longer asks
+# agent_turns what a waiting board shows; live_turn_seconds lives in timing.py).
+KNOWN: set[frozenset[str]] = set()
 
 
 def circles(graph: grimp.ImportGraph, package: str) -> list[frozenset[str]]:
