@@ -16,14 +16,64 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html, format_html_join
 
-from studyapp.participants import design, pilots
+from studyapp.participants import design, payrules, pilots
 from studyapp.participants.admin.exports import invites_csv
 from studyapp.participants.models import Condition, Invite, Participant, Study, StudyGroup
+from studyapp.participants.models.validation import parse_amount
 
 
 class InviteBatchForm(forms.Form):
     count = forms.IntegerField(min_value=1, max_value=1000, initial=20)
     label = forms.CharField(max_length=100, required=False)
+
+
+class AmountField(forms.CharField):
+    """An amount typed in the admin, read as a study file reads it
+    (:func:`~studyapp.participants.models.validation.parse_amount`): "Infinity", "1e3" and
+    "0.001" are refused with the reason, never rounded or turned into a traceback."""
+
+    def to_python(self, value: Any) -> Any:
+        text = super().to_python(value)
+        if text in self.empty_values:
+            return None
+        return parse_amount(text, self.label or "amount")
+
+
+# Fields the form may leave out (a form from before they existed): they keep their value.
+KEPT_WHEN_MISSING = ("dropped_pay", "lobby_timeout_pay", "code_actions")
+
+
+class StudyForm(forms.ModelForm):
+    class Meta:
+        model = Study
+        fields = "__all__"  # noqa: DJ007 (the fieldsets below choose what is shown)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name in ("payment_amount", "bonus_per_reward"):
+            if name in self.fields:
+                old = self.fields[name]
+                self.fields[name] = AmountField(
+                    label=old.label, help_text=old.help_text, initial=old.initial
+                )
+        for name in KEPT_WHEN_MISSING:
+            if name in self.fields:
+                self.fields[name].required = False
+
+    def _kept(self, name: str) -> Any:
+        value = self.cleaned_data.get(name)
+        if value in (None, "") and name not in self.data:
+            return getattr(self.instance, name)
+        return value
+
+    def clean_dropped_pay(self) -> Any:
+        return self._kept("dropped_pay")
+
+    def clean_lobby_timeout_pay(self) -> Any:
+        return self._kept("lobby_timeout_pay")
+
+    def clean_code_actions(self) -> Any:
+        return self._kept("code_actions")
 
 
 class ConditionInline(admin.TabularInline):
@@ -36,12 +86,13 @@ class ConditionInline(admin.TabularInline):
 
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin):
+    form = StudyForm
     list_display = ["title", "slug", "game", "rounds", "active", "started", "finished", "dropped"]
     list_filter = ["active", "game"]
     prepopulated_fields = {"slug": ["title"]}
     inlines = [ConditionInline]
     actions = ["check_models"]
-    readonly_fields = ["progress_summary", "links", "consent_history"]
+    readonly_fields = ["progress_summary", "links", "consent_history", "endings"]
     fieldsets = [
         (
             None,
@@ -96,7 +147,6 @@ class StudyAdmin(admin.ModelAdmin):
                     "policy_question",
                     "questionnaire",
                     "attention_failure",
-                    "screened_pay",
                     "debrief_text",
                     "about_agents_text",
                     "completion_url",
@@ -108,8 +158,40 @@ class StudyAdmin(admin.ModelAdmin):
                 ]
             },
         ),
-        ("Payment", {"fields": ["payment_amount", "currency", "bonus_per_reward"]}),
+        (
+            "Payment",
+            {
+                "fields": [
+                    "payment_amount",
+                    "currency",
+                    "bonus_per_reward",
+                    "dropped_pay",
+                    "screened_pay",
+                    "lobby_timeout_pay",
+                    "code_actions",
+                    "endings",
+                ]
+            },
+        ),
     ]
+
+    @admin.display(description="Each ending: its code, Prolific action and pay")
+    def endings(self, study: Study) -> str:
+        """The study's pay rule per ending, as the pages, the pay commands and the export apply
+        it (studyapp.participants.payrules)."""
+        rows = format_html_join(
+            "",
+            "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
+            (
+                (row["ending"], row["code"] or "-", row["action_words"], row["rule_words"])
+                for row in payrules.table(study)
+            ),
+        )
+        return format_html(
+            '<table id="endings"><tr><th>ending</th><th>code</th><th>Prolific action</th>'
+            "<th>paid</th></tr>{}</table>",
+            rows,
+        )
 
     @admin.display(description="Consent versions")
     def consent_history(self, study: Study) -> str:
