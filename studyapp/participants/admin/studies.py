@@ -17,6 +17,7 @@ from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html, format_html_join
 
 from studyapp.participants import design, payrules, pilots
+from studyapp.participants.admin.base import StaffModelAdmin
 from studyapp.participants.admin.exports import invites_csv
 from studyapp.participants.models import Condition, Invite, Participant, Study, StudyGroup
 from studyapp.participants.models.validation import parse_amount
@@ -85,7 +86,7 @@ class ConditionInline(admin.TabularInline):
 
 
 @admin.register(Study)
-class StudyAdmin(admin.ModelAdmin):
+class StudyAdmin(StaffModelAdmin):
     form = StudyForm
     list_display = ["title", "slug", "game", "rounds", "active", "started", "finished", "dropped"]
     list_filter = ["active", "game"]
@@ -354,7 +355,7 @@ class StudyAdmin(admin.ModelAdmin):
 
 
 @admin.register(Invite)
-class InviteAdmin(admin.ModelAdmin):
+class InviteAdmin(StaffModelAdmin):
     list_display = ["__str__", "study", "label", "created_at", "claimed_at"]
     list_filter = ["study", ("claimed_at", admin.EmptyFieldListFilter)]
     readonly_fields = ["token", "claimed_at"]
@@ -367,7 +368,7 @@ class InviteAdmin(admin.ModelAdmin):
 
 
 @admin.register(StudyGroup)
-class StudyGroupAdmin(admin.ModelAdmin):
+class StudyGroupAdmin(StaffModelAdmin):
     """The groups of group designs, each randomised as one unit: read-only, they are the log."""
 
     list_display = ["study", "number", "condition", "size", "is_pilot", "formed_at"]
