@@ -21,6 +21,7 @@ Pilots are never paid. Nothing here runs unless staff run ``manage.py prolific``
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -40,6 +41,7 @@ APPROVE_CHUNK = 100
 # Prolific's submission statuses (``GET submissions/<id>/``) that matter here.
 APPROVED = "APPROVED"
 AWAITING_REVIEW = "AWAITING REVIEW"
+ALREADY_APPROVED = re.compile(r"already\s+approved", re.I)
 NOT_FOUND = "NOT FOUND"  # ours: Prolific answered 404 for the submission
 
 
@@ -225,19 +227,18 @@ def _settle_record(
     failure (``awaiting_is_failure``), or left for a fresh approval; any other status (returned,
     rejected, timed out) is an error to look at. A submission that cannot be read keeps the
     record open for the next run."""
-    people = Participant.objects.filter(pk__in=record.participant_pks).order_by("pk")
+    people = list(Participant.objects.filter(pk__in=record.participant_pks).order_by("pk"))
     outcomes: list[Outcome] = []
     unread = 0
     counts: dict[str, int] = defaultdict(int)
+    statuses = _statuses(client, [p for p in people if p.base_paid_at is None])
     for p in people:
         if p.base_paid_at is not None:
             counts["recorded before"] += 1
             continue
-        status, unreadable = "", ""
-        try:
-            status = str(client.submission(p.prolific_session_id).get("status", "")).upper()
-        except ProlificError as err:
-            status, unreadable = (NOT_FOUND, "") if err.status == 404 else ("", err.detail)
+        status, unreadable = statuses.get(p.pk, ("", "not read"))
+        if not status and ALREADY_APPROVED.search(why):
+            status = APPROVED  # Prolific's own answer says so, though its status was unreadable
         if not status:
             unread += 1
             detail = (
@@ -271,6 +272,30 @@ def _settle_record(
     else:
         _close(record, ApprovalRecord.State.SETTLED, f"{why}; Prolific shows: {seen or 'none'}")
     return outcomes
+
+
+def _statuses(client: ProlificClient, people: list[Participant]) -> dict[int, tuple[str, str]]:
+    """participant pk -> (their submission's status on Prolific, or '' and why it could not be
+    read). One listing per Prolific study (``GET studies/<id>/submissions/``), then ``GET
+    submissions/<id>/`` for a submission the listing lacks; Prolific's 404 is ``NOT FOUND``."""
+    found: dict[int, tuple[str, str]] = {}
+    listed: dict[str, str] = {}
+    for prolific_study in sorted({p.prolific_study_id for p in people if p.prolific_study_id}):
+        try:
+            for submission in client.submissions(prolific_study):
+                listed[str(submission.get("id", ""))] = str(submission.get("status", "")).upper()
+        except ProlificError:
+            continue  # each submission is read on its own below
+    for p in people:
+        if listed.get(p.prolific_session_id):
+            found[p.pk] = (listed[p.prolific_session_id], "")
+            continue
+        try:
+            shown = client.submission(p.prolific_session_id)
+            found[p.pk] = (str(shown.get("status", "")).upper(), "")
+        except ProlificError as err:
+            found[p.pk] = (NOT_FOUND, "") if err.status == 404 else ("", err.detail)
+    return found
 
 
 def pay(
@@ -657,6 +682,22 @@ def check_ledger(study: Study, client: ProlificClient) -> tuple[int, list[Disagr
     ``bonus_payments``, records and batches still open, and money Prolific moved for someone the
     ledger does not know. Returns how many submissions were checked and every disagreement;
     calls nothing that changes anything."""
+    found = open_items(study)
+    people = list(
+        study.participants.filter(is_pilot=False)
+        .exclude(prolific_session_id="", prolific_pid="")
+        .order_by("pk")
+    )
+    shown: dict[str, dict] = {}
+    for prolific_study in sorted({p.prolific_study_id for p in people if p.prolific_study_id}):
+        for submission in client.submissions(prolific_study):
+            shown[str(submission.get("id", ""))] = submission
+    return _compared(study, client, people, shown, found)
+
+
+def open_items(study: Study) -> list[Disagreement]:
+    """The ledger's own loose ends: approval records and bonus batches still open (a run cut
+    off, or an answer not seen), which the next ``approve`` or ``pay`` run settles."""
     found: list[Disagreement] = []
     for record in open_approvals(study):
         found.append(
@@ -674,15 +715,16 @@ def check_ledger(study: Study, client: ProlificClient) -> tuple[int, list[Disagr
                 f"`prolific pay {study.slug}` to settle it",
             )
         )
-    people = list(
-        study.participants.filter(is_pilot=False)
-        .exclude(prolific_session_id="", prolific_pid="")
-        .order_by("pk")
-    )
-    shown: dict[str, dict] = {}
-    for prolific_study in sorted({p.prolific_study_id for p in people if p.prolific_study_id}):
-        for submission in client.submissions(prolific_study):
-            shown[str(submission.get("id", ""))] = submission
+    return found
+
+
+def _compared(
+    study: Study,
+    client: ProlificClient,
+    people: list[Participant],
+    shown: dict[str, dict],
+    found: list[Disagreement],
+) -> tuple[int, list[Disagreement]]:
     known = _known_paid(study)
     checked = 0
     for p in people:

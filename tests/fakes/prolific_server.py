@@ -36,7 +36,9 @@ paying, as a server that went away would), ``fail_next_pay_after_paying`` (pay, 
 ``delay`` (seconds every call waits before it is handled: a slow Prolific),
 ``fail_next_bulk_approve_after_approving`` (approve every id, then answer 500),
 ``fail_next_bulk_approve`` (answer 500 approving nothing), ``fail_submission_reads`` (answer every
-``GET submissions/<id>/`` 503).
+read of a submission, ``GET submissions/<id>/`` and ``GET studies/<id>/submissions/``, 503),
+``no_single_reads`` (answer ``GET submissions/<id>/`` 404 for every id, as a loopback that serves
+only the study listing would).
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ class FakeProlific:
         self.fail_next_bulk_approve_after_approving = False
         self.fail_next_bulk_approve = False
         self.fail_submission_reads = False
+        self.no_single_reads = False
         self.batches: dict[str, dict[str, Any]] = {}
         self.payments: list[tuple[str, Decimal]] = []
         self.requests: list[tuple[str, str, Any]] = []
@@ -184,7 +187,7 @@ class FakeProlific:
     def _get_submission(self, submission_id: str) -> tuple[int, Any]:
         if self.fail_submission_reads:
             return 503, {"error": {"detail": "Service unavailable"}}
-        if submission_id not in self.submissions:
+        if submission_id not in self.submissions or self.no_single_reads:
             return 404, {"error": {"detail": "Not found."}}
         return 200, self._submission(submission_id)
 
@@ -239,6 +242,8 @@ class FakeProlific:
         return 202, f"Bulk bonus payment with ID {bulk_id} is being processed asynchronously."
 
     def _list_submissions(self, study_id: str, query: dict[str, list[str]]) -> tuple[int, Any]:
+        if self.fail_submission_reads:
+            return 503, {"error": {"detail": "Service unavailable"}}
         rows = [
             {
                 "id": sub_id,

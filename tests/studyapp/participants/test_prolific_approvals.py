@@ -93,13 +93,17 @@ def test_a_bulk_approval_answered_500_without_approving_is_approved_one_by_one_o
     assert_ledger_agrees_after_pay(study, prolific, people)
 
 
-@pytest.mark.parametrize("second_approval", ["ignore", "refuse"])
+@pytest.mark.parametrize(
+    ("second_approval", "single_reads"), [("ignore", True), ("refuse", True), ("refuse", False)]
+)
 def test_a_submission_approved_on_prolifics_site_settles_the_ledger(
-    study, client_factory, prolific, second_approval
+    study, client_factory, prolific, second_approval, single_reads
 ):
     """The state issue 43 found: approved on Prolific, while the ledger holds the error of a
-    second approval. One run records it, whichever way Prolific answers a second approval."""
+    second approval. One run records it, whichever way Prolific answers a second approval, and
+    from the study's listing alone when a submission cannot be read on its own."""
     prolific.second_approval = second_approval
+    prolific.no_single_reads = not single_reads
     (person, other) = finished(study, client_factory, prolific, (6, 7))
     prolific.answer("POST", "/api/v1/submissions/sub6/transition/", {"action": "APPROVE"})
     Participant.objects.filter(pk=person.pk).update(
@@ -150,7 +154,7 @@ def test_statuses_that_cannot_be_read_keep_the_record_open_for_the_next_run(
     person.refresh_from_db()
     assert person.base_paid_at is None
     out, err = run("status", study.slug)
-    assert "approval" in out and "run `prolific approve" in out and "disagreement" in err
+    assert "approval" in out and "run `prolific approve" in out and "could not read Prolific" in err
     prolific.fail_submission_reads = False
     out, err = run("approve", study.slug)
     assert err == "" and "1 done" in out

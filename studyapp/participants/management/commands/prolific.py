@@ -81,7 +81,12 @@ class Command(BaseCommand):
             client = ProlificClient(settings.PROLIFIC_API_TOKEN, settings.PROLIFIC_API_URL)
             checked, found = prolific.check_ledger(study, client)
         except ProlificError as err:
-            raise CommandError(f"could not read Prolific: {err.detail}") from err
+            for item in prolific.open_items(study):
+                self.stdout.write(f"{item.who}: {item.what}")
+            raise CommandError(
+                f"could not read Prolific ({err.detail}): only the ledger's open records are "
+                "listed above"
+            ) from err
         for item in found:
             self.stdout.write(f"{item.who}: {item.what}")
         if found:
