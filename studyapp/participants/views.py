@@ -353,6 +353,7 @@ def withdraw(request: HttpRequest, participant: Participant) -> HttpResponse:
         code = rounds.withdraw(participant, delete_data=form.cleaned_data["delete_data"])
         context = {
             "debrief_agents": debrief,
+            "participant": participant,
             "study": study,
             "code": code,
             "link": study.completion_link(code) if code else "",

@@ -110,15 +110,6 @@ def test_a_dropped_code_may_be_approved_when_dropouts_are_paid_in_full(db):
     assert "nothing changed" in apply_text(exported.getvalue())
 
 
-def stopped(client, study, n: int = 1) -> Participant:
-    person = get_ready(client, study, PROLIFIC.format(pid(n), n))
-    win_round(client, person)
-    client.post(page(person, "withdraw"), {})
-    person.refresh_from_db()
-    assert person.status == "dropped"
-    return person
-
-
 @pytest.mark.parametrize(
     ("rule", "amount", "said"),
     [
@@ -136,7 +127,8 @@ def test_a_dropout_is_paid_by_the_studys_rule_and_every_page_says_the_same(
     person = get_ready(alice, study, PROLIFIC.format(pid(1), 1))
     withdraw = text_of(alice.get(page(person, "withdraw")))
     win_round(alice, person)
-    alice.post(page(person, "withdraw"), {})
+    stopped_page = text_of(alice.post(page(person, "withdraw"), {}))
+    assert said in stopped_page
     person.refresh_from_db()
     assert person.status == "dropped" and str(person.payment_amount) == amount
     assert person.pay_rule == rule and person.code_action == "return"
