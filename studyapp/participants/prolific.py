@@ -237,8 +237,10 @@ def _settle_record(
             counts["recorded before"] += 1
             continue
         status, unreadable = statuses.get(p.pk, ("", "not read"))
-        if not status and ALREADY_APPROVED.search(why):
-            status = APPROVED  # Prolific's own answer says so, though its status was unreadable
+        if status in ("", AWAITING_REVIEW) and ALREADY_APPROVED.search(why):
+            # Prolific's own answer to the approval says so, though its status could not be
+            # read or still lags (a bulk approval runs in the background there).
+            status = APPROVED
         if not status:
             unread += 1
             detail = (

@@ -38,7 +38,8 @@ paying, as a server that went away would), ``fail_next_pay_after_paying`` (pay, 
 ``fail_next_bulk_approve`` (answer 500 approving nothing), ``fail_submission_reads`` (answer every
 read of a submission, ``GET submissions/<id>/`` and ``GET studies/<id>/submissions/``, 503),
 ``no_single_reads`` (answer ``GET submissions/<id>/`` 404 for every id, as a loopback that serves
-only the study listing would).
+only the study listing would), ``lagging`` (submission ids whose status still reads ``AWAITING
+REVIEW`` after they were approved, as a bulk approval Prolific carries out in the background).
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ class FakeProlific:
         self.fail_next_bulk_approve = False
         self.fail_submission_reads = False
         self.no_single_reads = False
+        self.lagging: set[str] = set()
         self.batches: dict[str, dict[str, Any]] = {}
         self.payments: list[tuple[str, Decimal]] = []
         self.requests: list[tuple[str, str, Any]] = []
@@ -166,7 +168,7 @@ class FakeProlific:
         return 200, self._submission(submission_id)
 
     def status_of(self, submission_id: str) -> str:
-        if submission_id in self.approved:
+        if submission_id in self.approved and submission_id not in self.lagging:
             return "APPROVED"
         return self.statuses.get(submission_id) or "AWAITING REVIEW"
 

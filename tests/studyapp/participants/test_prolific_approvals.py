@@ -119,6 +119,23 @@ def test_a_submission_approved_on_prolifics_site_settles_the_ledger(
     assert_ledger_agrees_after_pay(study, prolific, [person, other])
 
 
+def test_an_already_approved_answer_settles_while_prolifics_status_still_lags(
+    study, client_factory, prolific
+):
+    """Prolific approves in bulk in the background: after a bulk approval answered 500, the
+    statuses may still read awaiting review; the single approval's 'already approved' answer is
+    Prolific's word, and settles the ledger without paying anyone again."""
+    people = finished(study, client_factory, prolific, (15, 16))
+    prolific.second_approval = "refuse"
+    prolific.fail_next_bulk_approve_after_approving = True
+    prolific.lagging = {"sub15", "sub16"}
+    out, err = run("approve", study.slug)
+    assert err == "", err
+    assert "already approved" in out and sorted(prolific.base_payments) == ["sub15", "sub16"]
+    prolific.lagging = set()
+    assert_ledger_agrees_after_pay(study, prolific, people)
+
+
 def test_a_run_killed_during_the_call_is_settled_by_the_next_without_approving_twice(
     study, client_factory, prolific
 ):
