@@ -102,6 +102,9 @@ def test_code_actions_that_contradict_the_pay_are_refused(db, head, actions, ref
 def test_a_dropped_code_may_be_approved_when_dropouts_are_paid_in_full(db):
     out = apply_text('dropped_pay = "full"\n' + FULL + '\n[code_actions]\ndropped = "approve"\n')
     assert "decl: created" in out
+    assert (
+        "  dropped: DRP1, approve the submission (Prolific pays the reward); paid the full" in out
+    )
     study = Study.objects.get(slug="decl")
     assert study.code_actions["dropped"] == "approve" and study.dropped_pay == "full"
     exported = io.StringIO()
