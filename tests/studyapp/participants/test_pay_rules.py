@@ -284,3 +284,29 @@ def test_a_dropout_whose_code_is_approved_is_never_paid_the_base_as_a_bonus(
         assert p.paid
     out, err = run("status", study.slug)
     assert "the ledger agrees with Prolific" in out, err
+
+
+def test_the_export_carries_each_persons_rule_action_and_what_is_still_owed(
+    study, alice, bob, tmp_path
+):
+    import pandas as pd
+
+    from tests.exports import export_checked
+
+    study.dropped_pay = "none"
+    study.save()
+    stopper = get_ready(alice, study)
+    win_round(alice, stopper)
+    alice.post(page(stopper, "withdraw"), {})
+    finisher = finish(bob, get_ready(bob, study))
+    finisher.record_payment(bonus=True)  # the bonus paid, the base not yet approved
+    printed = export_checked(study.slug, str(tmp_path), "--format", "csv")
+    assert "check: the files agree" in printed
+    people = pd.read_csv(tmp_path / "participants.csv", keep_default_na=False).set_index("player")
+    dropped = people.loc[stopper.public_id]
+    assert (dropped["pay_rule"], dropped["code_action"]) == ("none", "return")
+    assert dropped["payment_status"] == "not due" and float(dropped["bonus_due"]) == 0
+    assert dropped["reason"].endswith("paid under dropped_pay = none")
+    done = people.loc[finisher.public_id]
+    assert (done["pay_rule"], done["code_action"]) == ("full", "approve")
+    assert done["payment_status"] == "owed" and float(done["bonus_due"]) == 0
