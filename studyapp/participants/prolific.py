@@ -196,8 +196,9 @@ def settle_approvals(
     study: Study, client: ProlificClient, still_held: Callable[[], None]
 ) -> list[Outcome]:
     """Settle the approval records earlier runs left open (cut off between the call and its
-    answer), against each submission's status on Prolific. Those still awaiting review are left
-    to this run's fresh approvals."""
+    answer), against each submission's status on Prolific, and check the bulk approvals Prolific
+    accepted (it approves them in the background) once ``PROLIFIC_SETTLE_SECONDS`` have passed.
+    Those still awaiting review are left to this run's fresh approvals."""
     outcomes: list[Outcome] = []
     for record in open_approvals(study):
         outcomes.extend(
@@ -210,6 +211,51 @@ def settle_approvals(
                 awaiting_is_failure=False,
             )
         )
+    settled_by = timezone.now() - timedelta(seconds=settings.PROLIFIC_SETTLE_SECONDS)
+    accepted = study.approval_records.filter(
+        state=ApprovalRecord.State.ACCEPTED, updated_at__lte=settled_by
+    ).order_by("pk")
+    for record in accepted:
+        outcomes.extend(_check_accepted(client, record))
+    return outcomes
+
+
+def _check_accepted(client: ProlificClient, record: ApprovalRecord) -> list[Outcome]:
+    """An approval Prolific accepted, checked against the statuses it shows now: approved is
+    settled; still awaiting review (the background approval did not happen) is taken off the
+    ledger, so this run approves it again (a second approval never pays twice); any other
+    status is an error to look at. A submission that cannot be read waits for the next run."""
+    people = list(Participant.objects.filter(pk__in=record.participant_pks).order_by("pk"))
+    statuses = _statuses(client, people)
+    outcomes: list[Outcome] = []
+    counts: dict[str, int] = defaultdict(int)
+    for p in people:
+        status, _ = statuses.get(p.pk, ("", ""))
+        if not status:
+            return outcomes  # read again by the next run
+        counts[status] += 1
+        if status == AWAITING_REVIEW and p.base_paid_at is not None:
+            p.base_paid_at = None
+            p.paid, p.paid_at = False, None
+            p.save(update_fields=["base_paid_at", "paid", "paid_at"])
+            outcomes.append(
+                Outcome(
+                    p.public_id,
+                    "approve",
+                    True,
+                    f"approval {record.pk} was accepted but Prolific still shows "
+                    f"{p.prolific_session_id} awaiting review: approved again",
+                )
+            )
+        elif status != APPROVED:
+            error = ProlificError(
+                f"approval {record.pk} was accepted, but Prolific shows {p.prolific_session_id} "
+                f"as {status}"
+            )
+            _failed(p, error)
+            outcomes.append(Outcome(p.public_id, "approve", False, error.detail))
+    seen = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+    _close(record, ApprovalRecord.State.SETTLED, f"accepted; checked on Prolific: {seen}")
     return outcomes
 
 

@@ -39,7 +39,9 @@ paying, as a server that went away would), ``fail_next_pay_after_paying`` (pay, 
 read of a submission, ``GET submissions/<id>/`` and ``GET studies/<id>/submissions/``, 503),
 ``no_single_reads`` (answer ``GET submissions/<id>/`` 404 for every id, as a loopback that serves
 only the study listing would), ``lagging`` (submission ids whose status still reads ``AWAITING
-REVIEW`` after they were approved, as a bulk approval Prolific carries out in the background).
+REVIEW`` after they were approved, as a bulk approval Prolific carries out in the background),
+``drop_next_bulk_approve`` (answer the next bulk approval "in progress" and approve nothing: a
+background approval that never happened).
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ class FakeProlific:
         self.fail_submission_reads = False
         self.no_single_reads = False
         self.lagging: set[str] = set()
+        self.drop_next_bulk_approve = False
         self.batches: dict[str, dict[str, Any]] = {}
         self.payments: list[tuple[str, Decimal]] = []
         self.requests: list[tuple[str, str, Any]] = []
@@ -139,6 +142,9 @@ class FakeProlific:
         ]
         if bad:
             return 400, {"error": {"detail": f"These submissions cannot be approved: {bad}"}}
+        if self.drop_next_bulk_approve:
+            self.drop_next_bulk_approve = False
+            return 200, "Bulk approve in progress"
         for submission_id in ids:
             self._approve(submission_id)
         if self.fail_next_bulk_approve_after_approving:

@@ -136,6 +136,28 @@ def test_an_already_approved_answer_settles_while_prolifics_status_still_lags(
     assert_ledger_agrees_after_pay(study, prolific, people)
 
 
+def test_an_accepted_bulk_approval_that_never_happened_is_approved_by_the_next_run(
+    study, client_factory, prolific, settings
+):
+    """Prolific accepts a bulk approval and carries it out in the background; if it never does,
+    the ledger's approval is checked against Prolific's status once the settling time passed,
+    taken back, and the submission approved again."""
+    people = finished(study, client_factory, prolific, (17, 18))
+    prolific.drop_next_bulk_approve = True
+    settings.PROLIFIC_SETTLE_SECONDS = 3600
+    out, err = run("approve", study.slug)
+    assert err == "" and "2 done" in out and prolific.base_payments == []
+    out, err = run("status", study.slug)
+    assert "the ledger records sub17 approved, Prolific shows it AWAITING REVIEW" in out
+    out, err = run("approve", study.slug)  # too early to tell: nothing is sent again
+    assert "0 done, 0 failed" in out and prolific.base_payments == []
+    settings.PROLIFIC_SETTLE_SECONDS = 0
+    out, err = run("approve", study.slug)
+    assert err == "" and "awaiting review: approved again" in out
+    assert sorted(prolific.base_payments) == ["sub17", "sub18"]
+    assert_ledger_agrees_after_pay(study, prolific, people)
+
+
 def test_a_run_killed_during_the_call_is_settled_by_the_next_without_approving_twice(
     study, client_factory, prolific
 ):
