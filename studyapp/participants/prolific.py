@@ -444,6 +444,13 @@ def _pay_plan(study: Study) -> list[Outcome]:
         problem = by_hand(p)
         if problem:
             outcomes.append(Outcome(p.public_id, "bonus", False, problem))
+        elif not p.base_by_approval and (p.payment_amount or 0) > 0:
+            detail = (
+                f"would pay (a base share of {p.payment_amount:.2f} and a bonus of "
+                f"{p.bonus or 0:.2f}; the share only if Prolific shows the submission not "
+                "approved)"
+            )
+            outcomes.append(Outcome(p.public_id, "bonus", True, detail, p.bonus_due))
         else:
             outcomes.append(Outcome(p.public_id, "bonus", True, "would pay", p.bonus_due))
     return outcomes

@@ -137,6 +137,9 @@ def test_a_dropout_is_paid_by_the_studys_rule_and_every_page_says_the_same(
     assert person.pay_rule == rule and person.code_action == "return"
     done = text_of(alice.get(page(person, "done")))
     assert said in done and 'id="completion-code">DROP456<' in done
+    # The dropped code's action is return: the page asks to return the study on Prolific, so
+    # the base is not paid by an approval on top of what is paid here.
+    assert "please return this study rather than submit it" in done
     # A second browser with the same Prolific ID: the page for someone who stopped earlier.
     again = text_of(bob.post(f"/s/{study.slug}/" + PROLIFIC.format(pid(1), 1)))
     assert "already stopped taking part" in again and said in again
@@ -206,6 +209,8 @@ def test_the_staff_action_that_drops_people_says_what_each_is_owed(study, alice,
 
 def test_bonus_due_is_cleared_once_the_bonus_is_paid(study, alice):
     person = finish(alice, get_ready(alice, study))
+    done = text_of(alice.get(page(person, "done")))
+    assert 'id="completion-code">FIN123<' in done and "rather than submit it" not in done
     assert person.bonus_due == Decimal("2.00") and person.payment_status == "owed"
     person.record_payment(bonus=True)
     assert person.bonus_due == 0 and person.bonus_total == Decimal("2.00")
