@@ -59,7 +59,6 @@ class ParticipantAdmin(StaffModelAdmin):
         "time_spent_display",
         "reward_display",
         "payment_status_display",
-        "pay_rule_display",
         "payment_amount",
         "bonus",
         "paid_display",
@@ -79,6 +78,7 @@ class ParticipantAdmin(StaffModelAdmin):
     ]
     inlines = [RoundInline]
     readonly_fields = [
+        "pay_rule_display",
         "transcript_link",
         "public_id",
         "study",

@@ -159,8 +159,8 @@ def test_a_dropout_is_paid_by_the_studys_rule_and_every_page_says_the_same(
         assert "still paid in full" in welcome and "still be paid in full" in withdraw
     if rule == "played":
         assert "paid for the games you have played" in welcome
-    listing = text_of(staff.get(reverse("admin:participants_participant_changelist")))
-    assert f"{rule} · return" in listing
+    record = text_of(staff.get(reverse("admin:participants_participant_change", args=[person.pk])))
+    assert f"{rule} · return" in record
 
 
 def test_a_dropout_who_finished_no_game_is_not_owed_and_not_listed_as_owed(study, alice, staff):
