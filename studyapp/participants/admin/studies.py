@@ -92,7 +92,7 @@ class StudyAdmin(StaffModelAdmin):
     list_filter = ["active", "game"]
     prepopulated_fields = {"slug": ["title"]}
     inlines = [ConditionInline]
-    actions = ["check_models"]
+    actions = ["check_models", "check_ledger"]
     readonly_fields = ["progress_summary", "links", "consent_history", "endings"]
     fieldsets = [
         (
@@ -262,6 +262,35 @@ class StudyAdmin(StaffModelAdmin):
                         f"{study.slug} · {where} · {spec}: {result['error']}",
                         messages.ERROR,
                     )
+
+    @admin.action(description="Check the pay ledger against Prolific (reads only)")
+    def check_ledger(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
+        """What ``manage.py prolific status`` prints, as messages: every disagreement between
+        the ledger (approvals, bonus batches, what each person is recorded paid) and Prolific."""
+        from django.conf import settings
+
+        from studyapp.participants import prolific
+        from studyapp.participants.prolific_client import ProlificClient, ProlificError
+
+        for study in queryset:
+            try:
+                client = ProlificClient(settings.PROLIFIC_API_TOKEN, settings.PROLIFIC_API_URL)
+                checked, found = prolific.check_ledger(study, client)
+            except ProlificError as err:
+                self.message_user(
+                    request, f"{study.slug}: could not read Prolific: {err.detail}", messages.ERROR
+                )
+                continue
+            for item in found:
+                self.message_user(
+                    request, f"{study.slug} · {item.who}: {item.what}", messages.WARNING
+                )
+            if not found:
+                self.message_user(
+                    request,
+                    f"{study.slug}: the ledger agrees with Prolific ({checked} submission(s) checked)",
+                    messages.SUCCESS,
+                )
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Study]:
         """Count the list's progress columns in the one query that lists the studies."""

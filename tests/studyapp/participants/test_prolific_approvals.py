@@ -255,3 +255,17 @@ def test_a_dropped_person_approved_on_prolific_is_paid_only_the_bonus(study, ali
     person.refresh_from_db()
     assert person.paid and person.base_paid_at is not None
     assert_ledger_agrees(study, prolific)
+
+
+def test_staff_check_the_ledger_from_the_admin(study, client_factory, prolific, staff):
+    from django.urls import reverse
+
+    (person,) = finished(study, client_factory, prolific, (19,))
+    prolific.answer("POST", "/api/v1/submissions/sub19/transition/", {"action": "APPROVE"})
+    url = reverse("admin:participants_study_changelist")
+    form = {"action": "check_ledger", "_selected_action": [study.pk]}
+    text = staff.post(url, form, follow=True).content.decode()
+    assert f"{person.public_id}: Prolific shows sub19 approved, the ledger does not" in text
+    run("approve", study.slug)
+    text = staff.post(url, form, follow=True).content.decode()
+    assert "the ledger agrees with Prolific (1 submission(s) checked)" in text
