@@ -8,6 +8,7 @@ field existed gets the status's general reason. The counts of games are added, s
 
 from __future__ import annotations
 
+from studyapp.participants import payrules
 from studyapp.participants.models import Participant
 from studyapp.participants.questionnaire import ATTENTION_FAILED, attention_failed_text
 
@@ -31,7 +32,7 @@ def reason(participant: Participant) -> str:
     said = participant.end_reason or GENERAL.get(participant.status, participant.status)
     if participant.status == Participant.Status.SCREENED and participant.attention_failed:
         said = attention_failed_text(participant.attention_failed)
-        said += f"; paid under screened_pay = {participant.study.screened_pay}"
+        said += f"; paid under screened_pay = {participant.pay_rule}"
     elif participant.status == Participant.Status.FINISHED and participant.attention_failed:
         said += "; " + attention_failed_text(participant.attention_failed, flagged=True)
     if participant.late_answers:
@@ -45,4 +46,7 @@ def reason(participant: Participant) -> str:
         Participant.Status.LOBBY_TIMEOUT,
     ):
         said += f" ({participant.rounds_finished} of {participant.study.rounds} games played)"
+    field = payrules.RULE_FIELDS.get(participant.ending or "")
+    if field and participant.status != Participant.Status.SCREENED:
+        said += f"; paid under {field} = {participant.pay_rule}"
     return said

@@ -79,6 +79,15 @@ class ProlificClient:
     def approve(self, submission_id: str) -> None:
         self._post(f"submissions/{submission_id}/transition/", {"action": "APPROVE"})
 
+    def submission(self, submission_id: str) -> dict[str, Any]:
+        """One submission as Prolific holds it (``GET submissions/<id>/``): ``id``, ``status``
+        (``APPROVED``, ``AWAITING REVIEW``, ``RETURNED``, ...), ``participant``, ``study_id``,
+        ``bonus_payments`` (paid, in cents)."""
+        data = self._call("GET", self._base + f"submissions/{submission_id}/", None)
+        if not isinstance(data.get("status"), str):
+            raise ProlificError(f"Prolific showed a submission without a status: {data!r:.200}")
+        return data
+
     def create_bonuses(self, study_id: str, lines: list[tuple[str, Decimal]]) -> str:
         csv = "".join(f"{pid},{amount:.2f}\n" for pid, amount in lines)
         data = self._post("submissions/bonus-payments/", {"study_id": study_id, "csv_bonuses": csv})

@@ -28,6 +28,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from studyapp.participants.models import Condition, Participant, Study
+from studyapp.participants.models.validation import parse_amount
 
 SCALAR_FIELDS = [
     "slug",
@@ -51,6 +52,9 @@ SCALAR_FIELDS = [
     "policy_question",
     "attention_failure",
     "screened_pay",
+    "dropped_pay",
+    "lobby_timeout_pay",
+    "code_actions",
     "debrief_text",
     "about_agents_text",
     "welcome_text",
@@ -84,6 +88,8 @@ SEEN_FIELDS = (
     "questionnaire",
     "attention_failure",
     "screened_pay",
+    "dropped_pay",
+    "lobby_timeout_pay",
     "debrief_text",
     "agents_disclosed",
     "agent_think_seconds",
@@ -151,12 +157,20 @@ def loads(text: str) -> dict[str, Any]:
     for key in ("slug", "title", "consent_text"):
         if not data.get(key):
             raise StudyFileError(f"the file needs {key!r}")
+    currency = data.get("currency", "USD")
+    if not isinstance(currency, str) or not currency:
+        raise StudyFileError("currency must be a three-letter code such as 'GBP'")
     for field in MONEY_FIELDS:
         if field in data:
+            if isinstance(data[field], float):
+                raise StudyFileError(
+                    f"{field} = {data[field]!r} is a TOML number with a fraction or an exponent: "
+                    'write amounts as strings, such as "10.00", so they stay exact'
+                )
             try:
-                data[field] = Decimal(str(data[field]))
-            except InvalidOperation:
-                raise StudyFileError(f"{field} must be an amount such as '10.00'") from None
+                data[field] = parse_amount(data[field], field, currency)
+            except ValidationError as err:
+                raise StudyFileError(" ".join(err.messages)) from None
     conditions = data.get("conditions", [])
     if not isinstance(conditions, list) or not all(isinstance(c, dict) for c in conditions):
         raise StudyFileError("conditions must be a list of tables ([[conditions]])")

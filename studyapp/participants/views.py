@@ -52,7 +52,12 @@ def stopped_earlier(request: HttpRequest, participant: Participant) -> HttpRespo
     they gave, which is what they need to copy back to the recruiter."""
     study = participant.study
     code = participant.completion_code
-    context = {"study": study, "code": code, "link": study.completion_link(code) if code else ""}
+    context = {
+        "study": study,
+        "participant": participant,
+        "code": code,
+        "link": study.completion_link(code) if code else "",
+    }
     return render(request, "participants/stopped.html", context)
 
 
@@ -360,6 +365,7 @@ def withdraw(request: HttpRequest, participant: Participant) -> HttpResponse:
         code = rounds.withdraw(participant, delete_data=form.cleaned_data["delete_data"])
         context = {
             "debrief_agents": debrief,
+            "participant": participant,
             "study": study,
             "code": code,
             "link": study.completion_link(code) if code else "",

@@ -4,8 +4,15 @@ people uses, for ``manage.py prolific`` tests.
 Endpoints (under ``/api/v1/``, ``Authorization: Token <token>`` required, JSON bodies):
 
 - ``POST submissions/bulk-approve/`` ``{"submission_ids": [...]}``: 400 naming unknown or
-  already-approved ids (and approves none), else approves all.
-- ``POST submissions/<id>/transition/`` ``{"action": "APPROVE"}``: one submission.
+  already-approved ids (and approves none), else approves all ("Bulk approve in progress").
+- ``POST submissions/<id>/transition/`` ``{"action": "APPROVE"}``: one submission, answered with
+  the submission object. Prolific documents this call as idempotent ("if you make the same
+  request twice, the second request will be ignored"): a second approval is answered 200 and
+  pays nothing again. ``second_approval = "refuse"`` answers it 400 "Submission is already
+  approved." instead, as a loopback of an older API did; neither pays twice.
+- ``GET submissions/<id>/``: the submission object: ``id``, ``status`` (``APPROVED``,
+  ``AWAITING REVIEW``, ``RETURNED``, ...), ``study_id``, ``participant``, ``started_at``,
+  ``completed_at``, ``entered_code``, ``bonus_payments`` (cents), ``return_requested``.
 - ``POST submissions/bonus-payments/`` ``{"study_id", "csv_bonuses": "pid,amount\\n..."}``: 400
   when a participant took no part in that study or an amount is not a positive number, else 201
   with the new bulk payment's ``id``. Nothing is paid yet.
@@ -19,12 +26,22 @@ Endpoints (under ``/api/v1/``, ``Authorization: Token <token>`` required, JSON b
   endpoint listing bulk bonus payments, so this is how a run sees what was paid.
 
 State to arrange and inspect: ``add_submission(submission_id, participant_id, study_id)``,
-``approved`` (set of submission ids), ``payments`` (list of ``(participant_id, Decimal)`` actually
+``approved`` (set of submission ids), ``statuses`` (submission id -> a status other than awaiting
+review or approved, e.g. ``RETURNED``), ``base_payments`` (submission ids in the order their
+base reward was paid: once each, by the first approval), ``payments`` (list of ``(participant_id, Decimal)`` actually
 paid), ``requests`` (``(method, path, body)`` in arrival order), ``pay_calls`` (pay calls
 answered), and the failure knobs: ``fail_next_pay`` (answer the next pay call 503 without
 paying, as a server that went away would), ``fail_next_pay_after_paying`` (pay, then answer 500),
 ``fail_next_create_after_creating`` (create the bulk payment, then answer 500 without its id),
-``delay`` (seconds every call waits before it is handled: a slow Prolific).
+``delay`` (seconds every call waits before it is handled: a slow Prolific),
+``fail_next_bulk_approve_after_approving`` (approve every id, then answer 500),
+``fail_next_bulk_approve`` (answer 500 approving nothing), ``fail_submission_reads`` (answer every
+read of a submission, ``GET submissions/<id>/`` and ``GET studies/<id>/submissions/``, 503),
+``no_single_reads`` (answer ``GET submissions/<id>/`` 404 for every id, as a loopback that serves
+only the study listing would), ``lagging`` (submission ids whose status still reads ``AWAITING
+REVIEW`` after they were approved, as a bulk approval Prolific carries out in the background),
+``drop_next_bulk_approve`` (answer the next bulk approval "in progress" and approve nothing: a
+background approval that never happened).
 """
 
 from __future__ import annotations
@@ -44,6 +61,15 @@ class FakeProlific:
         self.token = token
         self.submissions: dict[str, dict[str, str]] = {}
         self.approved: set[str] = set()
+        self.statuses: dict[str, str] = {}
+        self.base_payments: list[str] = []
+        self.second_approval = "ignore"
+        self.fail_next_bulk_approve_after_approving = False
+        self.fail_next_bulk_approve = False
+        self.fail_submission_reads = False
+        self.no_single_reads = False
+        self.lagging: set[str] = set()
+        self.drop_next_bulk_approve = False
         self.batches: dict[str, dict[str, Any]] = {}
         self.payments: list[tuple[str, Decimal]] = []
         self.requests: list[tuple[str, str, Any]] = []
@@ -87,6 +113,8 @@ class FakeProlific:
             if method == "GET":
                 if len(parts) == 3 and parts[0] == "studies" and parts[2] == "submissions":
                     return self._list_submissions(parts[1], parse_qs(query))
+                if len(parts) == 2 and parts[0] == "submissions":
+                    return self._get_submission(parts[1])
                 return 404, {"error": {"detail": "Not found."}}
             if method != "POST":
                 return 405, {"error": "method not allowed"}
@@ -104,21 +132,72 @@ class FakeProlific:
         ids = body.get("submission_ids") if isinstance(body, dict) else None
         if not isinstance(ids, list) or not ids:
             return 400, {"error": {"detail": "submission_ids is required"}}
-        bad = [i for i in ids if i not in self.submissions or i in self.approved]
+        if self.fail_next_bulk_approve:
+            self.fail_next_bulk_approve = False
+            return 500, {"error": {"detail": "Internal server error"}}
+        bad = [
+            i
+            for i in ids
+            if i not in self.submissions or i in self.approved or self.statuses.get(i)
+        ]
         if bad:
             return 400, {"error": {"detail": f"These submissions cannot be approved: {bad}"}}
-        self.approved.update(ids)
-        return 200, {}
+        if self.drop_next_bulk_approve:
+            self.drop_next_bulk_approve = False
+            return 200, "Bulk approve in progress"
+        for submission_id in ids:
+            self._approve(submission_id)
+        if self.fail_next_bulk_approve_after_approving:
+            self.fail_next_bulk_approve_after_approving = False
+            return 500, {"error": {"detail": "Internal server error"}}
+        return 200, "Bulk approve in progress"
+
+    def _approve(self, submission_id: str) -> None:
+        if submission_id not in self.approved:
+            self.approved.add(submission_id)
+            self.base_payments.append(submission_id)
 
     def _transition(self, submission_id: str, body: Any) -> tuple[int, Any]:
         if not isinstance(body, dict) or body.get("action") != "APPROVE":
             return 400, {"error": {"detail": "unknown action"}}
         if submission_id not in self.submissions:
             return 404, {"error": {"detail": "Submission not found."}}
-        if submission_id in self.approved:
+        if submission_id in self.approved and self.second_approval == "refuse":
             return 400, {"error": {"detail": "Submission is already approved."}}
-        self.approved.add(submission_id)
-        return 200, {"id": submission_id, "status": "APPROVED"}
+        if self.statuses.get(submission_id):
+            return 400, {
+                "error": {
+                    "detail": f"Submission is {self.statuses[submission_id]}: cannot approve."
+                }
+            }
+        self._approve(submission_id)  # a second approval is ignored, as documented
+        return 200, self._submission(submission_id)
+
+    def status_of(self, submission_id: str) -> str:
+        if submission_id in self.approved and submission_id not in self.lagging:
+            return "APPROVED"
+        return self.statuses.get(submission_id) or "AWAITING REVIEW"
+
+    def _submission(self, submission_id: str) -> dict[str, Any]:
+        sub = self.submissions[submission_id]
+        return {
+            "id": submission_id,
+            "started_at": "2026-11-28T10:00:00.000000Z",
+            "status": self.status_of(submission_id),
+            "study_id": sub["study"],
+            "completed_at": "2026-11-28T10:40:00.000000Z",
+            "entered_code": sub.get("code"),
+            "participant": sub["participant"],
+            "bonus_payments": list(self.bonus_cents.get(submission_id, [])),
+            "return_requested": None,
+        }
+
+    def _get_submission(self, submission_id: str) -> tuple[int, Any]:
+        if self.fail_submission_reads:
+            return 503, {"error": {"detail": "Service unavailable"}}
+        if submission_id not in self.submissions or self.no_single_reads:
+            return 404, {"error": {"detail": "Not found."}}
+        return 200, self._submission(submission_id)
 
     def _create_bonuses(self, body: Any) -> tuple[int, Any]:
         if not isinstance(body, dict):
@@ -171,12 +250,14 @@ class FakeProlific:
         return 202, f"Bulk bonus payment with ID {bulk_id} is being processed asynchronously."
 
     def _list_submissions(self, study_id: str, query: dict[str, list[str]]) -> tuple[int, Any]:
+        if self.fail_submission_reads:
+            return 503, {"error": {"detail": "Service unavailable"}}
         rows = [
             {
                 "id": sub_id,
                 "participant_id": sub["participant"],
                 "study_id": study_id,
-                "status": "APPROVED" if sub_id in self.approved else "AWAITING REVIEW",
+                "status": self.status_of(sub_id),
                 "bonus_payments": list(self.bonus_cents.get(sub_id, [])),
             }
             for sub_id, sub in self.submissions.items()

@@ -55,8 +55,20 @@ PARTICIPANT_COLUMNS: dict[str, tuple[str, str]] = {
     "bonus": ("float64", "performance bonus settled by the study's rule; empty as base_pay"),
     "bonus_due": (
         "float64",
-        "what is paid as a bonus: the bonus plus the pro-rated base pay of someone who stopped "
-        "early (paid as a bonus); 0 for pilots and people owed nothing",
+        "what is still to be paid as a bonus: the bonus plus the base share of someone whose "
+        "submission is not approved (paid as a bonus); 0 once paid, for pilots and for people "
+        "owed nothing",
+    ),
+    "pay_rule": (
+        "string",
+        "the study's pay rule for how this person's study ended: full, played (the share of "
+        "the games finished), time (the minutes given) or none; empty while taking part and "
+        "for pilots",
+    ),
+    "code_action": (
+        "string",
+        "the Prolific action the person's code needs: approve (the reward paid by approval), "
+        "return (what is owed paid as a bonus) or reject; empty as pay_rule",
     ),
     "currency": ("string", "currency of the amounts"),
     "paid": ("boolean", "recorded as paid (base and bonus settled)"),
@@ -176,6 +188,8 @@ def _amounts(participant: Participant) -> dict[str, Any]:
         "base_pay": money(participant.payment_amount),
         "bonus": money(participant.bonus),
         "bonus_due": float(participant.bonus_due),
+        "pay_rule": "" if pilot or participant.ending is None else participant.pay_rule,
+        "code_action": "" if pilot or participant.ending is None else participant.code_action,
         "currency": participant.study.currency,
         "paid": bool(participant.paid),
     }

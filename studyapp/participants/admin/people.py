@@ -14,7 +14,8 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 
-from studyapp.participants import rounds, transcripts
+from studyapp.participants import payrules, rounds, transcripts
+from studyapp.participants.admin.base import StaffModelAdmin
 from studyapp.participants.admin.exports import bonus_sheet, payment_sheet
 from studyapp.participants.models import Participant, Round
 
@@ -44,7 +45,7 @@ class RoundInline(admin.TabularInline):
 
 
 @admin.register(Participant)
-class ParticipantAdmin(admin.ModelAdmin):
+class ParticipantAdmin(StaffModelAdmin):
     # Narrow columns (short dates, short headers) and the transcript link first, so the whole
     # row fits a 1600 px screen beside the filters instead of scrolling its last columns away.
     list_display = [
@@ -77,6 +78,7 @@ class ParticipantAdmin(admin.ModelAdmin):
     ]
     inlines = [RoundInline]
     readonly_fields = [
+        "pay_rule_display",
         "transcript_link",
         "public_id",
         "study",
@@ -188,6 +190,14 @@ class ParticipantAdmin(admin.ModelAdmin):
     def payment_status_display(self, p: Participant) -> str:
         return p.payment_status
 
+    @admin.display(description="Pay rule · Prolific action")
+    def pay_rule_display(self, p: Participant) -> str:
+        """The study's rule for how this person's study ended, and what their code asks
+        Prolific to do (``-`` while they take part)."""
+        if p.ending is None or p.is_pilot:
+            return "-"
+        return f"{p.pay_rule} · {p.code_action}"
+
     def delete_model(self, request: HttpRequest, obj: Participant) -> None:
         rounds.delete_participant(obj)
 
@@ -210,12 +220,25 @@ class ParticipantAdmin(admin.ModelAdmin):
                 messages.WARNING,
             )
 
-    @admin.action(description="Mark selected participants as dropped out (paid for their time)")
+    @admin.action(
+        description="Mark selected participants as dropped out (paid by the study's rule)"
+    )
     def mark_dropped(self, request: HttpRequest, queryset: QuerySet[Participant]) -> None:
+        """Close people who left mid-study. What they are owed is the study's ``dropped_pay``
+        rule (the share of games finished, the minutes given, all, or nothing), said per
+        person in the message, as their pages say it."""
         active = [p for p in queryset if p.status in Participant.ACTIVE]
+        owed = []
         for p in active:
             rounds.mark_dropped(p)
-        self.message_user(request, f"Marked {len(active)} participant(s) as dropped out.")
+            p.refresh_from_db()
+            rule = payrules.RULE_WORDS[p.pay_rule]
+            owed.append(f"{p.public_id}: {p.amount_owed:.2f} {p.study.currency} ({rule})")
+        self.message_user(
+            request,
+            f"Marked {len(active)} participant(s) as dropped out"
+            + (": " + "; ".join(owed) if owed else "."),
+        )
 
     @admin.action(description="Export the payment sheet of the selected participants (CSV)")
     def export_payment_sheet(

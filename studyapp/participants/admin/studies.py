@@ -16,14 +16,76 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html, format_html_join
 
-from studyapp.participants import design, pilots
+from studyapp.participants import design, payrules, pilots
+from studyapp.participants.admin.base import StaffModelAdmin
 from studyapp.participants.admin.exports import invites_csv
 from studyapp.participants.models import Condition, Invite, Participant, Study, StudyGroup
+from studyapp.participants.models.validation import parse_amount
 
 
 class InviteBatchForm(forms.Form):
     count = forms.IntegerField(min_value=1, max_value=1000, initial=20)
     label = forms.CharField(max_length=100, required=False)
+
+
+class AmountField(forms.CharField):
+    """An amount typed in the admin, read as a study file reads it
+    (:func:`~studyapp.participants.models.validation.parse_amount`): "Infinity", "1e3" and
+    "0.001" are refused with the reason, never rounded or turned into a traceback."""
+
+    def to_python(self, value: Any) -> Any:
+        text = super().to_python(value)
+        if text in self.empty_values:
+            return None
+        return parse_amount(text, self.label or "amount")
+
+
+# Fields the form may leave out (a form from before they existed): they keep their value.
+KEPT_WHEN_MISSING = ("dropped_pay", "lobby_timeout_pay", "code_actions")
+
+
+class StudyForm(forms.ModelForm):
+    """The study's change form. A field added after a form was opened (the pay rules per ending,
+    the idle policy's ``missed_turns_limit``) may come back empty: it then keeps the study's
+    value, or the default."""
+
+    class Meta:
+        model = Study
+        fields = "__all__"  # noqa: DJ007 (the fieldsets below choose what is shown)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name in ("payment_amount", "bonus_per_reward"):
+            if name in self.fields:
+                old = self.fields[name]
+                self.fields[name] = AmountField(
+                    label=old.label, help_text=old.help_text, initial=old.initial
+                )
+        for name in (*KEPT_WHEN_MISSING, "missed_turns_limit"):
+            if name in self.fields:
+                self.fields[name].required = False
+
+    def _kept(self, name: str) -> Any:
+        value = self.cleaned_data.get(name)
+        if value in (None, "") and name not in self.data:
+            return getattr(self.instance, name)
+        return value
+
+    def clean_dropped_pay(self) -> Any:
+        return self._kept("dropped_pay")
+
+    def clean_lobby_timeout_pay(self) -> Any:
+        return self._kept("lobby_timeout_pay")
+
+    def clean_code_actions(self) -> Any:
+        return self._kept("code_actions")
+
+    def clean_missed_turns_limit(self) -> int:
+        value = self.cleaned_data.get("missed_turns_limit")
+        if value is None:
+            kept = self.instance.missed_turns_limit
+            return kept if kept is not None else Study._meta.get_field("missed_turns_limit").default
+        return value
 
 
 class ConditionInline(admin.TabularInline):
@@ -34,32 +96,15 @@ class ConditionInline(admin.TabularInline):
     fields = ["position", "name", "quota", "group_quota", "overrides"]
 
 
-class StudyForm(forms.ModelForm):
-    """The study's change form. A field added after a form was opened (the idle policy's
-    ``missed_turns_limit``) may come back empty: it then keeps the study's value, or the default."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        if "missed_turns_limit" in self.fields:
-            self.fields["missed_turns_limit"].required = False
-
-    def clean_missed_turns_limit(self) -> int:
-        value = self.cleaned_data.get("missed_turns_limit")
-        if value is None:
-            kept = self.instance.missed_turns_limit
-            return kept if kept is not None else Study._meta.get_field("missed_turns_limit").default
-        return value
-
-
 @admin.register(Study)
-class StudyAdmin(admin.ModelAdmin):
+class StudyAdmin(StaffModelAdmin):
     form = StudyForm
     list_display = ["title", "slug", "game", "rounds", "active", "started", "finished", "dropped"]
     list_filter = ["active", "game"]
     prepopulated_fields = {"slug": ["title"]}
     inlines = [ConditionInline]
-    actions = ["check_models"]
-    readonly_fields = ["progress_summary", "links", "consent_history"]
+    actions = ["check_models", "check_ledger"]
+    readonly_fields = ["progress_summary", "links", "consent_history", "endings"]
     fieldsets = [
         (
             None,
@@ -115,7 +160,6 @@ class StudyAdmin(admin.ModelAdmin):
                     "policy_question",
                     "questionnaire",
                     "attention_failure",
-                    "screened_pay",
                     "debrief_text",
                     "about_agents_text",
                     "completion_url",
@@ -127,8 +171,40 @@ class StudyAdmin(admin.ModelAdmin):
                 ]
             },
         ),
-        ("Payment", {"fields": ["payment_amount", "currency", "bonus_per_reward"]}),
+        (
+            "Payment",
+            {
+                "fields": [
+                    "payment_amount",
+                    "currency",
+                    "bonus_per_reward",
+                    "dropped_pay",
+                    "screened_pay",
+                    "lobby_timeout_pay",
+                    "code_actions",
+                    "endings",
+                ]
+            },
+        ),
     ]
+
+    @admin.display(description="Each ending: its code, Prolific action and pay")
+    def endings(self, study: Study) -> str:
+        """The study's pay rule per ending, as the pages, the pay commands and the export apply
+        it (studyapp.participants.payrules)."""
+        rows = format_html_join(
+            "",
+            "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
+            (
+                (row["ending"], row["code"] or "-", row["action_words"], row["rule_words"])
+                for row in payrules.table(study)
+            ),
+        )
+        return format_html(
+            '<table id="endings"><tr><th>ending</th><th>code</th><th>Prolific action</th>'
+            "<th>paid</th></tr>{}</table>",
+            rows,
+        )
 
     @admin.display(description="Consent versions")
     def consent_history(self, study: Study) -> str:
@@ -198,6 +274,35 @@ class StudyAdmin(admin.ModelAdmin):
                         f"{study.slug} · {where} · {spec}: {result['error']}",
                         messages.ERROR,
                     )
+
+    @admin.action(description="Check the pay ledger against Prolific (reads only)")
+    def check_ledger(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
+        """What ``manage.py prolific status`` prints, as messages: every disagreement between
+        the ledger (approvals, bonus batches, what each person is recorded paid) and Prolific."""
+        from django.conf import settings
+
+        from studyapp.participants import prolific
+        from studyapp.participants.prolific_client import ProlificClient, ProlificError
+
+        for study in queryset:
+            try:
+                client = ProlificClient(settings.PROLIFIC_API_TOKEN, settings.PROLIFIC_API_URL)
+                checked, found = prolific.check_ledger(study, client)
+            except ProlificError as err:
+                self.message_user(
+                    request, f"{study.slug}: could not read Prolific: {err.detail}", messages.ERROR
+                )
+                continue
+            for item in found:
+                self.message_user(
+                    request, f"{study.slug} · {item.who}: {item.what}", messages.WARNING
+                )
+            if not found:
+                self.message_user(
+                    request,
+                    f"{study.slug}: the ledger agrees with Prolific ({checked} submission(s) checked)",
+                    messages.SUCCESS,
+                )
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Study]:
         """Count the list's progress columns in the one query that lists the studies."""
@@ -291,7 +396,7 @@ class StudyAdmin(admin.ModelAdmin):
 
 
 @admin.register(Invite)
-class InviteAdmin(admin.ModelAdmin):
+class InviteAdmin(StaffModelAdmin):
     list_display = ["__str__", "study", "label", "created_at", "claimed_at"]
     list_filter = ["study", ("claimed_at", admin.EmptyFieldListFilter)]
     readonly_fields = ["token", "claimed_at"]
@@ -304,7 +409,7 @@ class InviteAdmin(admin.ModelAdmin):
 
 
 @admin.register(StudyGroup)
-class StudyGroupAdmin(admin.ModelAdmin):
+class StudyGroupAdmin(StaffModelAdmin):
     """The groups of group designs, each randomised as one unit: read-only, they are the log."""
 
     list_display = ["study", "number", "condition", "size", "is_pilot", "formed_at"]

@@ -6,7 +6,7 @@ Django's app registry and ``from studyapp.participants.models import X`` expect)
 - :mod:`~studyapp.participants.models.consent`: a study's consent versions, their texts as agreed;
 - :mod:`~studyapp.participants.models.conditions`: a study's arms and the groups drawn to them;
 - :mod:`~studyapp.participants.models.people`: participants and personal invites;
-- :mod:`~studyapp.participants.models.payments`: bonus batches recorded before they are created;
+- :mod:`~studyapp.participants.models.payments`: bonus batches and approval records, each written before its call to Prolific;
 - :mod:`~studyapp.participants.models.rounds`: the rounds a participant plays, one table each.
 
 The migrations name the callables below by their path here (e.g. ``models.new_public_id``).
@@ -14,7 +14,7 @@ The migrations name the callables below by their path here (e.g. ``models.new_pu
 
 from studyapp.participants.models.conditions import Condition, StudyGroup
 from studyapp.participants.models.consent import ConsentVersion, next_consent_version
-from studyapp.participants.models.payments import BonusBatch
+from studyapp.participants.models.payments import ApprovalRecord, BonusBatch
 from studyapp.participants.models.people import (
     POLICY_MAX_LENGTH,
     RECRUITER_ID_MAX_LENGTH,
@@ -35,6 +35,7 @@ from studyapp.participants.models.studies import (
 from studyapp.participants.models.validation import check_list_problem, validate_completion_url
 
 __all__ = [
+    "ApprovalRecord",
     "BonusBatch",
     "MINUTES_PER_ROUND",
     "MINUTES_SETUP",

@@ -57,3 +57,47 @@ class BonusBatch(models.Model):
 
     def total(self) -> Decimal:
         return sum(self.amounts().values(), Decimal("0"))
+
+
+class ApprovalRecord(models.Model):
+    """One approval call (bulk or single), written down before Prolific hears of it.
+
+    Approving a submission pays its base reward, and Prolific pays it once however often it is
+    asked (a second approval is ignored or refused), so the risk here is not paying twice but a
+    ledger that disagrees with Prolific: a call carried out but answered with an error, or a run
+    killed before it recorded the answer. Each record is saved (``sent``) and committed before the
+    call, marked ``accepted`` with its people's ``base_paid_at`` when Prolific accepts it, and
+    otherwise ``settled`` against each submission's own status on Prolific (``GET
+    submissions/<id>/``): an approved submission is recorded approved, whatever the call answered.
+    """
+
+    class State(models.TextChoices):
+        SENT = "sent", "sent, answer not seen"
+        ACCEPTED = "accepted", "accepted by Prolific"
+        SETTLED = "settled", "settled against Prolific's submission statuses"
+
+    OPEN = (State.SENT,)
+
+    study = models.ForeignKey(
+        "participants.Study", on_delete=models.PROTECT, related_name="approval_records"
+    )
+    bulk = models.BooleanField(default=True, help_text="A bulk approval (else one submission).")
+    state = models.CharField(max_length=16, choices=State.choices, default=State.SENT)
+    # [[participant pk, SESSION_ID], ...]: the submissions this call approves, as sent.
+    lines = models.JSONField(default=list)
+    note = models.TextField(blank=True, help_text="What the call answered, and how it settled.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["pk"]
+        verbose_name = "approval record"
+        verbose_name_plural = "approval records"
+
+    def __str__(self) -> str:
+        kind = "bulk approval" if self.bulk else "approval"
+        return f"{kind} {self.pk} ({self.state}, {len(self.lines)} submission(s))"
+
+    @property
+    def participant_pks(self) -> list[int]:
+        return [int(line[0]) for line in self.lines]

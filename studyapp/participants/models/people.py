@@ -8,6 +8,7 @@ knows only the random public id.
 
 from __future__ import annotations
 
+import math
 import secrets
 from datetime import timedelta
 from decimal import ROUND_HALF_UP, Decimal
@@ -16,6 +17,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
+
+from studyapp.participants import payrules
 
 POLICY_MAX_LENGTH = 4000
 RECRUITER_ID_MAX_LENGTH = 64
@@ -209,29 +212,45 @@ class Participant(models.Model):
         return end - self.started_at
 
     @property
+    def ending(self) -> str | None:
+        """How this person's study ended, for pay (:mod:`studyapp.participants.payrules`):
+        finished, dropped (withdrawn too), screened, lobby_timeout, failed_checks; None while
+        it goes on (or for a visit, a decline or a full study)."""
+        return payrules.ending(self.status)
+
+    @property
+    def pay_rule(self) -> str:
+        """The study's pay rule for this ending: full, played or none."""
+        return payrules.rule(self.study, self.ending)
+
+    @property
+    def code_action(self) -> str:
+        """The Prolific action this ending's code needs: approve, return or reject."""
+        return payrules.action(self.study, self.ending)
+
+    @property
+    def amount_owed(self) -> Decimal:
+        """Everything this ending pays, base and bonus, paid or not."""
+        if self.is_pilot or self.status not in self.PAYABLE:
+            return Decimal("0.00")
+        return (self.payment_amount or Decimal("0.00")) + (self.bonus or Decimal("0.00"))
+
+    @property
     def payment_status(self) -> str:
         if self.is_pilot:
             return "pilot"  # a simulated participant is never paid
         if self.paid:
             return "paid"
-        if self.status == self.Status.SCREENED and not (self.payment_amount or self.bonus):
-            return "not due"  # the study pays nothing to those screened out
-        return "owed" if self.status in self.PAYABLE else "not due"
+        if self.status not in self.PAYABLE or self.amount_owed <= 0:
+            return "not due"  # nothing owed (a rule that pays nothing, or no game finished)
+        if self.base_settled and self.bonus_settled:
+            return "paid"
+        return "owed"
 
     @property
     def completion_code(self) -> str:
-        study = self.study
-        if self.status == self.Status.FINISHED:
-            return study.code_finished
-        if self.status in (self.Status.DROPPED, self.Status.WITHDRAWN):
-            return study.code_dropped
-        if self.status == self.Status.SCREENED:
-            return study.code_screened
-        if self.status == self.Status.FAILED_CHECKS:
-            return study.code_failed_checks
-        if self.status == self.Status.LOBBY_TIMEOUT:
-            return study.code_lobby_timeout
-        return ""
+        field = payrules.CODE_FIELDS.get(self.ending or "")
+        return getattr(self.study, field) if field else ""
 
     @property
     def code_label(self) -> str:
@@ -244,34 +263,45 @@ class Participant(models.Model):
         return _("Your completion code")
 
     def settle_payment(self) -> None:
-        """Fix what is owed when the person stops: the full amount plus the bonus rule for those
-        who finished, the share of rounds played for those who dropped out (paid for their time)."""
+        """Fix what is owed when the study ends for the person, by the study's rule for how it
+        ended (:mod:`studyapp.participants.payrules`): ``full`` (the whole pay), ``played``
+        (the share of the games finished), ``time`` (the minutes given) or ``none``; the bonus
+        rule's bonus comes with all but ``none``."""
         study = self.study
         cents = Decimal("0.01")
-        if self.status == self.Status.SCREENED and study.screened_pay == "none":
+        paid = self.pay_rule
+        if paid == "none" or self.status not in self.PAYABLE:
             self.payment_amount = self.bonus = Decimal("0.00")
             return
-        if self.status == self.Status.FINISHED or (
-            self.status == self.Status.SCREENED and study.screened_pay == "full"
-        ):
+        if paid == "full":
             self.payment_amount = study.payment_amount
+        elif paid == "time":
+            spent = self.time_spent
+            minutes = math.ceil(spent.total_seconds() / 60) if spent else 0
+            share = min(Decimal(minutes) / Decimal(max(study.duration_minutes, 1)), Decimal(1))
+            self.payment_amount = (study.payment_amount * share).quantize(cents, ROUND_HALF_UP)
         else:
-            share = Decimal(self.rounds_finished) / Decimal(max(study.rounds, 1))
+            share = Decimal(min(self.rounds_finished, study.rounds)) / Decimal(max(study.rounds, 1))
             self.payment_amount = (study.payment_amount * share).quantize(cents, ROUND_HALF_UP)
         bonus = study.bonus_per_reward * Decimal(str(round(self.total_reward, 4)))
         self.bonus = bonus.quantize(cents, ROUND_HALF_UP)
 
     @property
     def base_by_approval(self) -> bool:
-        """Whether the base pay is paid by approving the submission: only for those who finished.
-        Whoever stopped early (dropped, withdrew, lobby timed out) is paid the share they earned
-        as a bonus, because their submission is returned or timed out on the recruiter's side."""
-        return self.status == self.Status.FINISHED
+        """Whether the base pay is paid by approving the submission: when this ending's code
+        action is ``approve`` (those who finish; an ending the study pays in full may be), or
+        once Prolific approved the submission anyway (its reward is then the base). Otherwise
+        the submission is returned (or rejected) on the recruiter's side, and the share the
+        rule gives is paid as a bonus."""
+        if self.base_paid_at is not None:
+            return True
+        return self.status in self.PAYABLE and self.code_action == "approve"
 
     @property
-    def bonus_due(self) -> Decimal:
-        """What is paid as a bonus: the bonus rule's amount, plus the pro-rated base pay of someone
-        who stopped early. Zero for pilots and for people who are owed nothing."""
+    def bonus_total(self) -> Decimal:
+        """What this ending pays as a bonus, paid or not: the bonus rule's amount, plus the base
+        share of someone whose submission is not approved. Zero for pilots and people owed
+        nothing."""
         if self.is_pilot or self.status not in self.PAYABLE:
             return Decimal("0.00")
         due = self.bonus or Decimal("0.00")
@@ -280,12 +310,20 @@ class Participant(models.Model):
         return due
 
     @property
+    def bonus_due(self) -> Decimal:
+        """What is still to be paid as a bonus: :attr:`bonus_total` until it is paid, then
+        zero."""
+        if self.paid or self.bonus_paid_at is not None:
+            return Decimal("0.00")
+        return self.bonus_total
+
+    @property
     def base_settled(self) -> bool:
         return self.paid or not self.base_by_approval or self.base_paid_at is not None
 
     @property
     def bonus_settled(self) -> bool:
-        return self.paid or self.bonus_due <= 0 or self.bonus_paid_at is not None
+        return self.paid or self.bonus_total <= 0 or self.bonus_paid_at is not None
 
     def mark_paid(self) -> None:
         now = timezone.now()
@@ -293,7 +331,7 @@ class Participant(models.Model):
         self.paid_at = now
         if self.base_by_approval and self.base_paid_at is None:
             self.base_paid_at = now
-        if self.bonus_due > 0 and self.bonus_paid_at is None:
+        if self.bonus_total > 0 and self.bonus_paid_at is None:
             self.bonus_paid_at = now
         self.save(update_fields=["paid", "paid_at", "base_paid_at", "bonus_paid_at"])
 

@@ -18,14 +18,16 @@ from django.db import models, transaction
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from studyapp.participants import design, questionnaire
+from studyapp.participants import design, payrules, questionnaire
 from studyapp.participants.models.consent import ConsentVersion, next_consent_version
 from studyapp.participants.models.people import Participant
 from studyapp.participants.models.validation import (
     check_list_problem,
+    parse_amount,
     validate_amount,
     validate_code,
     validate_completion_url,
+    validate_currency,
 )
 from studyapp.tables import think
 
@@ -209,14 +211,33 @@ class Study(models.Model):
     )
     screened_pay = models.CharField(
         max_length=8,
-        choices=[
-            ("none", "nothing (their submission is returned)"),
-            ("played", "the share of the games they played, as for people who stop early"),
-            ("full", "the full pay, as for people who finish"),
-        ],
+        choices=payrules.RULE_CHOICES,
         default="none",
         help_text="What people screened out by a failed attention check are paid (say so in "
         "the consent text); the page that ends their study tells them.",
+    )
+    dropped_pay = models.CharField(
+        max_length=8,
+        choices=payrules.RULE_CHOICES,
+        default="played",
+        help_text="What people who stop before the end are paid (they stopped, the idle policy "
+        "dropped them, staff marked them dropped, or they withdrew); every page that tells "
+        "them what they are paid says this rule.",
+    )
+    lobby_timeout_pay = models.CharField(
+        max_length=8,
+        choices=payrules.RULE_CHOICES,
+        default="time",
+        help_text="What people whose lobby timed out (lobby_timeout = exit) are paid: by "
+        "default the minutes they gave, since they waited through no fault of theirs.",
+    )
+    code_actions = models.JSONField(
+        default=payrules.default_actions,
+        blank=True,
+        help_text="The Prolific action each ending's code needs, by ending (finished, dropped, "
+        "screened, lobby_timeout, failed_checks): approve (Prolific pays the reward; the "
+        "ending must pay in full), return (what is owed is paid as a bonus) or reject (nothing "
+        "paid). Set each code on Prolific with this action. See docs/participants.md.",
     )
     debrief_text = models.TextField(
         blank=True,
@@ -247,7 +268,7 @@ class Study(models.Model):
         max_length=64,
         blank=True,
         validators=[validate_code],
-        help_text="For people who stop early; paid for their time.",
+        help_text="For people who stop early; paid by the study's dropped_pay rule.",
     )
     code_screened = models.CharField(
         max_length=64,
@@ -267,7 +288,8 @@ class Study(models.Model):
         max_length=64,
         blank=True,
         validators=[validate_code],
-        help_text="For people whose lobby timed out before a table formed; paid for their time.",
+        help_text="For people whose lobby timed out before a table formed; paid by the study's "
+        "lobby_timeout_pay rule.",
     )
     language = models.CharField(
         max_length=8,
@@ -336,6 +358,20 @@ class Study(models.Model):
                     "This study cannot be active while a model spec fails or an arm cannot seat "
                     "its people: " + "; ".join(problems)
                 )
+        try:
+            validate_currency(self.currency)
+        except ValidationError as err:
+            errors.setdefault("currency", []).extend(err.messages)
+        for field in ("payment_amount", "bonus_per_reward"):
+            value = getattr(self, field)
+            if value is None:
+                continue
+            try:
+                parse_amount(value if isinstance(value, str) else str(value), field, self.currency)
+            except ValidationError as err:
+                errors.setdefault(field, []).extend(err.messages)
+        for field, problem in payrules.problems(self):
+            errors.setdefault(field, []).append(problem)
         for field, problem in self.setup_problems():
             errors.setdefault(field, []).append(problem)
         if errors:
@@ -348,8 +384,9 @@ class Study(models.Model):
 
     def setup_problems(self) -> list[tuple[str, str]]:
         """``(field, why)`` for an active study that returns people to Prolific without the codes
-        they need there (finished; dropped, since those who stop are paid for their time;
-        screened, when an attention check can screen people out). Amounts and the codes' form are
+        they need there (finished; dropped, since those who stop are paid by the study's
+        dropped_pay rule or asked to return; screened, when an attention check can screen people
+        out). Amounts and the codes' form are
         the fields' own validators (:data:`validate_amount`, :data:`validate_code`)."""
         problems = []
         if self.active and self.recruiter_name == "Prolific":
@@ -364,6 +401,14 @@ class Study(models.Model):
                     problems.append(
                         (field, "An active Prolific study needs this code: Prolific pays by it.")
                     )
+            if self.payment_amount is not None and self.payment_amount <= 0:
+                problems.append(
+                    (
+                        "payment_amount",
+                        "An active Prolific study pays a reward above zero (Prolific pays it "
+                        "when a submission is approved).",
+                    )
+                )
         return problems
 
     def save(self, *args: object, **kwargs: object) -> None:

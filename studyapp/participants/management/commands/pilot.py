@@ -155,6 +155,9 @@ def pilot_report(study: Study, results: list[BotResult], fail_attention: int = 0
             "code_shown": result.code,
             "payment_amount": participant.payment_amount,
             "bonus": participant.bonus,
+            # How a real person who ended this way would be paid (a pilot never is).
+            "pay_rule": participant.pay_rule if participant.ending else "",
+            "code_action": participant.code_action if participant.ending else "",
             "attention_failed": participant.attention_failed,
             "reason": outcomes.reason(participant),
             **met(result),
@@ -173,6 +176,11 @@ def pilot_report(study: Study, results: list[BotResult], fail_attention: int = 0
                 problems.append(f"{participant.public_id} was shown {result.code!r}")
             if participant.payment_amount != Decimal(study.payment_amount):
                 problems.append(f"{participant.public_id} is owed {participant.payment_amount}")
+        ended_early = participant.ending not in (None, "finished")
+        if ended_early and result.code and result.code != expected_code:
+            problems.append(
+                f"{participant.public_id} ({participant.status}) was shown {result.code!r}"
+            )
         started = participant.status in Participant.STARTED
         if study.conditions.exists() and started and not participant.assignment:
             problems.append(f"{participant.public_id} has no logged condition")

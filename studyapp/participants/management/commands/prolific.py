@@ -1,6 +1,7 @@
 """``manage.py prolific approve SLUG`` and ``manage.py prolific pay SLUG``: pay a study's people
 through Prolific's API (studyapp.participants.prolific), with ``--dry-run`` to see what would be
-done first. One run per study at a time: a second waits for the first (the study's payment lock).
+done first. ``manage.py prolific status SLUG`` lists every disagreement between the ledger and
+Prolific (and fails when there is one); it changes nothing. One run per study at a time: a second waits for the first (the study's payment lock).
 Needs PROLIFIC_API_TOKEN (and PROLIFIC_API_URL for another server than Prolific's)."""
 
 from __future__ import annotations
@@ -19,11 +20,11 @@ from studyapp.participants.prolific_client import ProlificClient, ProlificError
 class Command(BaseCommand):
     help = (
         "Approve finished submissions (approve) or pay bonuses and early stops' shares (pay) "
-        "through Prolific's API."
+        "through Prolific's API; status lists where the ledger and Prolific disagree."
     )
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("what", choices=["approve", "pay"])
+        parser.add_argument("what", choices=["approve", "pay", "status"])
         parser.add_argument("slug")
         parser.add_argument(
             "--dry-run", action="store_true", help="print what would be done; call nothing"
@@ -35,6 +36,9 @@ class Command(BaseCommand):
         if study is None:
             raise CommandError(f"no study {slug!r}")
         dry_run = bool(options["dry_run"])
+        if options["what"] == "status":
+            self.status(study)
+            return
         client = None
         if not dry_run:
             try:
@@ -71,3 +75,23 @@ class Command(BaseCommand):
         self.stdout.write(f"{counts['ok']} {verb}, {counts['failed']} failed")
         if counts["failed"]:
             raise CommandError(f"{counts['failed']} participant(s) failed; see the lines above")
+
+    def status(self, study: Study) -> None:
+        try:
+            client = ProlificClient(settings.PROLIFIC_API_TOKEN, settings.PROLIFIC_API_URL)
+            checked, found = prolific.check_ledger(study, client)
+        except ProlificError as err:
+            for item in prolific.open_items(study):
+                self.stdout.write(f"{item.who}: {item.what}")
+            raise CommandError(
+                f"could not read Prolific ({err.detail}): only the ledger's open records are "
+                "listed above"
+            ) from err
+        for item in found:
+            self.stdout.write(f"{item.who}: {item.what}")
+        if found:
+            raise CommandError(
+                f"{len(found)} disagreement(s) between the ledger and Prolific "
+                f"({checked} submission(s) checked)"
+            )
+        self.stdout.write(f"the ledger agrees with Prolific ({checked} submission(s) checked)")

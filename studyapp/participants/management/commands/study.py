@@ -7,7 +7,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from studyapp.participants import studyfile
+from studyapp.participants import payrules, studyfile
 from studyapp.participants.models import Study
 
 
@@ -49,6 +49,15 @@ class Command(BaseCommand):
         self.stdout.write(f"{study.slug}: {first} ({state}); study link /s/{study.slug}/")
         for line in changes:
             self.stdout.write(line)
+        if study.recruiter_name == "Prolific":
+            # What to set for each code on Prolific: the action decides how the base is paid.
+            self.stdout.write("codes to set on Prolific (ending: code, action, pay):")
+            for row in payrules.table(study):
+                if row["code"]:
+                    self.stdout.write(
+                        f"  {row['ending']}: {row['code']}, {row['action_words']}; paid "
+                        f"{row['rule_words']}"
+                    )
 
     def stdin_text(self) -> str:
         import sys
