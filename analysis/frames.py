@@ -78,6 +78,12 @@ GAME_COLUMNS: dict[str, tuple[str, str]] = {
         "string",
         "the agent spec that played a taken-over seat to the end (see turns: actor_kind)",
     ),
+    "stand_in_moves": (
+        "Int64",
+        "moves of the evaluated seat that an offline stand-in made because its model failed "
+        "(see turns: stood_in_for); a game with any is won or lost with the stand-in's help, "
+        "not the model's alone",
+    ),
     "reward": (
         "float64",
         "NDCG@20 reward (Twenty Questions) or 1.0/0.0 for a win (Undercover) of the evaluated "
@@ -125,7 +131,13 @@ TURN_COLUMNS: dict[str, tuple[str, str]] = {
     "actor_kind": (
         "string",
         "who made the move: human, model, offline, or table (the table's own events: a takeover, "
-        "an abort, a do-nothing move played for a seat); empty where the log does not say",
+        "an abort, a do-nothing move played for a seat); empty where the log does not say. A "
+        "move an offline agent made in place of a failed model is offline (see stood_in_for)",
+    ),
+    "stood_in_for": (
+        "string",
+        "for a move an offline stand-in made because the seat's model failed: that model's spec "
+        "(player is then the stand-in's spec, usage_error why the model failed); else empty",
     ),
     "type": ("string", "event type: question, answer, clue, vote, abort, takeover, ..."),
     "text": (
@@ -214,6 +226,7 @@ def turns_frame(records: Iterable[Record]) -> pd.DataFrame:
         "usage": [],
         "actor": [],
         "actor_kind": [],
+        "stood_in_for": [],
         "seat_slot": [],
     }
     logged: dict[str, int] = {}  # table -> the label of its log
@@ -234,7 +247,7 @@ def turns_frame(records: Iterable[Record]) -> pd.DataFrame:
         log["event"].extend([encode_event(event) for event in events])
         log["created_at"].extend((times + [None] * n)[:n])
         log["usage"].extend((usages + [None] * n)[:n])
-        for name in ("actor", "actor_kind"):
+        for name in ("actor", "actor_kind", "stood_in_for"):
             given = list(record.get(f"turn_{name}s") or [])
             log[name].extend((given + [None] * n)[:n])
         slots = record.get("seat_slots") or []
@@ -294,7 +307,7 @@ def turns_from_log(keys: pd.DataFrame, log: pd.DataFrame) -> pd.DataFrame:
     frame["text"] = (_objects(said), codes)
     lengths = [len(t) if isinstance(t, str) else 0 for t in said]
     frame["chars"] = (np.array(lengths, dtype="int64"), codes)
-    for name in ("seat_slot", "actor_kind"):
+    for name in ("seat_slot", "actor_kind", "stood_in_for"):
         values = log[name].to_numpy()[rows] if name in log else np.full(len(rows), None)
         frame[name] = (values, None)
     frame["created_at"] = (log["created_at"].to_numpy()[rows], None)
@@ -418,6 +431,7 @@ def _game_row(record: Record, index: int) -> dict[str, Any]:
         "oracle_failed": oracle_failed(record),
         "taken_over": taken,
         "taken_over_by": record.get("taken_over_by") if taken else None,
+        "stand_in_moves": record.get("stand_in_moves", 0),
         "reward": None if taken else float(record["reward"]),
         "win": None if taken else record.get("win"),
         "questions": record.get("questions", _questions(record, seat)),

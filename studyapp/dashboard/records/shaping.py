@@ -174,14 +174,20 @@ def _records(
             record["taken_over_by"] = seat.agent_spec if record["taken_over"] else None
             record["seat_slots"] = _opts(table).slots(len(table_seats))
             people = {i: r.participant.public_id for i, r in rounds[pk].items()}
+            moves = list(zip(actors, events, _usages(usages, len(events)), strict=True))
             record["turn_actors"] = [
-                actor_label(actor, event.get("seat"), people)
-                for actor, event in zip(actors, events, strict=True)
+                actor_label(actor, event.get("seat"), people, usage)
+                for actor, event, usage in moves
             ]
             record["turn_actor_kinds"] = [
-                actor_kind(actor, event.get("type"))
-                for actor, event in zip(actors, events, strict=True)
+                actor_kind(actor, event.get("type"), usage) for actor, event, usage in moves
             ]
+            record["turn_stood_in_fors"] = [stood_in_for(actor, usage) for actor, _, usage in moves]
+            record["stand_in_moves"] = sum(
+                1
+                for actor, event, usage in moves
+                if event.get("seat") == seat.index and stood_in_for(actor, usage)
+            )
             record["turn_times"] = times
             record["turn_usage"] = usages
             usage = spent[pk] if pk in spent else _game_usage(usages)
@@ -193,23 +199,44 @@ def _records(
     return records
 
 
-def actor_label(actor: str | None, seat: Any, people: dict[int, str]) -> str | None:
+def _usages(usages: list, n: int) -> list:
+    """A game's turn usages, one per event (None where a turn has none)."""
+    return (list(usages) + [None] * n)[:n]
+
+
+def stood_in_for(actor: str | None, usage: Any) -> str | None:
+    """The model a turn's move stood in for: its actor, when an offline stand-in made the move
+    because the model failed (``usage["stand_in"]``, studyapp.tables.agent_turns); else None."""
+    if actor and isinstance(usage, dict) and usage.get("stand_in"):
+        return actor
+    return None
+
+
+def actor_label(
+    actor: str | None, seat: Any, people: dict[int, str], usage: Any = None
+) -> str | None:
     """Who made a move, as the exports name them: a person by the participant's pseudonym (the
     participant whose round sits at ``seat``; ``visitors`` outside studies), an agent by its
-    spec; None for the table's own events and turns that recorded no actor."""
+    spec, a stand-in for a failed model by the stand-in's spec (``usage``: the turn's); None for
+    the table's own events and turns that recorded no actor."""
     if not actor:
         return None
+    if stood_in_for(actor, usage):
+        return str(usage["stand_in"])
     if actor == PERSON_ACTOR:
         return people.get(seat, VISITORS) if isinstance(seat, int) else VISITORS
     return actor
 
 
-def actor_kind(actor: str | None, event_type: Any = None) -> str | None:
+def actor_kind(actor: str | None, event_type: Any = None, usage: Any = None) -> str | None:
     """``human``, ``offline``, ``model`` or ``table`` for a turn's ``Turn.actor``; None where the
     turn recorded none: an empty actor is the table's only for the table's own events (a seat's
-    move with none was committed before turns recorded their actor)."""
+    move with none was committed before turns recorded their actor). A move a stand-in made for
+    a failed model (``usage``: the turn's) is the stand-in's kind."""
     if actor is None:
         return None
+    if stood_in_for(actor, usage):
+        return "offline" if str(usage["stand_in"]).startswith("offline:") else "model"
     if actor == PERSON_ACTOR:
         return "human"
     if actor == SKIP_SPEC or (not actor and event_type in TABLE_EVENTS):
@@ -222,7 +249,8 @@ def actor_kind(actor: str | None, event_type: Any = None) -> str | None:
 def turn_log(table_ids: list[int]) -> pd.DataFrame:
     """The turns of ``table_ids`` as the log :func:`analysis.frames.turns_from_log` reads, labelled
     by table id, with ``question``: the event is a question of seat 0, ``actor`` and
-    ``actor_kind``: who made the move (:func:`actor_label`, :func:`actor_kind`), and
+    ``actor_kind``: who made the move (:func:`actor_label`, :func:`actor_kind`; a stand-in's
+    move is the stand-in's, ``stood_in_for`` the failed model), and
     ``seat_slot``: the mover's design slot. Each distinct event text is parsed once, and turns are
     kept as columns, never as an object per turn."""
     found = turn_columns(table_ids)
@@ -234,9 +262,10 @@ def turn_log(table_ids: list[int]) -> pd.DataFrame:
     kinds_of = np.array([event.get("type") for event in events], dtype=object)[codes]
     people, slots = table_people(table_ids)
     raw = found.pop("actor")
+    usages = found["usage"]
     labels = [
-        actor_label(actor, seat, people.get(table, {}))
-        for actor, seat, table in zip(raw, movers, found["log"], strict=True)
+        actor_label(actor, seat, people.get(table, {}), usage)
+        for actor, seat, table, usage in zip(raw, movers, found["log"], usages, strict=True)
     ]
     slot_of = [
         frames_seat_slot(slots.get(table, []), seat)
@@ -252,7 +281,14 @@ def turn_log(table_ids: list[int]) -> pd.DataFrame:
             "question": np.array(asks, dtype=bool)[codes],
             "actor": pd.Series(labels, dtype=object),
             "actor_kind": pd.Series(
-                [actor_kind(actor, kind) for actor, kind in zip(raw, kinds_of, strict=True)],
+                [
+                    actor_kind(actor, kind, usage)
+                    for actor, kind, usage in zip(raw, kinds_of, usages, strict=True)
+                ],
+                dtype=object,
+            ),
+            "stood_in_for": pd.Series(
+                [stood_in_for(actor, usage) for actor, usage in zip(raw, usages, strict=True)],
                 dtype=object,
             ),
             "seat_slot": pd.Series(slot_of, dtype=object),
