@@ -63,7 +63,18 @@ GAME_COLUMNS: dict[str, tuple[str, str]] = {
     "condition": ("string", "the study condition of a participant's game; empty outside studies"),
     "oracle": ("string", "model spec of the answering seat (Twenty Questions)"),
     "rules_version": ("string", "version of the game's rules the game was played under"),
-    "pilot": ("boolean", "played by a pilot bot rather than a recruited person"),
+    "pilot": (
+        "boolean",
+        "a game of a pilot table (a pilot person's round): every seat's row is flagged, the "
+        "agents' at that table too",
+    ),
+    "participant_status": (
+        "string",
+        "for a person's game in a study, how their study ended (finished, dropped, screened, "
+        "lobby_timeout, or consented/playing while still taking part); empty for agents and "
+        "outside studies. The analysis leaves screened and withdrawn people and pilots out of "
+        "the people's curves and means unless asked (see analysis/people_left_out.csv)",
+    ),
     "oracle_failed": (
         "boolean",
         "the answering seat failed during the game; such games are left out of every score",
@@ -428,6 +439,7 @@ def _game_row(record: Record, index: int) -> dict[str, Any]:
         "oracle": oracle_of(record),
         "rules_version": str((record.get("config") or {}).get("rules_version") or DEFAULT_RULES),
         "pilot": bool(record.get("pilot", False)),
+        "participant_status": record.get("participant_status"),
         "oracle_failed": oracle_failed(record),
         "taken_over": taken,
         "taken_over_by": record.get("taken_over_by") if taken else None,

@@ -168,6 +168,8 @@ def _records(
                 continue
             round_ = rounds[pk].get(seat.index)
             who = _who(table, seat, round_, visitors)
+            if any(r.participant.is_pilot for r in rounds[pk].values()):
+                who["pilot"] = True  # a pilot table: every seat's row, the agents' too
             record = _record(table, seat.index, events, outcome, experiment, who)
             record["oracle"] = oracle if table.game == "twenty-questions" else None
             record["taken_over"] = round_ is not None and seat.kind != Seat.Kind.HUMAN
@@ -359,7 +361,8 @@ def _job_position(table: Row) -> tuple[str, int, int] | None:
 
 
 def _who(table: Row, seat: Row, round_: Row | None, visitors: dict) -> dict[str, Any]:
-    """player, player_kind, setting, round, sample, condition and pilot flag of one seat."""
+    """player, player_kind, setting, round, sample, condition, pilot flag and (a person's in a
+    study) participant status of one seat."""
     opts = _opts(table)
     if seat.kind == Seat.Kind.HUMAN or round_ is not None:
         # A study round stays its participant's game even when an agent took the seat over
@@ -376,6 +379,7 @@ def _who(table: Row, seat: Row, round_: Row | None, visitors: dict) -> dict[str,
                 "sample": 0,
                 "condition": participant.condition or opts.condition,
                 "pilot": bool(participant.is_pilot),
+                "participant_status": participant.status,
             }
         key = (table.game, VISITORS)
         sample = visitors[key]
