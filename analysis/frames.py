@@ -95,6 +95,13 @@ GAME_COLUMNS: dict[str, tuple[str, str]] = {
         "(see turns: stood_in_for); a game with any is won or lost with the stand-in's help, "
         "not the model's alone",
     ),
+    "ended": (
+        "string",
+        "how the game ended: finished (played to its end), aborted (the table stopped it, e.g. "
+        "when its person left and the study's dropout rule ends the game), or unfinished (its "
+        "person dropped out before the end); an aborted or unfinished game has no reward or win "
+        "and is left out of every score, its moves are in turns",
+    ),
     "reward": (
         "float64",
         "NDCG@20 reward (Twenty Questions) or 1.0/0.0 for a win (Undercover) of the evaluated "
@@ -207,7 +214,11 @@ def check_record(record: Any) -> str:
     """What is wrong with a record, or an empty string when it can be analysed."""
     if not isinstance(record, dict):
         return "a record must be a JSON object"
-    missing = [key for key in REQUIRED if record.get(key) is None]
+    # a game that ended early (``ended``: aborted, unfinished) has no reward
+    early = record.get("ended") not in (None, "finished")
+    missing = [
+        key for key in REQUIRED if record.get(key) is None and not (early and key == "reward")
+    ]
     if missing:
         return f"missing {', '.join(missing)}"
     if not (record.get("player") or record.get("model")):
@@ -444,7 +455,8 @@ def _game_row(record: Record, index: int) -> dict[str, Any]:
         "taken_over": taken,
         "taken_over_by": record.get("taken_over_by") if taken else None,
         "stand_in_moves": record.get("stand_in_moves", 0),
-        "reward": None if taken else float(record["reward"]),
+        "ended": record.get("ended") or "finished",
+        "reward": None if taken or record["reward"] is None else float(record["reward"]),
         "win": None if taken else record.get("win"),
         "questions": record.get("questions", _questions(record, seat)),
         "turns": record.get("turn_count", len(record.get("events") or [])),

@@ -268,9 +268,12 @@ def left_out_text(counts: dict[str, int]) -> str:
 
 
 def scored(games: pd.DataFrame) -> pd.DataFrame:
-    """The games that count: those whose answering seat did not fail, and whose person (if any)
-    played to the end instead of an agent that took their seat over."""
+    """The games that count: those played to their end (not aborted or unfinished), whose
+    answering seat did not fail, and whose person (if any) played to the end instead of an agent
+    that took their seat over."""
     keep = pd.Series(True, index=games.index)
+    if "ended" in games:
+        keep &= games["ended"].astype("string").fillna("finished") == "finished"
     for flag in ("oracle_failed", "taken_over"):
         if flag in games:
             keep &= ~games[flag].fillna(False).astype(bool)

@@ -69,9 +69,12 @@ def summarize(
     games: pd.DataFrame, allow_mixed: bool = False, include_all_people: bool = False
 ) -> Summary:
     """The one computation behind every page, report and export (see the module). Pilots and
-    screened or withdrawn people are left out of every measure, and counted, unless
-    ``include_all_people``."""
+    screened or withdrawn people are left out of every curve, mean and win rate, and counted,
+    unless ``include_all_people``; the per-participant table still lists them (the study page
+    shows each one's status), so nobody vanishes from view."""
     left: dict[str, int] = {}
+    everyone = metrics.scored(games)
+    listed = everyone[everyone["player_kind"] == "human"]
     if not include_all_people:
         games, left = metrics.people_left_out(games)
     scored = metrics.scored(games)
@@ -86,7 +89,7 @@ def summarize(
         curves=metrics.model_curves(agents),
         table=metrics.settings_table(agents) if len(agents) else _empty_table(),
         differences=metrics.setting_differences(agents),
-        participants=metrics.participant_summary(humans),
+        participants=metrics.participant_summary(listed),
         human_curves=metrics.player_curves(humans)
         if len(humans)
         else pd.DataFrame(columns=["game", "player", "t", "r", "R", "samples"]),

@@ -49,7 +49,7 @@ from studyapp.dashboard.records.queries import (
     turn_counts,
     turn_usages,
 )
-from studyapp.participants.models import Round, Study
+from studyapp.participants.models import Participant, Round, Study
 from studyapp.pipelines.record_keys import key_position
 from studyapp.tables.models import PERSON_ACTOR, SKIP_SPEC, TABLE_EVENTS, Seat, Table
 from studyapp.tables.options import TableOptions
@@ -66,8 +66,10 @@ def iter_records(
     tables: QuerySet[Table], experiment: str = AGENT_TABLES, chunk: int = CHUNK, events: bool = True
 ) -> Iterator[list[dict[str, Any]]]:
     """Lists of records, ``chunk`` tables at a time: one record per evaluated seat of every
-    finished game (the questioner in Twenty Questions, every seat in Undercover). Games that were
-    aborted or are still being played are left out: they have no reward to analyse.
+    finished game (the questioner in Twenty Questions, every seat in Undercover). A study
+    round's game that ended early (aborted, or its person dropped out) is kept with its end
+    (``ended``) and no reward, so a dropped person's partial game is in the files; a game still
+    being played, or one of agents that never finished, is left out.
 
     A finished Twenty Questions study round whose reward the flow recorded (``Round.reward``, the
     engine's outcome when the round ended) is not replayed. With ``events=False`` such a round's
@@ -158,9 +160,13 @@ def _records(
             turns = None
             engine = get_engine(table.game)
             state = engine.replay(table.config, events)
-            if not engine.is_over(state) or any(e.get("type") == "abort" for e in events):
-                continue
-            outcome = engine.outcome(state)
+            if engine.is_over(state) and not any(e.get("type") == "abort" for e in events):
+                outcome = engine.outcome(state)
+            else:
+                ended = _ended_early(table, rounds[pk], events)
+                if ended is None:  # still being played, or an experiment's: no row yet
+                    continue
+                outcome = _partial_outcome(table, len(seats[pk]), events, ended)
         table_seats = seats[pk]
         oracle = next((s.agent_spec for s in table_seats if s.index == 1), None)
         for seat in table_seats:
@@ -212,6 +218,36 @@ def stood_in_for(actor: str | None, usage: Any) -> str | None:
     if actor and isinstance(usage, dict) and usage.get("stand_in"):
         return actor
     return None
+
+
+def _ended_early(table: Row, rounds: dict[int, Row], events: list[dict]) -> str | None:
+    """How a study round's game that has no result ended: ``aborted`` (the table stopped it,
+    e.g. when the person left and the study's dropout rule ends the game) or ``unfinished`` (its
+    person dropped out and it was never played to the end). None for a game still being played
+    or one outside a study, which the exports leave out until it ends."""
+    if not rounds:
+        return None
+    if table.status == Table.Status.ABORTED or any(e.get("type") == "abort" for e in events):
+        return "aborted"
+    if any(r.participant.status == Participant.Status.DROPPED for r in rounds.values()):
+        return "unfinished"
+    return None
+
+
+def _partial_outcome(
+    table: Row, players: int, events: list[dict], ended: str
+) -> dict[int, dict[str, Any]]:
+    """Every seat's outcome of a game that ended early: no reward and no win (the game has no
+    result), the questions asked, and how it ended."""
+    return {
+        seat: {
+            "reward": None,
+            "win": None,
+            "questions": sum(e.get("type") == "question" and e.get("seat") == seat for e in events),
+            "ended": ended,
+        }
+        for seat in range(players)
+    }
 
 
 def actor_label(
@@ -443,8 +479,9 @@ def _record(
         "outcome": {str(k): v for k, v in outcome.items()},
         "evaluated_seat": seat,
         "role": mine.get("role"),
-        "reward": float(mine["reward"]),
+        "reward": None if mine["reward"] is None else float(mine["reward"]),
         "win": mine.get("win"),
+        "ended": mine.get("ended", "finished"),
         "questions": mine.get("questions"),
         "oracle_failed": bool(opts.oracle_failed),
         "started_at": table.started_at.isoformat() if table.started_at else None,

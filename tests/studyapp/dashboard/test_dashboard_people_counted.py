@@ -1,8 +1,9 @@
 """Issue 42: the analysis counts who it should. Screened people and pilots are left out of the
-people's curves, means and tables by default, with their counts shown (notes.md,
-people_left_out.csv, the study page), and counted when asked (--include-all-people); every row of
-a pilot table carries the pilot flag, the agents' too; the dashboard's participants table says
-how each person's study ended; an Undercover study gets its people-and-model-arm figure."""
+people's curves and means by default, with their counts shown (notes.md, people_left_out.csv, the
+study page), and counted when asked (--include-all-people); the per-participant table still lists
+them, and on the study page says how each person's study ended; every row of a pilot table
+carries the pilot flag, the agents' too; a dropped person's partial game stays in the files; an
+Undercover study gets its people-and-model-arm figure."""
 
 from __future__ import annotations
 
@@ -38,12 +39,13 @@ def test_screened_people_and_pilots_are_left_out_and_counted(db, tmp_path):
         "screened"
     }
     summary = summarize(games)
-    people = set(summary.participants["player"])
-    assert screened.public_id not in people and pilot.public_id not in people
-    assert len(people) == 2 and summary.people_left_out == {"pilot": 1, "screened": 1}
-    assert screened.public_id not in set(summary.human_curves["player"])
+    curves = set(summary.human_curves["player"])
+    assert screened.public_id not in curves and pilot.public_id not in curves
+    assert len(curves) == 2 and summary.people_left_out == {"pilot": 1, "screened": 1}
+    # listed in the per-participant table all the same (nobody vanishes from view)
+    assert {screened.public_id, pilot.public_id} <= set(summary.participants["player"])
     everyone = summarize(games, include_all_people=True)
-    assert {screened.public_id, pilot.public_id} <= set(everyone.participants["player"])
+    assert {screened.public_id, pilot.public_id} <= set(everyone.human_curves["player"])
     assert everyone.people_left_out == {}
     # the mean moves with them: the screened person found the word at once every time
     assert everyone.human_mean["R"].iloc[-1] > summary.human_mean["R"].iloc[-1]
@@ -60,8 +62,8 @@ def test_screened_people_and_pilots_are_left_out_and_counted(db, tmp_path):
         "pilot": 1,
         "screened": 1,
     }
-    analysed = set(pd.read_csv(out / "analysis" / "participants.csv")["player"])
-    assert screened.public_id not in analysed
+    analysed = set(pd.read_csv(out / "analysis" / "human_curves.csv")["player"])
+    assert screened.public_id not in analysed and len(analysed) == 2
     # the people's games stay in the files, flagged: left out only of the measures
     written = pd.read_csv(out / "games.csv")
     assert screened.public_id in set(written["player"]) and written["pilot"].any()
@@ -71,7 +73,7 @@ def test_screened_people_and_pilots_are_left_out_and_counted(db, tmp_path):
         "export_study", study.slug, "--out", str(everyone_out), "--format", "csv", "--quiet",
         "--include-pilots", "--include-all-people", "--processes", "1",
     )  # fmt: skip
-    analysed = set(pd.read_csv(everyone_out / "analysis" / "participants.csv")["player"])
+    analysed = set(pd.read_csv(everyone_out / "analysis" / "human_curves.csv")["player"])
     assert {screened.public_id, pilot.public_id} <= analysed
     assert not (everyone_out / "analysis" / "people_left_out.csv").exists()
 
@@ -86,7 +88,7 @@ def test_the_study_page_shows_the_counts_and_each_persons_status(admin_client, d
     assert 'id="people-left-out"' in page and "1 screened" in page
     assert "<th>Status</th>" in page
     assert f"<td>{dropped.public_id}</td><td></td><td>dropped</td>" in page
-    assert f"<td>{screened.public_id}</td>" not in page
+    assert f"<td>{screened.public_id}</td><td></td><td>screened</td>" in page
 
 
 def test_every_row_of_a_pilot_table_is_flagged_and_undercover_gets_a_study_figure(db):
@@ -111,3 +113,43 @@ def test_every_row_of_a_pilot_table_is_flagged_and_undercover_gets_a_study_figur
     assert "study-undercover" in made and "roles-undercover" in made
     _, data = made["study-undercover"]
     assert any("People" in panel for panel in data["panel"])
+
+
+def test_a_dropped_persons_partial_game_is_kept_with_its_end(db, tmp_path):
+    """A Twenty Questions person who dropped out after two questions: the aborted game is in
+    games.csv (ended aborted, no reward) and its moves in turns.csv; it counts in no score, and
+    the export's cross-checks hold."""
+    from studyapp.tables.models import Table
+    from tests.studyapp.dashboard.analysis_db_helpers import finished_table
+
+    study = make_study()
+    dropped = Participant.objects.create(study=study, status=Participant.Status.DROPPED)
+    events = [
+        {"type": "question", "seat": 0, "text": "Is it alive?"},
+        {"type": "answer", "seat": 1, "answer": "No"},
+        {"type": "question", "seat": 0, "text": "Is it food?"},
+        {"type": "answer", "seat": 1, "answer": "Yes"},
+        {"type": "abort", "reason": "the questioner left"},
+    ]
+    table = finished_table(
+        events,
+        [{"kind": "human", "session_key": "gone"}, {"kind": "agent", "agent_spec": "offline:kb"}],
+    )
+    Table.objects.filter(pk=table.pk).update(status=Table.Status.ABORTED)
+    Round.objects.create(participant=dropped, number=1, table=table)
+    out = tmp_path / "export"
+    call_command(
+        "export_study", study.slug, "--out", str(out), "--format", "csv", "--quiet",
+        "--processes", "1", "--check",
+    )  # fmt: skip
+    games = pd.read_csv(out / "games.csv")
+    row = games[games["table"] == table.pk].iloc[0]
+    assert row["player"] == dropped.public_id and row["ended"] == "aborted"
+    assert pd.isna(row["reward"]) and row["questions"] == 2
+    assert (games[games["table"] != table.pk]["ended"] == "finished").all()
+    turns = pd.read_csv(out / "turns.csv")
+    mine = turns[turns["table"] == table.pk]
+    assert list(mine["type"]) == ["question", "answer", "question", "answer", "abort"]
+    # no score counts it: the people's table has the two finished people only
+    analysed = pd.read_csv(out / "analysis" / "participants.csv")
+    assert dropped.public_id not in set(analysed["player"]) and len(analysed) == 2
