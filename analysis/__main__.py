@@ -1,6 +1,7 @@
 """``python -m analysis``: reports and frame exports from experiment files, without Django.
 
 python -m analysis report results.jsonl [more.jsonl ...] --out DIR [--allow-mixed]
+    [--include-all-people]
 python -m analysis report EXPORT_DIR --out DIR   (a folder export_study wrote: its games frame)
 python -m analysis export results.jsonl --format csv|parquet --out DIR
 python -m analysis reproduce table1|table2|table3|table4|figure3 --model SPEC --out DIR [--dry-run]
@@ -37,6 +38,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="draw people and models together even when their oracle or rules version differ",
     )
+    report.add_argument(
+        "--include-all-people",
+        action="store_true",
+        help="count pilots and screened or withdrawn people in the people's curves and means",
+        dest="all_people",
+    )
     add_reproduce(commands)
     return parser
 
@@ -47,7 +54,9 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     if args.command == "report" and all(Path(p, "datapackage.json").exists() for p in args.results):
         games = pd.concat([read_frames(p)["games"] for p in args.results], ignore_index=True)
-        for path in write_report(games, args.out, allow_mixed=args.allow_mixed):
+        for path in write_report(
+            games, args.out, allow_mixed=args.allow_mixed, include_all_people=args.all_people
+        ):
             print(path)
         return 0
     try:
@@ -56,7 +65,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     if args.command == "report":
-        written = write_report(frames.games_frame(records), args.out, args.allow_mixed)
+        written = write_report(
+            frames.games_frame(records), args.out, args.allow_mixed, args.all_people
+        )
     else:
         written = export_frames(
             {"games": frames.games_frame(records), "turns": frames.turns_frame(records)},

@@ -63,7 +63,18 @@ GAME_COLUMNS: dict[str, tuple[str, str]] = {
     "condition": ("string", "the study condition of a participant's game; empty outside studies"),
     "oracle": ("string", "model spec of the answering seat (Twenty Questions)"),
     "rules_version": ("string", "version of the game's rules the game was played under"),
-    "pilot": ("boolean", "played by a pilot bot rather than a recruited person"),
+    "pilot": (
+        "boolean",
+        "a game of a pilot table (a pilot person's round): every seat's row is flagged, the "
+        "agents' at that table too",
+    ),
+    "participant_status": (
+        "string",
+        "for a person's game in a study, how their study ended (finished, dropped, screened, "
+        "lobby_timeout, or consented/playing while still taking part); empty for agents and "
+        "outside studies. The analysis leaves screened and withdrawn people and pilots out of "
+        "the people's curves and means unless asked (see analysis/people_left_out.csv)",
+    ),
     "oracle_failed": (
         "boolean",
         "the answering seat failed during the game; such games are left out of every score",
@@ -77,6 +88,19 @@ GAME_COLUMNS: dict[str, tuple[str, str]] = {
     "taken_over_by": (
         "string",
         "the agent spec that played a taken-over seat to the end (see turns: actor_kind)",
+    ),
+    "stand_in_moves": (
+        "Int64",
+        "moves of the evaluated seat that an offline stand-in made because its model failed "
+        "(see turns: stood_in_for); a game with any is won or lost with the stand-in's help, "
+        "not the model's alone",
+    ),
+    "ended": (
+        "string",
+        "how the game ended: finished (played to its end), aborted (the table stopped it, e.g. "
+        "when its person left and the study's dropout rule ends the game), or unfinished (its "
+        "person dropped out before the end); an aborted or unfinished game has no reward or win "
+        "and is left out of every score, its moves are in turns",
     ),
     "reward": (
         "float64",
@@ -125,7 +149,13 @@ TURN_COLUMNS: dict[str, tuple[str, str]] = {
     "actor_kind": (
         "string",
         "who made the move: human, model, offline, or table (the table's own events: a takeover, "
-        "an abort, a do-nothing move played for a seat); empty where the log does not say",
+        "an abort, a do-nothing move played for a seat); empty where the log does not say. A "
+        "move an offline agent made in place of a failed model is offline (see stood_in_for)",
+    ),
+    "stood_in_for": (
+        "string",
+        "for a move an offline stand-in made because the seat's model failed: that model's spec "
+        "(player is then the stand-in's spec, usage_error why the model failed); else empty",
     ),
     "type": ("string", "event type: question, answer, clue, vote, abort, takeover, ..."),
     "text": (
@@ -184,7 +214,11 @@ def check_record(record: Any) -> str:
     """What is wrong with a record, or an empty string when it can be analysed."""
     if not isinstance(record, dict):
         return "a record must be a JSON object"
-    missing = [key for key in REQUIRED if record.get(key) is None]
+    # a game that ended early (``ended``: aborted, unfinished) has no reward
+    early = record.get("ended") not in (None, "finished")
+    missing = [
+        key for key in REQUIRED if record.get(key) is None and not (early and key == "reward")
+    ]
     if missing:
         return f"missing {', '.join(missing)}"
     if not (record.get("player") or record.get("model")):
@@ -214,6 +248,7 @@ def turns_frame(records: Iterable[Record]) -> pd.DataFrame:
         "usage": [],
         "actor": [],
         "actor_kind": [],
+        "stood_in_for": [],
         "seat_slot": [],
     }
     logged: dict[str, int] = {}  # table -> the label of its log
@@ -234,7 +269,7 @@ def turns_frame(records: Iterable[Record]) -> pd.DataFrame:
         log["event"].extend([encode_event(event) for event in events])
         log["created_at"].extend((times + [None] * n)[:n])
         log["usage"].extend((usages + [None] * n)[:n])
-        for name in ("actor", "actor_kind"):
+        for name in ("actor", "actor_kind", "stood_in_for"):
             given = list(record.get(f"turn_{name}s") or [])
             log[name].extend((given + [None] * n)[:n])
         slots = record.get("seat_slots") or []
@@ -294,7 +329,7 @@ def turns_from_log(keys: pd.DataFrame, log: pd.DataFrame) -> pd.DataFrame:
     frame["text"] = (_objects(said), codes)
     lengths = [len(t) if isinstance(t, str) else 0 for t in said]
     frame["chars"] = (np.array(lengths, dtype="int64"), codes)
-    for name in ("seat_slot", "actor_kind"):
+    for name in ("seat_slot", "actor_kind", "stood_in_for"):
         values = log[name].to_numpy()[rows] if name in log else np.full(len(rows), None)
         frame[name] = (values, None)
     frame["created_at"] = (log["created_at"].to_numpy()[rows], None)
@@ -415,10 +450,13 @@ def _game_row(record: Record, index: int) -> dict[str, Any]:
         "oracle": oracle_of(record),
         "rules_version": str((record.get("config") or {}).get("rules_version") or DEFAULT_RULES),
         "pilot": bool(record.get("pilot", False)),
+        "participant_status": record.get("participant_status"),
         "oracle_failed": oracle_failed(record),
         "taken_over": taken,
         "taken_over_by": record.get("taken_over_by") if taken else None,
-        "reward": None if taken else float(record["reward"]),
+        "stand_in_moves": record.get("stand_in_moves", 0),
+        "ended": record.get("ended") or "finished",
+        "reward": None if taken or record["reward"] is None else float(record["reward"]),
         "win": None if taken else record.get("win"),
         "questions": record.get("questions", _questions(record, seat)),
         "turns": record.get("turn_count", len(record.get("events") or [])),

@@ -230,10 +230,50 @@ def half_width(sd: pd.Series, n: pd.Series) -> pd.Series:
     return quantile * sd / np.sqrt(n.astype("float64"))
 
 
-def scored(games: pd.DataFrame) -> pd.DataFrame:
-    """The games that count: those whose answering seat did not fail, and whose person (if any)
-    played to the end instead of an agent that took their seat over."""
+# People whose games the analysis leaves out unless asked: screened out (they failed an attention
+# check, so their play is not trusted) or withdrawn; and pilots (not the study's population). A
+# dropped person's finished games stay in.
+LEFT_OUT_STATUSES = ("screened", "withdrawn")
+
+
+def people_left_out(games: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
+    """``games`` without the rows of pilot tables and of screened or withdrawn people, and how
+    many people each reason left out (``pilot``, ``screened``, ``withdrawn``; a pilot counts as a
+    pilot whatever its status). Agents' rows stay, but not those at a pilot table."""
     keep = pd.Series(True, index=games.index)
+    counts: dict[str, int] = {}
+    if games.empty:
+        return games, counts
+    human = (games["player_kind"] == "human").fillna(False).astype(bool)
+    if "pilot" in games:
+        pilot = games["pilot"].fillna(False).astype(bool)
+        n = games.loc[pilot & human, "player"].nunique()
+        if n:
+            counts["pilot"] = int(n)
+        keep &= ~pilot
+    if "participant_status" in games:
+        status = games["participant_status"].astype("string").fillna("")
+        for reason in LEFT_OUT_STATUSES:
+            out = human & (status == reason) & keep
+            n = games.loc[out, "player"].nunique()
+            if n:
+                counts[reason] = int(n)
+            keep &= ~out
+    return games[keep], counts
+
+
+def left_out_text(counts: dict[str, int]) -> str:
+    """The people left out, in words ("2 screened, 1 pilot"); '' when none."""
+    return ", ".join(f"{n} {reason}" for reason, n in sorted(counts.items()))
+
+
+def scored(games: pd.DataFrame) -> pd.DataFrame:
+    """The games that count: those played to their end (not aborted or unfinished), whose
+    answering seat did not fail, and whose person (if any) played to the end instead of an agent
+    that took their seat over."""
+    keep = pd.Series(True, index=games.index)
+    if "ended" in games:
+        keep &= games["ended"].astype("string").fillna("finished") == "finished"
     for flag in ("oracle_failed", "taken_over"):
         if flag in games:
             keep &= ~games[flag].fillna(False).astype(bool)

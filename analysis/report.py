@@ -371,6 +371,11 @@ def figures(summary: Summary) -> dict[str, tuple[Figure, pd.DataFrame]]:
             made = roles_figure(summary, game)
             if made is not None:
                 out[f"roles-{game}"] = made
+            if not summary.participants[summary.participants["game"] == game].empty:
+                # the people's R(t) next to the model arm's, as Twenty Questions has
+                made = study_figure(summary, game)
+                if made is not None:
+                    out[f"study-{game}"] = made
             continue
         made = study_figure(summary, game)
         if made is not None:
@@ -384,8 +389,8 @@ def figures(summary: Summary) -> dict[str, tuple[Figure, pd.DataFrame]]:
 def write_tables(summary: Summary, out: str | Path) -> list[Path]:
     """Table 2 (``table.md``, ``table.html``, ``table.csv``) and every other table of the summary
     as formula-safe CSV (``curves``, ``differences``, ``participants``, ``human_curves``,
-    ``human_mean``, ``win_rates``), plus ``notes.md`` when the people and the models cannot share a
-    figure."""
+    ``human_mean``, ``win_rates``; ``people_left_out`` when someone was), plus ``notes.md`` when people were left
+    out (pilots, screened, withdrawn) or the people and the models cannot share a figure."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "table.md", out / "table.html"]
@@ -395,8 +400,16 @@ def write_tables(summary: Summary, out: str | Path) -> list[Path]:
         path = out / f"{name}.csv"
         safe_frame(frame).to_csv(path, index=False)
         written.append(path)
+    lines = []
+    if summary.people_left_out:
+        lines += [
+            "# People left out\n\n",
+            f"Left out of the people's curves, means and tables: "
+            f"{metrics.left_out_text(summary.people_left_out)} (pilots, and people screened out "
+            "or withdrawn; `people_left_out.csv`). Pass --include-all-people to count them.\n",
+        ]
     if summary.problems:
-        lines = ["# Not drawn together\n\n"]
+        lines += ["\n" if lines else "", "# Not drawn together\n\n"]
         lines += [f"- {problem}\n" for problem in summary.problems]
         lines.append(
             "\nThe people's and the models' games differ as above, so the figures show the people "
@@ -404,15 +417,22 @@ def write_tables(summary: Summary, out: str | Path) -> list[Path]:
             if not summary.mixed
             else "\nDrawn together anyway, as asked (--allow-mixed).\n"
         )
+    if lines:
         written.append(out / "notes.md")
         written[-1].write_text("".join(lines), encoding="utf-8")
     return written
 
 
-def write_report(games: pd.DataFrame, out: str | Path, allow_mixed: bool = False) -> list[Path]:
+def write_report(
+    games: pd.DataFrame,
+    out: str | Path,
+    allow_mixed: bool = False,
+    include_all_people: bool = False,
+) -> list[Path]:
     """Summarise the games (:func:`analysis.summary.summarize`) and write its tables and every
-    figure it supports (PNG, SVG, PDF, and the figure's data as CSV); return the paths."""
-    summary = summarize(games, allow_mixed=allow_mixed)
+    figure it supports (PNG, SVG, PDF, and the figure's data as CSV); return the paths.
+    ``include_all_people``: pilots and screened or withdrawn people count too."""
+    summary = summarize(games, allow_mixed=allow_mixed, include_all_people=include_all_people)
     written = write_tables(summary, out)
     for stem, (figure, data) in figures(summary).items():
         written += save_figure(figure, Path(out) / stem, data)

@@ -45,6 +45,9 @@ class Summary:
     mixed: bool = False  # drawn together although the problems say they differ
     reference: float | None = None  # the reference line of Twenty Questions
     rows: pd.DataFrame = field(default_factory=pd.DataFrame)  # Table 2, long: metrics.table2_rows
+    # People left out of every measure, by reason (metrics.people_left_out): pilot, screened,
+    # withdrawn; empty when everyone was asked for (include_all_people) or none was.
+    people_left_out: dict[str, int] = field(default_factory=dict)
 
     @property
     def comparable(self) -> bool:
@@ -55,11 +58,25 @@ class Summary:
         out = {name: getattr(self, name) for name in FRAMES}
         out["table"] = self.table.reset_index()
         out["win_rates"] = self.win_rates
+        if self.people_left_out:  # written only when someone was left out
+            out["people_left_out"] = pd.DataFrame(
+                sorted(self.people_left_out.items()), columns=["reason", "people"]
+            )
         return out
 
 
-def summarize(games: pd.DataFrame, allow_mixed: bool = False) -> Summary:
-    """The one computation behind every page, report and export (see the module)."""
+def summarize(
+    games: pd.DataFrame, allow_mixed: bool = False, include_all_people: bool = False
+) -> Summary:
+    """The one computation behind every page, report and export (see the module). Pilots and
+    screened or withdrawn people are left out of every curve, mean and win rate, and counted,
+    unless ``include_all_people``; the per-participant table still lists them (the study page
+    shows each one's status), so nobody vanishes from view."""
+    left: dict[str, int] = {}
+    everyone = metrics.scored(games)
+    listed = everyone[everyone["player_kind"] == "human"]
+    if not include_all_people:
+        games, left = metrics.people_left_out(games)
     scored = metrics.scored(games)
     humans = scored[scored["player_kind"] == "human"]
     # The model measures read the games of agents only: an agent seated at a people's table
@@ -72,7 +89,7 @@ def summarize(games: pd.DataFrame, allow_mixed: bool = False) -> Summary:
         curves=metrics.model_curves(agents),
         table=metrics.settings_table(agents) if len(agents) else _empty_table(),
         differences=metrics.setting_differences(agents),
-        participants=metrics.participant_summary(humans),
+        participants=metrics.participant_summary(listed),
         human_curves=metrics.player_curves(humans)
         if len(humans)
         else pd.DataFrame(columns=["game", "player", "t", "r", "R", "samples"]),
@@ -82,6 +99,7 @@ def summarize(games: pd.DataFrame, allow_mixed: bool = False) -> Summary:
         problems=metrics.comparability(scored),
         mixed=allow_mixed,
         rows=metrics.table2_rows(agents),
+        people_left_out=left,
         reference=reference[0]
         if reference and (scored["game"] == "twenty-questions").any()
         else None,

@@ -16,7 +16,8 @@ word lists): in another language they are refused with the reason (:func:`offlin
 and a model agent is told the language of the table (:func:`instruction`). One thing stands in for
 a model at a table in another language: when a model seat could not give its Undercover clue, the
 offline agent gives a sentence that describes nothing in particular, in the table's language
-(``undercover_sentences_<code>.txt``, :func:`undercover_sentences`), never an English one.
+(``undercover_sentences_<code>.txt``, :func:`undercover_sentences`), never an English one, and
+never one said before at the table.
 """
 
 from __future__ import annotations
@@ -97,21 +98,23 @@ def candidate_of(name: str, language: str = "en") -> str | None:
 
 
 @cache
-def undercover_sentences(language: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The vague Undercover clues of ``language`` and the lead-ins put before them (``sentence:``
-    and ``lead:`` lines of ``undercover_sentences_<code>.txt``); English's live in
-    :mod:`games.undercover.agents`. A language without the file has none: ValueError."""
+def undercover_sentences(language: str) -> tuple[str, ...]:
+    """The vague Undercover clues of ``language`` (the ``sentence:`` lines of
+    ``undercover_sentences_<code>.txt``); English's live in :mod:`games.undercover.agents`. A
+    language without the file has none: ValueError."""
     _check(language)
     path = HERE / f"undercover_sentences_{language}.txt"
     if language == "en" or not path.is_file():
         raise ValueError(f"no Undercover sentences for language {language!r}")
-    found: dict[str, list[str]] = {"sentence": [], "lead": []}
+    found = []
     for line in _lines(path):
         kind, _, text = line.partition(":")
-        if kind not in found or not text.strip():
-            raise ValueError(f"{path.name}: a line must start 'sentence:' or 'lead:': {line!r}")
-        found[kind].append(text.strip())
-    return tuple(found["sentence"]), tuple(found["lead"])
+        if kind != "sentence" or not text.strip():
+            raise ValueError(f"{path.name}: a line must start 'sentence:': {line!r}")
+        found.append(text.strip())
+    if len({sentence.casefold() for sentence in found}) != len(found):
+        raise ValueError(f"{path.name}: a sentence is given twice")
+    return tuple(found)
 
 
 GUESS_TEXTS = {"en": "Is the word {word}?", "de": "Ist das Wort {word}?"}

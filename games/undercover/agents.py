@@ -4,7 +4,10 @@ It plays by the rules people are given. Its clues are only ever descriptors of i
 phrases in :mod:`games.undercover.words`); it never takes up the word it hears from others, and it
 never repeats or recombines a clue already given in the game, by any seat: a descriptor whose
 words were all said in one earlier clue, or that contains an earlier clue's phrase, is skipped,
-and when none is left it passes. It votes from evidence: it infers the other word from the clues
+and when none is left it passes. At a table with people (``sentences``) it words each clue as
+people word theirs, in the seat's own style (:mod:`games.undercover.wording`), counts a clue
+said in other words ("you pour it over cereal" after "poured over cereal") as a repeat, and, its
+descriptors spent, gives a vague clue instead of passing. It votes from evidence: it infers the other word from the clues
 it heard (the word whose descriptors they share most words with), and for each player weighs how
 much better their clues fit that word than its own. A clue that fits neither, the way people often
 talk, is weak evidence either way, so a player is not voted out for describing the word in their
@@ -24,6 +27,7 @@ from functools import cache, lru_cache
 
 from games.base import Event, Observation
 from games.undercover.engine import clue_problem, normalise
+from games.undercover.wording import PAIR_SHARE, Style, render, stems, wordings
 from games.undercover.words import DESCRIPTORS
 
 NAMES = ("descriptor", "kb", "random")  # one agent; the aliases let `offline:kb` serve every game
@@ -31,8 +35,14 @@ NAMES = ("descriptor", "kb", "random")  # one agent; the aliases let `offline:kb
 _STOP_TEXT = """a an and are as at be by for from has have in is it its of on or the to with you your
 one who what when where which can made used very this that they them their there people some lot
 lots often really just like get got make
-would say clue here something about think me my"""  # the last line: the sentence frames' words
+would say clue here something about think me my"""  # the last line: words people frame clues with
 _STOP_WORDS = frozenset(_STOP_TEXT.split())
+# What a repeat at a table with people does not count either: the vague clues' framing words and
+# German function words (a stand-in at a German table speaks German).
+_FORM_STOP_WORDS_TEXT = """
+    ive youd theres thats isnt dont der die das den dem des ein eine einen einem und ist nicht
+    ich man sehr viele auch mit von für auf wenn gibt hat kann schon noch sich sie wir bei"""
+_FORM_STOP_WORDS = _STOP_WORDS | frozenset(_FORM_STOP_WORDS_TEXT.split())
 # Pseudo-words added to every clue's length: a clue with one matching word among many, or a short
 # vague one, counts for less than a clue full of a word's vocabulary.
 VAGUENESS = 2.0
@@ -82,21 +92,49 @@ class DescriptorAgent:
         said = frozenset(normalise(text) for text in earlier)
         rejected = observation.get("rejected")
         refused = rejected["action"].get("text") if rejected else None
-        for phrase in self.phrases(word) if self.language == "en" else []:
-            if self.sentences:
-                phrase = as_sentence(phrase, f"{self.seed}:{phrase}")
+
+        def allowed(text: str) -> bool:
+            return (
+                text != refused
+                and clue_problem(text, word, said) is None
+                and not repeats(text, earlier, stemmed=self.sentences)
+            )
+
+        if not self.sentences:  # a table of agents: its descriptors as they are
+            for phrase in self.phrases(word):
+                if allowed(phrase):
+                    return {"type": "clue", "text": phrase}
+            return {"type": "clue", "text": None}
+        # At a table with people: worded as people word theirs (games.undercover.wording), in
+        # the seat's own style, never a clue said before at the table in any wording.
+        rng = random.Random(f"{self.seed}:{word}:form")
+        own = [
+            clue["text"]
+            for clue in observation["clues"]
+            if clue["seat"] == observation["seat"] and clue["text"] is not None
+        ]
+        style = Style.of(own, rng)
+        english = self.language == "en"
+        phrases = self.phrases(word) if english else []
+        for i, phrase in enumerate(phrases):
+            extra = phrases[i + 1] if i + 1 < len(phrases) else None
+            if extra is None or rng.random() >= PAIR_SHARE or not allowed(extra):
+                extra = None
+            for wording in wordings(phrase, rng):
+                for text in (render(wording, rng, style, extra), render(wording, rng, style)):
+                    if allowed(text):
+                        return {"type": "clue", "text": text}
+        # Its descriptors are spent (or it speaks another language): a vague clue, as people
+        # give, each said once at a table.
+        spare = vague_sentences(self.language)
+        for sentence in rng.sample(spare, len(spare)):
+            text = style.apply(sentence, rng)
             if (
-                phrase != refused
-                and clue_problem(phrase, word, said) is None
-                and not repeats(phrase, earlier)
+                text != refused
+                and clue_problem(text, word, said) is None
+                and not said_in(text, said)
             ):
-                return {"type": "clue", "text": phrase}
-        if self.sentences:  # its descriptors are spent: a vague sentence, as people give
-            rng = random.Random(f"{self.seed}:{word}:vague")
-            spare = vague_sentences(self.language)
-            for sentence in rng.sample(spare, len(spare)):
-                if sentence != refused and clue_problem(sentence, word, said) is None:
-                    return {"type": "clue", "text": sentence}
+                return {"type": "clue", "text": text}
         return {"type": "clue", "text": None}
 
     def evidence(self, observation: Observation) -> dict[int, float]:
@@ -145,59 +183,94 @@ class DescriptorAgent:
         return {"type": "vote", "target": rng.choice([s for s, v in suspects.items() if v == best])}
 
 
-# How a descriptor becomes a sentence at a table with people: a lead-in that fits a noun phrase,
-# a verb phrase or an adjective alike.
-SENTENCE_FRAMES = (
-    "I would say: {}.",
-    "My clue is this: {}.",
-    "Here is my clue: {}.",
-    "Something I would say about it: {}.",
-    "Think of this: {}.",
-    "For me it is like this: {}.",
-)
-# Clues that describe nothing in particular, for a seat whose descriptors are spent (never said
-# twice at a table, as the rules ask).
+# Clues that describe nothing in particular, for a seat whose descriptors are spent, written as
+# people type them (the seat's style adds its capital and stop), opening as people's clues open
+# (mostly with a describing word, now and then with "you", "it", "in", "I"): each is said once
+# at a table, and none is another with a lead-in.
 VAGUE_SENTENCES = (
-    "I think most people know it well.",
-    "You can find it in a lot of homes.",
-    "It is part of many people's everyday life.",
-    "I have come across it quite often.",
-    "Some people like it more than others.",
-    "It is easy to picture once you think about it.",
-    "I would not call it rare at all.",
-    "It comes in more than one kind.",
-    "Many people have an opinion about it.",
-    "It is not hard to get hold of.",
+    "pretty common",
+    "well known",
+    "familiar to most",
+    "not rare",
+    "quite popular",
+    "everyday thing",
+    "hard to describe",
+    "simple enough",
+    "nothing special",
+    "easy to find",
+    "very normal",
+    "seen it loads",
+    "loved by many",
+    "depends on the type",
+    "many kinds",
+    "comes in different sizes",
+    "around for ages",
+    "a classic",
+    "known all over",
+    "popular with kids",
+    "not for everyone",
+    "nice sometimes",
+    "found in many places",
+    "used a lot",
+    "no big deal",
+    "usual thing",
+    "widely known",
+    "big in some countries",
+    "ordinary really",
+    "normal stuff",
+    "everybody knows it",
+    "lots of types",
+    "common enough",
+    "recognisable",
+    "typical",
+    "people like it",
+    "sort of everyday",
+    "basic",
+    "plenty of them around",
+    "often talked about",
+    "quite ordinary",
+    "kids know it",
+    "no surprise there",
+    "mainstream",
+    "different kinds exist",
+    "you see it a lot",
+    "you'd recognise it",
+    "you know this one",
+    "you come across it often",
+    "it's everywhere",
+    "it's nothing unusual",
+    "it can be nice",
+    "it has a few kinds",
+    "in most countries",
+    "in films sometimes",
+    "with a few varieties",
+    "I like it",
+    "I see it often",
+    "my family knows it",
+    "you'd know it if you saw it",
+    "most people have seen one at some point",
+    "I have come across it quite a lot",
+    "depends a lot on which kind you get",
+    "some people love it and some don't",
+    "there are a few different kinds of it",
+    "my whole family has an opinion about it",
+    "nothing you would be surprised to see",
+    "quite easy to picture in your head",
+    "not something you see only once a year",
+    "it shows up in a lot of places",
+    "people from lots of countries know it",
 )
-
-
-# Lead-ins that vary a vague sentence, so a long game (ties make more clue rounds) never runs out
-# of new ones: 10 sentences, each bare or after one of these, are 60 clues.
-VAGUE_LEADS = ("Honestly, ", "To me, ", "I would say ", "In my view, ", "Well, ")
 
 
 @cache
 def vague_sentences(language: str = "en") -> tuple[str, ...]:
-    """Every vague sentence: each of VAGUE_SENTENCES bare and after each of VAGUE_LEADS; in
-    another language, its sentences and lead-ins from :func:`games.languages.undercover_sentences`
-    (a lead-in ends in a colon there, and the sentence after it keeps its capital)."""
+    """Every vague clue of ``language``: :data:`VAGUE_SENTENCES` in English; in another language
+    the sentences of :func:`games.languages.undercover_sentences`."""
     if language != "en":
         from games.languages import undercover_sentences
 
-        sentences, leads = undercover_sentences(language)
-        return (*sentences, *(f"{lead} {sentence}" for lead in leads for sentence in sentences))
-    led = [
-        lead + (sentence if sentence.startswith("I ") else sentence[0].lower() + sentence[1:])
-        for lead in VAGUE_LEADS
-        for sentence in VAGUE_SENTENCES
-    ]
-    return (*VAGUE_SENTENCES, *led)
-
-
-def as_sentence(phrase: str, key: str) -> str:
-    """``phrase`` as one sentence, with a lead-in chosen by ``key``."""
-    frame = random.Random(key).choice(SENTENCE_FRAMES)
-    return frame.format(phrase.rstrip(".!?"))
+        return undercover_sentences(language)
+    return VAGUE_SENTENCES
 
 
 _PARTS = re.compile(r"[,;:.!?]+|\band\b|\bbut\b|\balso\b")
@@ -209,21 +282,46 @@ def phrases_of(text: str) -> list[frozenset[str]]:
     return [part for part in parts if part]
 
 
-def repeats(text: str, earlier: list[str]) -> bool:
+def repeats(text: str, earlier: list[str], stemmed: bool = False) -> bool:
     """Whether ``text`` repeats or recombines a clue in ``earlier``: all its words were said in
     one earlier clue, or one of its phrases is an earlier phrase (the same content words), or it
-    contains an earlier phrase of two or more words."""
-    words = content_words(text)
+    contains an earlier phrase of two or more words. ``stemmed``, as at a table with people:
+    words count as one by their stem ("poured over cereal" is "you pour it over cereal"), and a
+    clue that holds all of an earlier one's words ("cereal", "poured over cereal") repeats it."""
+    split = _stemmed_phrases if stemmed else phrases_of
+    words = _stems(text) if stemmed else content_words(text)
     if not words:
         return False
-    own = phrases_of(text)
+    own = split(text)
     for clue in earlier:
-        if words <= content_words(clue):
+        before = _stems(clue) if stemmed else content_words(clue)
+        if words <= before:
+            return True
+        # with people, a clue that says an earlier one again with more words is a repeat too
+        if stemmed and before and before <= words:
             return True
         # a phrase of one word ("red") may be said again in a new phrase ("red fruit")
-        if any(part in own or (len(part) > 1 and part <= words) for part in phrases_of(clue)):
+        if any(part in own or (len(part) > 1 and part <= words) for part in split(clue)):
             return True
     return False
+
+
+def said_in(text: str, said: frozenset[str]) -> bool:
+    """Whether a vague clue says one of the (normalised) clues ``said`` again: the same words,
+    or that clue inside it or it inside that clue. Vague clues are mostly words that say
+    nothing ("most people know it"), so they are compared whole, not by their meaningful words."""
+    plain = f" {normalise(text)} "
+    return any(f" {old} " in plain or plain in f" {old} " for old in said if old)
+
+
+@lru_cache(maxsize=8192)
+def _stems(text: str) -> frozenset[str]:
+    return stems(text, _FORM_STOP_WORDS)
+
+
+def _stemmed_phrases(text: str) -> list[frozenset[str]]:
+    parts = [_stems(part) for part in _PARTS.split(text.lower())]
+    return [part for part in parts if part]
 
 
 def other_word(observation: Observation) -> str:

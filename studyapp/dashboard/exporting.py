@@ -75,7 +75,11 @@ def export_study(
     processes: int = 1,
     chunk: int = CHUNK,
     progress: bool = False,
+    include_all_people: bool = False,
 ) -> list[Path]:
+    """The study's export (see the module); ``include_pilots`` keeps the pilot tables' games in
+    the files (every row of such a table flagged ``pilot``), ``include_all_people`` counts pilots
+    and screened people in ``analysis/``'s curves and means (by default left out, and counted)."""
     people = started(study, include_pilots)
     written = export_tables(
         study_tables(study, include_pilots),
@@ -96,6 +100,7 @@ def export_study(
         processes=processes,
         chunk=chunk,
         progress=progress,
+        include_all_people=include_all_people,
         readme_note=lambda folder: _people_note(
             folder, left_out(study, include_pilots), include_pilots
         ),
@@ -166,6 +171,7 @@ def export_tables(
     extra: dict[str, tuple[pd.DataFrame, dict[str, tuple[str, str]]]] | None = None,
     progress: bool = False,
     readme_note: Callable[[Path], str] | None = None,
+    include_all_people: bool = False,
 ) -> list[Path]:
     """:func:`_export_tables` into a staging folder beside ``out``, moved into place only when
     whole: a failure (a full disk, a killed process) leaves ``out`` as it was, never a 0-byte or
@@ -190,6 +196,7 @@ def export_tables(
             chunk,
             extra,
             progress,
+            include_all_people,
         )
         if readme_note is not None:
             with (staging / "README.md").open("a", encoding="utf-8") as readme_file:
@@ -231,6 +238,7 @@ def _export_tables(
     chunk: int = CHUNK,
     extra: dict[str, tuple[pd.DataFrame, dict[str, tuple[str, str]]]] | None = None,
     progress: bool = False,
+    include_all_people: bool = False,
 ) -> list[Path]:
     """Stream the games and turns of ``tables`` (and ``people``, when given) to ``out``, in
     chunks of ``chunk`` tables; ``processes=2`` writes the turns in a second process (see the
@@ -270,7 +278,12 @@ def _export_tables(
         all_games = (
             typed(pd.concat(parts, ignore_index=True), GAME_COLUMNS) if parts else empty["games"]
         )
-        report = write_report(all_games, out / "analysis", allow_mixed=allow_mixed)
+        report = write_report(
+            all_games,
+            out / "analysis",
+            allow_mixed=allow_mixed,
+            include_all_people=include_all_people,
+        )
         if turns_process is not None:
             writers["turns"] = turns_process.result()
     finally:

@@ -83,9 +83,13 @@ def mover_label(
     turn: Turn, labels: dict[int, str], participant: Participant, round_: Round, slots: list[int]
 ) -> str:
     """Who made ``turn``: its actor (``Turn.actor``) where the turn records one, so an agent's
-    moves after a takeover are the agent's, never the person's who left."""
+    moves after a takeover are the agent's, never the person's who left; a move an offline
+    stand-in made for a failed model (``usage["stand_in"]``) is the stand-in's."""
     if turn.seat is None or turn.event.get("type") in TABLE_EVENTS:
         return "table"  # the table's own event (describe() says which seat changed hands)
+    stand_in = (turn.usage or {}).get("stand_in")
+    if stand_in:  # the model failed and an offline agent's move stood in (agent_turns)
+        return f"{seat_name(turn.seat, slots)}: stand-in {stand_in} for the failed {turn.actor}"
     if turn.actor and turn.actor not in (PERSON_ACTOR, SKIP_SPEC):
         taken = " (took over this participant's seat)" if turn.seat == round_.seat else ""
         return f"{seat_name(turn.seat, slots)}: agent {turn.actor}{taken}"

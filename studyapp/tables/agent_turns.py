@@ -99,9 +99,13 @@ async def agent_move(turn: AgentTurn) -> tuple[Move, dict[str, Any]]:
             log.exception("table %s: the agent of seat %s failed", snap.table.pk, index)
             error = f"{type(err).__name__}: {err}"
             move = Move(snap.engine.failed(snap.state, index, error), error)
+    stood_in = False
     if move.error and snap.has_humans():
-        move = await kept_in_form(snap, index, move)
+        kept = await kept_in_form(snap, index, move)
+        stood_in, move = kept is not move, kept
     usage = turn_usage(turn.agent)
+    if stood_in:  # the move is the stand-in's: the exports credit it to the stand-in
+        usage["stand_in"] = STAND_IN_SPEC
     if move.error:
         # The reason may quote the model's reply, and an oracle's reply may name the secret word:
         # it goes to the turn's usage (staff only); the log line at WARNING says only where.
@@ -115,18 +119,25 @@ async def agent_move(turn: AgentTurn) -> tuple[Move, dict[str, Any]]:
     return move, usage
 
 
+# The agent whose move stands in for a failed model's at a table with people (:func:`kept_in_form`).
+STAND_IN_SPEC = "offline:kb"
+
+
 async def kept_in_form(snap: TableState, index: int, failed: Move) -> Move:
     """At a table with people, a seat whose agent could not move still moves as a person would:
     an Undercover clue is never a pass (a person's clue form cannot pass, and a pass would tell
     a blinded table which seat is an agent), so the offline agent's sentence stands in for it,
     in the table's language (at a table in German a German sentence: games.languages). The move
-    keeps the failure's ``error`` (staff see it in the turn's usage)."""
+    keeps the failure's ``error`` (staff see it in the turn's usage), and :func:`agent_move`
+    names the stand-in in the usage (``stand_in``: :data:`STAND_IN_SPEC`), so the exports credit
+    the move to it, not to the model that failed. It words its clue as the seat wrote before
+    (games.undercover.wording), so a blinded table sees no change of style."""
     if snap.table.game != "undercover" or failed.event.get("type") != "clue":
         return failed
     from games.agents import make_agent
 
     stand_in = make_agent(
-        "offline:kb",
+        STAND_IN_SPEC,
         game="undercover",
         role="player",
         seed=agent_seed(snap.table.seed, index, snap.next_seq),

@@ -35,7 +35,7 @@ SEAT_FIELDS = (
     "policy_id",
 )
 ROUND_FIELDS = ("table_id", "participant_id", "number", "reward", "seat")
-PERSON_FIELDS = ("pk", "public_id", "condition", "is_pilot")
+PERSON_FIELDS = ("pk", "public_id", "condition", "is_pilot", "status")
 
 
 def study_participants(study: Study, include_pilots: bool = False) -> QuerySet[Participant]:

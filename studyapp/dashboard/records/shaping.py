@@ -49,7 +49,7 @@ from studyapp.dashboard.records.queries import (
     turn_counts,
     turn_usages,
 )
-from studyapp.participants.models import Round, Study
+from studyapp.participants.models import Participant, Round, Study
 from studyapp.pipelines.record_keys import key_position
 from studyapp.tables.models import PERSON_ACTOR, SKIP_SPEC, TABLE_EVENTS, Seat, Table
 from studyapp.tables.options import TableOptions
@@ -66,8 +66,10 @@ def iter_records(
     tables: QuerySet[Table], experiment: str = AGENT_TABLES, chunk: int = CHUNK, events: bool = True
 ) -> Iterator[list[dict[str, Any]]]:
     """Lists of records, ``chunk`` tables at a time: one record per evaluated seat of every
-    finished game (the questioner in Twenty Questions, every seat in Undercover). Games that were
-    aborted or are still being played are left out: they have no reward to analyse.
+    finished game (the questioner in Twenty Questions, every seat in Undercover). A study
+    round's game that ended early (aborted, or its person dropped out) is kept with its end
+    (``ended``) and no reward, so a dropped person's partial game is in the files; a game still
+    being played, or one of agents that never finished, is left out.
 
     A finished Twenty Questions study round whose reward the flow recorded (``Round.reward``, the
     engine's outcome when the round ended) is not replayed. With ``events=False`` such a round's
@@ -158,9 +160,13 @@ def _records(
             turns = None
             engine = get_engine(table.game)
             state = engine.replay(table.config, events)
-            if not engine.is_over(state) or any(e.get("type") == "abort" for e in events):
-                continue
-            outcome = engine.outcome(state)
+            if engine.is_over(state) and not any(e.get("type") == "abort" for e in events):
+                outcome = engine.outcome(state)
+            else:
+                ended = _ended_early(table, rounds[pk], events)
+                if ended is None:  # still being played, or an experiment's: no row yet
+                    continue
+                outcome = _partial_outcome(table, len(seats[pk]), events, ended)
         table_seats = seats[pk]
         oracle = next((s.agent_spec for s in table_seats if s.index == 1), None)
         for seat in table_seats:
@@ -168,20 +174,28 @@ def _records(
                 continue
             round_ = rounds[pk].get(seat.index)
             who = _who(table, seat, round_, visitors)
+            if any(r.participant.is_pilot for r in rounds[pk].values()):
+                who["pilot"] = True  # a pilot table: every seat's row, the agents' too
             record = _record(table, seat.index, events, outcome, experiment, who)
             record["oracle"] = oracle if table.game == "twenty-questions" else None
             record["taken_over"] = round_ is not None and seat.kind != Seat.Kind.HUMAN
             record["taken_over_by"] = seat.agent_spec if record["taken_over"] else None
             record["seat_slots"] = _opts(table).slots(len(table_seats))
             people = {i: r.participant.public_id for i, r in rounds[pk].items()}
+            moves = list(zip(actors, events, _usages(usages, len(events)), strict=True))
             record["turn_actors"] = [
-                actor_label(actor, event.get("seat"), people)
-                for actor, event in zip(actors, events, strict=True)
+                actor_label(actor, event.get("seat"), people, usage)
+                for actor, event, usage in moves
             ]
             record["turn_actor_kinds"] = [
-                actor_kind(actor, event.get("type"))
-                for actor, event in zip(actors, events, strict=True)
+                actor_kind(actor, event.get("type"), usage) for actor, event, usage in moves
             ]
+            record["turn_stood_in_fors"] = [stood_in_for(actor, usage) for actor, _, usage in moves]
+            record["stand_in_moves"] = sum(
+                1
+                for actor, event, usage in moves
+                if event.get("seat") == seat.index and stood_in_for(actor, usage)
+            )
             record["turn_times"] = times
             record["turn_usage"] = usages
             usage = spent[pk] if pk in spent else _game_usage(usages)
@@ -193,23 +207,74 @@ def _records(
     return records
 
 
-def actor_label(actor: str | None, seat: Any, people: dict[int, str]) -> str | None:
+def _usages(usages: list, n: int) -> list:
+    """A game's turn usages, one per event (None where a turn has none)."""
+    return (list(usages) + [None] * n)[:n]
+
+
+def stood_in_for(actor: str | None, usage: Any) -> str | None:
+    """The model a turn's move stood in for: its actor, when an offline stand-in made the move
+    because the model failed (``usage["stand_in"]``, studyapp.tables.agent_turns); else None."""
+    if actor and isinstance(usage, dict) and usage.get("stand_in"):
+        return actor
+    return None
+
+
+def _ended_early(table: Row, rounds: dict[int, Row], events: list[dict]) -> str | None:
+    """How a study round's game that has no result ended: ``aborted`` (the table stopped it,
+    e.g. when the person left and the study's dropout rule ends the game) or ``unfinished`` (its
+    person dropped out and it was never played to the end). None for a game still being played
+    or one outside a study, which the exports leave out until it ends."""
+    if not rounds:
+        return None
+    if table.status == Table.Status.ABORTED or any(e.get("type") == "abort" for e in events):
+        return "aborted"
+    if any(r.participant.status == Participant.Status.DROPPED for r in rounds.values()):
+        return "unfinished"
+    return None
+
+
+def _partial_outcome(
+    table: Row, players: int, events: list[dict], ended: str
+) -> dict[int, dict[str, Any]]:
+    """Every seat's outcome of a game that ended early: no reward and no win (the game has no
+    result), the questions asked, and how it ended."""
+    return {
+        seat: {
+            "reward": None,
+            "win": None,
+            "questions": sum(e.get("type") == "question" and e.get("seat") == seat for e in events),
+            "ended": ended,
+        }
+        for seat in range(players)
+    }
+
+
+def actor_label(
+    actor: str | None, seat: Any, people: dict[int, str], usage: Any = None
+) -> str | None:
     """Who made a move, as the exports name them: a person by the participant's pseudonym (the
     participant whose round sits at ``seat``; ``visitors`` outside studies), an agent by its
-    spec; None for the table's own events and turns that recorded no actor."""
+    spec, a stand-in for a failed model by the stand-in's spec (``usage``: the turn's); None for
+    the table's own events and turns that recorded no actor."""
     if not actor:
         return None
+    if stood_in_for(actor, usage):
+        return str(usage["stand_in"])
     if actor == PERSON_ACTOR:
         return people.get(seat, VISITORS) if isinstance(seat, int) else VISITORS
     return actor
 
 
-def actor_kind(actor: str | None, event_type: Any = None) -> str | None:
+def actor_kind(actor: str | None, event_type: Any = None, usage: Any = None) -> str | None:
     """``human``, ``offline``, ``model`` or ``table`` for a turn's ``Turn.actor``; None where the
     turn recorded none: an empty actor is the table's only for the table's own events (a seat's
-    move with none was committed before turns recorded their actor)."""
+    move with none was committed before turns recorded their actor). A move a stand-in made for
+    a failed model (``usage``: the turn's) is the stand-in's kind."""
     if actor is None:
         return None
+    if stood_in_for(actor, usage):
+        return "offline" if str(usage["stand_in"]).startswith("offline:") else "model"
     if actor == PERSON_ACTOR:
         return "human"
     if actor == SKIP_SPEC or (not actor and event_type in TABLE_EVENTS):
@@ -222,7 +287,8 @@ def actor_kind(actor: str | None, event_type: Any = None) -> str | None:
 def turn_log(table_ids: list[int]) -> pd.DataFrame:
     """The turns of ``table_ids`` as the log :func:`analysis.frames.turns_from_log` reads, labelled
     by table id, with ``question``: the event is a question of seat 0, ``actor`` and
-    ``actor_kind``: who made the move (:func:`actor_label`, :func:`actor_kind`), and
+    ``actor_kind``: who made the move (:func:`actor_label`, :func:`actor_kind`; a stand-in's
+    move is the stand-in's, ``stood_in_for`` the failed model), and
     ``seat_slot``: the mover's design slot. Each distinct event text is parsed once, and turns are
     kept as columns, never as an object per turn."""
     found = turn_columns(table_ids)
@@ -234,9 +300,10 @@ def turn_log(table_ids: list[int]) -> pd.DataFrame:
     kinds_of = np.array([event.get("type") for event in events], dtype=object)[codes]
     people, slots = table_people(table_ids)
     raw = found.pop("actor")
+    usages = found["usage"]
     labels = [
-        actor_label(actor, seat, people.get(table, {}))
-        for actor, seat, table in zip(raw, movers, found["log"], strict=True)
+        actor_label(actor, seat, people.get(table, {}), usage)
+        for actor, seat, table, usage in zip(raw, movers, found["log"], usages, strict=True)
     ]
     slot_of = [
         frames_seat_slot(slots.get(table, []), seat)
@@ -252,7 +319,14 @@ def turn_log(table_ids: list[int]) -> pd.DataFrame:
             "question": np.array(asks, dtype=bool)[codes],
             "actor": pd.Series(labels, dtype=object),
             "actor_kind": pd.Series(
-                [actor_kind(actor, kind) for actor, kind in zip(raw, kinds_of, strict=True)],
+                [
+                    actor_kind(actor, kind, usage)
+                    for actor, kind, usage in zip(raw, kinds_of, usages, strict=True)
+                ],
+                dtype=object,
+            ),
+            "stood_in_for": pd.Series(
+                [stood_in_for(actor, usage) for actor, usage in zip(raw, usages, strict=True)],
                 dtype=object,
             ),
             "seat_slot": pd.Series(slot_of, dtype=object),
@@ -323,7 +397,8 @@ def _job_position(table: Row) -> tuple[str, int, int] | None:
 
 
 def _who(table: Row, seat: Row, round_: Row | None, visitors: dict) -> dict[str, Any]:
-    """player, player_kind, setting, round, sample, condition and pilot flag of one seat."""
+    """player, player_kind, setting, round, sample, condition, pilot flag and (a person's in a
+    study) participant status of one seat."""
     opts = _opts(table)
     if seat.kind == Seat.Kind.HUMAN or round_ is not None:
         # A study round stays its participant's game even when an agent took the seat over
@@ -340,6 +415,7 @@ def _who(table: Row, seat: Row, round_: Row | None, visitors: dict) -> dict[str,
                 "sample": 0,
                 "condition": participant.condition or opts.condition,
                 "pilot": bool(participant.is_pilot),
+                "participant_status": participant.status,
             }
         key = (table.game, VISITORS)
         sample = visitors[key]
@@ -403,8 +479,9 @@ def _record(
         "outcome": {str(k): v for k, v in outcome.items()},
         "evaluated_seat": seat,
         "role": mine.get("role"),
-        "reward": float(mine["reward"]),
+        "reward": None if mine["reward"] is None else float(mine["reward"]),
         "win": mine.get("win"),
+        "ended": mine.get("ended", "finished"),
         "questions": mine.get("questions"),
         "oracle_failed": bool(opts.oracle_failed),
         "started_at": table.started_at.isoformat() if table.started_at else None,

@@ -15,6 +15,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
@@ -24,6 +25,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from analysis.export import FORMATS
+from analysis.metrics import left_out_text
 from analysis.plots import FORMATS as FIGURE_FORMATS
 from games.agents import make_agent
 from games.experience.context import SETTINGS
@@ -92,6 +94,8 @@ def page(request: HttpRequest, slug: str | None = None) -> HttpResponse:
             for stem in payload.get("figures", [])
             for key in [payload.get("figure_keys", {}).get(stem, result.version)]
         ],
+        "people_left_out": people_left_out(result) if payload else "",
+        "participants": with_status(study, payload.get("participants") or []),
         "tables_zip": _url("figure", slug, name="tables.zip"),
         "downloads": [(f, _url("download", slug, format=f)) for f in FORMATS],
         "poll": request.path,
@@ -107,6 +111,28 @@ def page(request: HttpRequest, slug: str | None = None) -> HttpResponse:
     if request.htmx:
         return render(request, "dashboard/_analysis_body.html", context)
     return render(request, "dashboard/analysis.html", context)
+
+
+def with_status(study: Study | None, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The participants table's rows, each with how the person's study ended (``status``, as
+    the participants export says it: finished, dropped, screened, ...)."""
+    if study is None or not rows:
+        return rows
+    players = {row.get("player") for row in rows}
+    found = dict(
+        study.participants.filter(public_id__in=players).values_list("public_id", "status")
+    )
+    return [{**row, "status": found.get(row.get("player"), "")} for row in rows]
+
+
+def people_left_out(result: Any) -> str:
+    """Who the result's curves and means leave out, in words ("2 screened, 1 pilot"): its
+    ``people_left_out.csv`` (analysis.report.write_tables); '' when none or not written."""
+    path = cache.result_dir(result.scope, result.version) / "people_left_out.csv"
+    if not path.is_file():
+        return ""
+    rows = pd.read_csv(path, dtype={"reason": str, "people": "Int64"})
+    return left_out_text(dict(zip(rows["reason"], rows["people"].astype(int), strict=True)))
 
 
 def arm_jobs_context(study: Study) -> dict[str, Any]:

@@ -26,10 +26,12 @@ from studyapp.tables.services import TableState, caught_up
 RECENT = 50
 OPEN = (Table.Status.LOBBY, Table.Status.PLAYING, Table.Status.PAUSED)
 # Stand-in moves in the log: a withdrawn question, an Invalid question, a passed clue, an
-# abstained vote. People make some of these too (a deadline skip), so they are counted apart from
+# abstained vote, and an offline agent's move made for a failed model (its usage names the
+# stand-in). People make some of these too (a deadline skip), so they are counted apart from
 # failed model calls.
 STAND_INS = (
-    Q(turns__event__type="void")
+    Q(turns__usage__has_key="stand_in")
+    | Q(turns__event__type="void")
     | Q(turns__event__type="question", turns__event__text=NO_QUESTION)
     | Q(turns__event__type="clue", turns__event__text=None)
     | Q(turns__event__type="vote", turns__event__target=None)

@@ -230,9 +230,7 @@ def test_blinded_agents_keep_the_rules_of_form_of_people():
     spare = vague_sentences()
     assert len(set(spare)) >= 50
     assert all(clue_problem(text, "zebra", frozenset()) is None for text in spare)
-    for text, word, said in clues:
-        assert text[0].isupper() and text.endswith("."), text
-        assert len(text.split()) >= 3, text
+    for text, word, said in clues:  # worded as people word theirs (issue 42): any length
         assert clue_problem(text, word, said) is None
 
 

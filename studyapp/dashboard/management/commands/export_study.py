@@ -47,6 +47,12 @@ class Command(BaseCommand):
             help="cross-check the files written (people and counts agree); exit 1 if not",
         )
         parser.add_argument(
+            "--include-all-people",
+            action="store_true",
+            help="count pilots and screened people in analysis/'s curves and means "
+            "(by default left out, with their counts in analysis/people_left_out.csv)",
+        )
+        parser.add_argument(
             "--allow-mixed",
             action="store_true",
             help="draw people and models together even when their oracle or rules version differ",
@@ -67,6 +73,7 @@ class Command(BaseCommand):
                 formats=formats,
                 include_pilots=options["include_pilots"],
                 allow_mixed=options["allow_mixed"],
+                include_all_people=options["include_all_people"],
                 processes=options["processes"],
                 progress=not options["quiet"],
             )

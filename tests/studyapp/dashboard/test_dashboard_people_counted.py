@@ -1,0 +1,155 @@
+"""Issue 42: the analysis counts who it should. Screened people and pilots are left out of the
+people's curves and means by default, with their counts shown (notes.md, people_left_out.csv, the
+study page), and counted when asked (--include-all-people); the per-participant table still lists
+them, and on the study page says how each person's study ended; every row of a pilot table
+carries the pilot flag, the agents' too; a dropped person's partial game stays in the files; an
+Undercover study gets its people-and-model-arm figure."""
+
+from __future__ import annotations
+
+import pandas as pd
+from django.core.management import call_command
+from django.urls import reverse
+
+from analysis.report import figures
+from analysis.summary import summarize
+from studyapp.dashboard.records import study_frames, study_games
+from studyapp.participants.models import Participant, Round
+from studyapp.tables import services
+from tests.studyapp.dashboard.analysis_db_helpers import make_study, play_rounds
+from tests.studyapp.dashboard.test_dashboard_stand_in_credit import play_person
+
+
+def people_study():
+    """make_study's two finished people, plus one screened out and one pilot, each with games."""
+    study = make_study()
+    screened = Participant.objects.create(study=study, status=Participant.Status.SCREENED)
+    play_rounds(screened, [1, 1, 1])
+    pilot = Participant.objects.create(
+        study=study, status=Participant.Status.FINISHED, is_pilot=True
+    )
+    play_rounds(pilot, [2, 2, 2])
+    return study, screened, pilot
+
+
+def test_screened_people_and_pilots_are_left_out_and_counted(db, tmp_path):
+    study, screened, pilot = people_study()
+    games = study_games(study, include_pilots=True)
+    assert set(games.loc[games["player"] == screened.public_id, "participant_status"]) == {
+        "screened"
+    }
+    summary = summarize(games)
+    curves = set(summary.human_curves["player"])
+    assert screened.public_id not in curves and pilot.public_id not in curves
+    assert len(curves) == 2 and summary.people_left_out == {"pilot": 1, "screened": 1}
+    # listed in the per-participant table all the same (nobody vanishes from view)
+    assert {screened.public_id, pilot.public_id} <= set(summary.participants["player"])
+    everyone = summarize(games, include_all_people=True)
+    assert {screened.public_id, pilot.public_id} <= set(everyone.human_curves["player"])
+    assert everyone.people_left_out == {}
+    # the mean moves with them: the screened person found the word at once every time
+    assert everyone.human_mean["R"].iloc[-1] > summary.human_mean["R"].iloc[-1]
+
+    out = tmp_path / "export"
+    call_command(
+        "export_study", study.slug, "--out", str(out), "--format", "csv", "--quiet",
+        "--include-pilots", "--processes", "1",
+    )  # fmt: skip
+    notes = (out / "analysis" / "notes.md").read_text()
+    assert "1 pilot, 1 screened" in notes and "--include-all-people" in notes
+    counted = pd.read_csv(out / "analysis" / "people_left_out.csv")
+    assert dict(zip(counted["reason"], counted["people"], strict=True)) == {
+        "pilot": 1,
+        "screened": 1,
+    }
+    analysed = set(pd.read_csv(out / "analysis" / "human_curves.csv")["player"])
+    assert screened.public_id not in analysed and len(analysed) == 2
+    # the people's games stay in the files, flagged: left out only of the measures
+    written = pd.read_csv(out / "games.csv")
+    assert screened.public_id in set(written["player"]) and written["pilot"].any()
+
+    everyone_out = tmp_path / "everyone"
+    call_command(
+        "export_study", study.slug, "--out", str(everyone_out), "--format", "csv", "--quiet",
+        "--include-pilots", "--include-all-people", "--processes", "1",
+    )  # fmt: skip
+    analysed = set(pd.read_csv(everyone_out / "analysis" / "human_curves.csv")["player"])
+    assert {screened.public_id, pilot.public_id} <= analysed
+    assert not (everyone_out / "analysis" / "people_left_out.csv").exists()
+
+
+def test_the_study_page_shows_the_counts_and_each_persons_status(admin_client, db):
+    study, screened, _ = people_study()
+    dropped = Participant.objects.create(study=study, status=Participant.Status.DROPPED)
+    play_rounds(dropped, [4])
+    url = reverse("dashboard:analysis_study", args=[study.slug])
+    admin_client.get(url)  # the computation runs (eagerly in tests)
+    page = admin_client.get(url).content.decode()
+    assert 'id="people-left-out"' in page and "1 screened" in page
+    assert "<th>Status</th>" in page
+    assert f"<td>{dropped.public_id}</td><td></td><td>dropped</td>" in page
+    assert f"<td>{screened.public_id}</td><td></td><td>screened</td>" in page
+
+
+def test_every_row_of_a_pilot_table_is_flagged_and_undercover_gets_a_study_figure(db):
+    study = make_study()
+    seats = [{"kind": "human", "session_key": "pilot-person"}]
+    seats += [{"kind": "agent", "agent_spec": "offline:kb"}] * 4
+    for seed, is_pilot in ((1, True), (2, False)):
+        table = services.create_table("undercover", None, seats, seed=seed)
+        person = Participant.objects.create(
+            study=study, status=Participant.Status.FINISHED, is_pilot=is_pilot
+        )
+        Round.objects.create(participant=person, number=1, table=table, seat=0)
+        play_person(table)
+        if is_pilot:
+            pilot_table = str(table.pk)
+    frames = study_frames(study, include_pilots=True)
+    games = frames["games"][frames["games"]["game"] == "undercover"]
+    at_pilot = games[games["table"] == pilot_table]
+    assert len(at_pilot) == 5 and at_pilot["pilot"].all()  # the four agents' rows too
+    assert not games[games["table"] != pilot_table]["pilot"].any()
+    made = figures(summarize(games))
+    assert "study-undercover" in made and "roles-undercover" in made
+    _, data = made["study-undercover"]
+    assert any("People" in panel for panel in data["panel"])
+
+
+def test_a_dropped_persons_partial_game_is_kept_with_its_end(db, tmp_path):
+    """A Twenty Questions person who dropped out after two questions: the aborted game is in
+    games.csv (ended aborted, no reward) and its moves in turns.csv; it counts in no score, and
+    the export's cross-checks hold."""
+    from studyapp.tables.models import Table
+    from tests.studyapp.dashboard.analysis_db_helpers import finished_table
+
+    study = make_study()
+    dropped = Participant.objects.create(study=study, status=Participant.Status.DROPPED)
+    events = [
+        {"type": "question", "seat": 0, "text": "Is it alive?"},
+        {"type": "answer", "seat": 1, "answer": "No"},
+        {"type": "question", "seat": 0, "text": "Is it food?"},
+        {"type": "answer", "seat": 1, "answer": "Yes"},
+        {"type": "abort", "reason": "the questioner left"},
+    ]
+    table = finished_table(
+        events,
+        [{"kind": "human", "session_key": "gone"}, {"kind": "agent", "agent_spec": "offline:kb"}],
+    )
+    Table.objects.filter(pk=table.pk).update(status=Table.Status.ABORTED)
+    Round.objects.create(participant=dropped, number=1, table=table)
+    out = tmp_path / "export"
+    call_command(
+        "export_study", study.slug, "--out", str(out), "--format", "csv", "--quiet",
+        "--processes", "1", "--check",
+    )  # fmt: skip
+    games = pd.read_csv(out / "games.csv")
+    row = games[games["table"] == table.pk].iloc[0]
+    assert row["player"] == dropped.public_id and row["ended"] == "aborted"
+    assert pd.isna(row["reward"]) and row["questions"] == 2
+    assert (games[games["table"] != table.pk]["ended"] == "finished").all()
+    turns = pd.read_csv(out / "turns.csv")
+    mine = turns[turns["table"] == table.pk]
+    assert list(mine["type"]) == ["question", "answer", "question", "answer", "abort"]
+    # no score counts it: the people's table has the two finished people only
+    analysed = pd.read_csv(out / "analysis" / "participants.csv")
+    assert dropped.public_id not in set(analysed["player"]) and len(analysed) == 2
