@@ -128,7 +128,7 @@ def with_status(study: Study | None, rows: list[dict[str, Any]]) -> list[dict[st
 def people_left_out(result: Any) -> str:
     """Who the result's curves and means leave out, in words ("2 screened, 1 pilot"): its
     ``people_left_out.csv`` (analysis.report.write_tables); '' when none or not written."""
-    path = cache.result_dir(result.scope, result.version) / "people_left_out.csv"
+    path = analysis_job.result_dir(result.scope, result.version) / "people_left_out.csv"
     if not path.is_file():
         return ""
     rows = pd.read_csv(path, dtype={"reason": str, "people": "Int64"})
