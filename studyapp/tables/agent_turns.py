@@ -17,12 +17,13 @@ from django.db import IntegrityError, transaction
 from games.base import Agent
 from games.runner import REPLY_CHARS, Move, choose
 from studyapp.background import run_async
+from studyapp.tables import think
 from studyapp.tables.models import SKIP_SPEC, Table
 from studyapp.tables.scheduling import Lease, next_agent
 from studyapp.tables.seat_agents import agent_for_seat, turn_usage
 from studyapp.tables.services import record
 from studyapp.tables.store import TableState, caught_up
-from studyapp.tables.timing import live_turn_seconds
+from studyapp.tables.timing import blinded_think, live_turn_seconds
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +43,7 @@ class AgentTurn:
     agent: Agent | None
     error: str = ""
     skip: bool = False  # a seat whose person left under the "skip" policy: it only passes
+    runs_out: bool = False  # a blinded agent letting this deadline pass, as people do (think.py)
 
 
 def prepare_agent_turn(table_id: int, seq: int) -> AgentTurn | None:
@@ -56,6 +58,9 @@ def prepare_agent_turn(table_id: int, seq: int) -> AgentTurn | None:
     seat = snap.seat(index)
     if seat.agent_spec == SKIP_SPEC:
         return AgentTurn(snap, index, None, skip=True)
+    bounds = blinded_think(snap.table.opts, snap.has_humans())
+    if bounds and think.runs_out(snap, bounds):
+        return AgentTurn(snap, index, None, runs_out=True)
     try:
         agent = agent_for_seat(
             seat,
@@ -80,6 +85,14 @@ async def agent_move(turn: AgentTurn) -> tuple[Move, dict[str, Any]]:
     snap, index = turn.snap, turn.index
     if turn.skip:
         return Move(snap.engine.fallback(snap.state, index)), {}
+    if turn.runs_out:  # the same move, and mark, as a person's missed turn (driver.miss_turn)
+        event = {**snap.engine.fallback(snap.state, index), "missed": True}
+        share = think.timed_out_share(snap.table.opts.agent_think_seconds)
+        why = (
+            "a blinded agent let the turn deadline pass, as the study's people do "
+            f"({share:.0%} of their turns): no model was asked"
+        )
+        return Move(event), {"timed_out": why}
     if turn.agent is None:
         move = Move(snap.engine.failed(snap.state, index, turn.error), turn.error)
     else:

@@ -36,6 +36,12 @@ DEFAULT_THINK_SECONDS: dict[str, list[float]] = {
 }
 MOVE_KINDS = tuple(DEFAULT_THINK_SECONDS)
 LONGEST = 300
+# Beside the kinds, a table of bounds may say how often people let a turn deadline pass
+# ("timed_out": a share of their moves made in turn, from a pilot: manage.py fit_think_times). A
+# blinded agent then lets as many of its own such turns run to the deadline and passes them as a
+# person's missed turn is passed, so a missed turn does not tell a person from an agent.
+TIMED_OUT = "timed_out"
+MOST_TIMED_OUT = 0.5
 
 
 def default_bounds() -> dict[str, list[float]]:
@@ -61,13 +67,22 @@ def bounds_problem(value: object) -> str:
     every move, or a table of such pairs by kind of move (clue, vote, question, answer)."""
     if not isinstance(value, dict):
         return _pair_problem(value)
-    unknown = sorted(set(value) - set(MOVE_KINDS))
+    share = value.get(TIMED_OUT, 0)
+    if (
+        not isinstance(share, int | float)
+        or isinstance(share, bool)
+        or not 0 <= share <= MOST_TIMED_OUT
+    ):
+        return f"{TIMED_OUT}: give the share of turns that run out, from 0 to {MOST_TIMED_OUT}."
+    unknown = sorted(set(value) - set(MOVE_KINDS) - {TIMED_OUT})
     if unknown:
         return (
             f"Think times are given by kind of move ({', '.join(MOVE_KINDS)}), not "
             f"{', '.join(map(repr, unknown))}."
         )
     for kind, pair in value.items():
+        if kind == TIMED_OUT:
+            continue
         problem = _pair_problem(pair)
         if problem:
             return f"{kind}: {problem}"
@@ -76,8 +91,31 @@ def bounds_problem(value: object) -> str:
 
 def resolved(value: Any) -> dict[str, list[float]]:
     """Every kind's bounds: a pair applies to all kinds, a table's missing kinds take the
-    defaults (what a table records in its options)."""
-    return {kind: bounds_for(value, kind) for kind in MOVE_KINDS}
+    defaults (what a table records in its options), with the share of turns that run out."""
+    found: dict[str, Any] = {kind: bounds_for(value, kind) for kind in MOVE_KINDS}
+    if timed_out_share(value):
+        found[TIMED_OUT] = timed_out_share(value)
+    return found
+
+
+def timed_out_share(value: Any) -> float:
+    """The share of a blinded agent's turns (made in turn) that run to the deadline (0: none)."""
+    share = value.get(TIMED_OUT, 0) if isinstance(value, dict) else 0
+    return float(share) if isinstance(share, int | float) and not isinstance(share, bool) else 0.0
+
+
+def runs_out(snap: TableState, think: Any) -> bool:
+    """Whether the blinded agent that moves next lets this turn's deadline pass, as people in the
+    pilot did at this rate: drawn per table and move (seeded as the think times are, so a
+    redelivered turn draws the same), only for a move made in turn (a clue, a question, an
+    answer: a missed ballot is an abstention no board shows apart) at a table with a deadline."""
+    share = timed_out_share(think)
+    if not share or not snap.turn_deadline():
+        return False
+    agents = waiting_agents(snap)
+    if not agents or move_kind(snap, agents[0]) == "vote":
+        return False
+    return random.Random(f"{think_seed(snap.table)}:timed-out:{snap.next_seq}").random() < share
 
 
 def bounds_for(value: Any, kind: str) -> list[float]:
@@ -155,6 +193,15 @@ def opened_at(snap: TableState, opened: int) -> Any:
     return snap.committed_at(opened - 1)
 
 
+def think_seed(table: Table) -> Any:
+    """The seed of a table's think-time draws: its own ``think_seed``, else its id and creation
+    time."""
+    seed = table.opts.think_seed
+    if seed is None:
+        seed = f"{table.pk}:{int(table.created_at.timestamp() * 1_000_000)}"
+    return seed
+
+
 def think_seconds(table: Table, seq: int | str, bounds: list[float]) -> float:
     """An agent's think time at a blinded table for the move at ``seq``: drawn from a
     log-normal distribution (people's move times are skewed: most moves quick, a few slow) whose
@@ -168,10 +215,7 @@ def think_seconds(table: Table, seq: int | str, bounds: list[float]) -> float:
     if high <= 0 or high == low:
         return max(high, 0.0)
     low = max(low, min(0.5, high / 10))  # a log-normal needs a floor above 0
-    seed = table.opts.think_seed
-    if seed is None:
-        seed = f"{table.pk}:{int(table.created_at.timestamp() * 1_000_000)}"
-    rng = random.Random(f"{seed}:think:{seq}")
+    rng = random.Random(f"{think_seed(table)}:think:{seq}")
     centre = (math.log(low) + math.log(high)) / 2
     spread = (math.log(high) - math.log(low)) / 4
     return min(high, max(low, math.exp(rng.gauss(centre, spread))))

@@ -162,6 +162,8 @@ def agent_delay(snap: TableState) -> float:
     if not snap.has_humans():
         return 0.0
     bounds = blinded_think(snap.table.opts, True)
+    if bounds and think.runs_out(snap, bounds):  # as a person who let the deadline pass
+        return float(snap.turn_deadline() or 0)
     if bounds:
         return think.blinded_delay(snap, bounds)
     return agent_pause(snap.table.opts)

@@ -158,3 +158,54 @@ def test_the_boards_and_the_times_import_no_scheduler_and_no_agent_turn() -> Non
     for module in ("studyapp.tables.rendering", "studyapp.tables.timing", "studyapp.tables.think"):
         assert not imported_by(module) & banned, module
     assert "studyapp.tables.timing" in imported_by("studyapp.tables.rendering")
+
+
+@pytest.mark.django_db
+def test_a_blinded_agent_lets_deadlines_pass_as_often_as_the_pilots_people() -> None:
+    """Issue 42: people at a blinded table sometimes let a turn deadline pass (the turn is passed
+    and marked missed); the agents do too, at the share the study's pilot gives
+    (``agent_think_seconds["timed_out"]``), with the same move and mark, credited to the agent with
+    the reason in the turn's usage, and without asking a model. A table with no deadline never."""
+    from studyapp.tables import scheduling, think
+
+    seats = [{"kind": "agent", "agent_spec": "offline:kb"}] * 4
+    seats += [{"kind": "human", "session_key": "person"}]
+    bounds = {"clue": [5, 40], "timed_out": 0.5}
+    assert think.bounds_problem(bounds) == ""
+    assert think.bounds_problem({"timed_out": 0.9}) != ""
+    assert think.bounds_problem({"timed_out": True}) != ""
+    assert think.resolved(bounds)["timed_out"] == 0.5
+    clues = []
+    for seed in range(12):
+        table = services.create_table(
+            "undercover",
+            None,
+            seats,
+            seed=seed,
+            agents_disclosed=False,
+            turn_deadline_seconds=60,
+            agent_think_seconds=bounds,
+            think_seed=seed,
+        )
+        scheduling.advance(services.table_state(table.pk))  # the agents' clues, played here
+        clues += list(Turn.objects.filter(table=table, seat__lt=4, event__type="clue"))
+    missed = [t for t in clues if t.event.get("missed")]
+    assert len(clues) == 48
+    assert 0.25 <= len(missed) / len(clues) <= 0.75, len(missed)
+    for turn in missed:
+        assert turn.event["text"] is None  # passed, as a person's missed clue is
+        assert turn.actor == "offline:kb"  # credited to the agent, not to the table's skip
+        assert "let the turn deadline pass" in turn.usage["timed_out"]
+    assert all("timed_out" not in t.usage for t in clues if not t.event.get("missed"))
+    table = services.create_table(
+        "undercover",
+        None,
+        seats,
+        seed=1,
+        agents_disclosed=False,
+        turn_deadline_seconds=0,
+        agent_think_seconds=bounds,
+    )
+    scheduling.advance(services.table_state(table.pk))
+    assert Turn.objects.filter(table=table).count() == 4
+    assert not Turn.objects.filter(table=table, event__missed=True).exists()

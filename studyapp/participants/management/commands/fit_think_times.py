@@ -66,8 +66,24 @@ class Command(BaseCommand):
             ).items():
                 seconds[kind].extend(values)
         fits = [fit(seconds.get(kind, []), kind, options["min_moves"]) for kind in think.MOVE_KINDS]
+        missed = moves = 0
+        for slug in options["sources"]:
+            study_missed, study_moves = people_missed(
+                Study.objects.get(slug=slug),
+                pilots=_pilots(options["pilots_only"], options["no_pilots"]),
+            )
+            missed, moves = missed + study_missed, moves + study_moves
+        share = timed_out_share(missed, moves, options["min_moves"])
         for line in report(fits):
             self.stdout.write(line)
+        self.stdout.write(
+            f"turns missed (moves made in turn): {missed} of {moves}"
+            + (
+                f" -> {think.TIMED_OUT} = {share}"
+                if share is not None
+                else " (too few: not fitted)"
+            )
+        )
         if not any(f.bounds for f in fits):
             raise CommandError(
                 f"no kind of move has {options['min_moves']} people's moves in "
@@ -75,11 +91,13 @@ class Command(BaseCommand):
             )
         if options["file"]:
             path = Path(options["file"])
-            before, after = write_file(path, fits)
+            before, after = write_file(path, fits, share)
             self.stdout.write(f"{path}: agent_think_seconds {before} -> {after}")
             self.stdout.write(f"apply it with: manage.py study apply {path}")
         else:
-            fitted = {f.kind: f.bounds for f in fits if f.bounds}
+            fitted: dict[str, Any] = {f.kind: f.bounds for f in fits if f.bounds}
+            if share:
+                fitted[think.TIMED_OUT] = share
             self.stdout.write(tomli_w.dumps({"agent_think_seconds": fitted}).rstrip())
 
 
@@ -113,6 +131,35 @@ def people_seconds(study: Study, pilots: bool | None = None) -> dict[str, list[f
     return found
 
 
+def people_missed(study: Study, pilots: bool | None = None) -> tuple[int, int]:
+    """How many of the people's moves made in turn (clues, questions, answers: not ballots) the
+    table made for them because they let the deadline pass (``missed``), and how many there were
+    in all, at the seats the people of ``study`` held (``pilots`` as for :func:`people_seconds`)."""
+    rounds = Round.objects.filter(participant__study=study)
+    if pilots is not None:
+        rounds = rounds.filter(participant__is_pilot=pilots)
+    missed = moves = 0
+    for table_id, seat in rounds.values_list("table_id", "seat"):
+        rows = Turn.objects.filter(table_id=table_id, seat=seat).values_list("event", "actor")
+        for event, actor in rows:
+            event = event or {}
+            if event.get("type") in (None, "vote") or event.get("type") not in think.MOVE_KINDS:
+                continue
+            if actor == PERSON_ACTOR:
+                moves += 1
+            elif event.get("missed"):
+                moves += 1
+                missed += 1
+    return missed, moves
+
+
+def timed_out_share(missed: int, moves: int, min_moves: int) -> float | None:
+    """The share of turns a blinded agent lets run out (None: too few moves to tell)."""
+    if moves < min_moves:
+        return None
+    return round(min(missed / moves, think.MOST_TIMED_OUT), 3)
+
+
 def report(fits: list[Fit]) -> list[str]:
     lines = ["kind      moves  median_s  bounds"]
     for f in fits:
@@ -122,7 +169,9 @@ def report(fits: list[Fit]) -> list[str]:
     return lines
 
 
-def write_file(path: Path, fits: list[Fit]) -> tuple[Any, dict[str, list[float]]]:
+def write_file(
+    path: Path, fits: list[Fit], share: float | None = None
+) -> tuple[Any, dict[str, Any]]:
     """Set ``agent_think_seconds`` in the study file at ``path``: the fitted kinds' bounds, the
     others kept as the file had them (its pair, or its table's, or the defaults). The file's
     opening comment and every other key are kept. Returns (before, after)."""
@@ -138,6 +187,8 @@ def write_file(path: Path, fits: list[Fit]) -> tuple[Any, dict[str, list[float]]
     for f in fits:
         if f.bounds:
             after[f.kind] = f.bounds
+    if share:  # people let deadlines pass: the agents do as often
+        after[think.TIMED_OUT] = share
     problem = think.bounds_problem(after)
     if problem:  # cannot happen with fitted bounds; guard what goes into a study
         raise CommandError(f"fitted bounds refused: {problem}")
