@@ -54,3 +54,39 @@ def test_seed_demo_writes_a_new_staff_password_to_a_private_file(db, tmp_path: P
     assert oct(target.stat().st_mode & 0o777) == "0o600"
     assert password not in out.getvalue() and str(target) in out.getvalue()
     assert authenticate(username=user, password=password) is not None
+
+
+def test_prepare_site_migrates_only_when_a_migration_waits(db, monkeypatch) -> None:
+    """A restart finds the schema in place: no migrate (nor its post-migrate handlers), only the
+    seed, which adds nothing twice. A migration recorded as not applied is migrated."""
+    import io
+
+    from django.core.management import call_command
+    from django.db.migrations.recorder import MigrationRecorder
+
+    from studyapp.participants.management.commands import prepare_site
+    from studyapp.participants.models import Study
+
+    called: list[str] = []
+    real = prepare_site.call_command
+
+    def recording(name: str, *args: object, **kwargs: object) -> None:
+        called.append(name)
+        if name != "migrate":  # the test database is migrated; the record below is a pretence
+            real(name, *args, **kwargs)
+
+    monkeypatch.setattr(prepare_site, "call_command", recording)
+    out = io.StringIO()
+    call_command("prepare_site", stdout=out)
+    call_command("prepare_site", stdout=out)
+    assert called == ["seed_demo", "seed_demo"]
+    assert "nothing to migrate" in out.getvalue()
+    assert Study.objects.filter(slug="demo").count() == 1
+
+    last = MigrationRecorder.Migration.objects.filter(app="participants").order_by("-id").first()
+    last.delete()
+    assert prepare_site.pending_migrations() == [f"participants.{last.name}"]
+    called.clear()
+    call_command("prepare_site", stdout=out)
+    assert called == ["migrate", "seed_demo"]
+    assert f"1 migration(s) to apply, from participants.{last.name}" in out.getvalue()
