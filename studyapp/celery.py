@@ -83,15 +83,20 @@ def size_beat_pool(**_: object) -> None:
 @after_setup_task_logger.connect
 def site_log_format(logger: logging.Logger | None = None, **_: object) -> None:
     """With ``LOG_FORMAT=json`` a worker's and beat's lines are JSON too, like the web processes'
-    (Celery's own text lines already carry time and level, and the task's name and id)."""
+    (Celery's own text lines already carry time and level, and the task's name and id). Celery's
+    handlers replace the site's, so they get its one-line-per-fault filter here (Redis away:
+    beat's SchedulingError, a worker's "Couldn't ack", studyapp.logs.OncePerFault)."""
     from django.conf import settings
 
-    if logger is None or settings.LOG_FORMAT != "json":
+    if logger is None:
         return
-    from studyapp.logs import JSONFormatter
+    from studyapp.logs import JSONFormatter, once_per_fault
 
     for handler in logger.handlers:
-        handler.setFormatter(JSONFormatter())
+        if once_per_fault() not in handler.filters:
+            handler.addFilter(once_per_fault())
+        if settings.LOG_FORMAT == "json":
+            handler.setFormatter(JSONFormatter())
 
 
 @worker_process_shutdown.connect

@@ -73,6 +73,7 @@ class RetryTransientDatabaseErrors:
             request.path,
             type(error).__name__,
             str(error).strip().splitlines()[0] if str(error).strip() else "",
+            extra={"fault_error": error},  # one line per fault, not per request (studyapp.logs)
         )
         response = render(request, "503.html", {"safe": safe}, status=503)
         response["Retry-After"] = "5"

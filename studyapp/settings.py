@@ -463,16 +463,21 @@ LOGGING = {
         "without_secret_paths": {"()": "studyapp.logs.WithoutSecretPaths"},
         "brief_database_errors": {"()": "studyapp.logs.BriefDatabaseErrors"},
         "without_answered_503": {"()": "studyapp.logs.WithoutAnswered503"},
+        # Redis or the database away: a line when it goes (its cause), one per kind of failure
+        # while it is away, and a line when it answers again; repeats counted, no tracebacks.
+        "once_per_fault": {"()": "studyapp.logs.once_per_fault"},
+        # 429s (refused starts, throttled posts, fast moves): one line a minute sums them up.
+        "summed_refusals": {"()": "studyapp.logs.SummedRefusals"},
     },
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
-            "filters": ["without_secret_paths", "brief_database_errors"],
+            "filters": ["without_secret_paths", "once_per_fault", "brief_database_errors"],
             "formatter": LOG_FORMAT,
         },
         "brief": {
             "class": "logging.StreamHandler",
-            "filters": ["without_traceback", "without_secret_paths"],
+            "filters": ["without_traceback", "without_secret_paths", "once_per_fault"],
             "formatter": LOG_FORMAT,
         },
     },
@@ -480,7 +485,7 @@ LOGGING = {
     # Refused requests (bad Host, oversized bodies): one line each, not a stack.
     "loggers": {
         "django.security": {"handlers": ["brief"], "propagate": False},
-        "django.request": {"filters": ["without_answered_503"]},
+        "django.request": {"filters": ["without_answered_503", "summed_refusals"]},
     },
 }
 
