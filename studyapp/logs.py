@@ -230,12 +230,12 @@ class OncePerFault(logging.Filter):
             if fault is None:
                 fault = self.faults[service] = Fault(service, error)
                 fault.written.add(kind)
-                text = f"{service} unreachable ({fault.cause}): {record.getMessage()}"
+                text = f"{service} unreachable ({fault.cause}): {record.getMessage().rstrip()}"
                 self._watch(fault)
             elif kind not in fault.written:
                 fault.written.add(kind)
                 fault.last_error, fault.answered_since = time.monotonic(), None
-                text = f"{record.getMessage()} ({service} still unreachable)"
+                text = f"{record.getMessage().rstrip()} ({service} still unreachable)"
             else:
                 fault.last_error, fault.answered_since = time.monotonic(), None
                 fault.counted[record.name] = fault.counted.get(record.name, 0) + 1
