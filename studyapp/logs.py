@@ -115,6 +115,12 @@ def _first_line(error: BaseException) -> str:
     return text.splitlines()[0] if text else ""
 
 
+def _one_line(record: logging.LogRecord) -> str:
+    """The record's message on one line (an error's text may run over several)."""
+    lines = record.getMessage().strip().splitlines() or [""]
+    return lines[0] + (" …" if len(lines) > 1 else "")
+
+
 def _chain(error: BaseException | None) -> list[BaseException]:
     """The error and those it was raised from or during (Celery beat's ``SchedulingError`` is
     raised while handling the broker's ``OperationalError``), a few deep."""
@@ -191,6 +197,10 @@ class OncePerFault(logging.Filter):
         self.faults = {}
 
     def classify(self, record: logging.LogRecord) -> tuple[str, BaseException] | None:
+        if record.name == "psycopg.pool" and str(record.msg).startswith("discarding closed"):
+            # the pool found a connection the server had closed: the database's fault, whose
+            # error the pool does not pass on
+            return "database", ConnectionError("the server closed pooled connections")
         candidates: list[BaseException] = []
         if record.exc_info and record.exc_info[1] is not None:
             candidates.append(record.exc_info[1])
@@ -230,12 +240,12 @@ class OncePerFault(logging.Filter):
             if fault is None:
                 fault = self.faults[service] = Fault(service, error)
                 fault.written.add(kind)
-                text = f"{service} unreachable ({fault.cause}): {record.getMessage().rstrip()}"
+                text = f"{service} unreachable ({fault.cause}): {_one_line(record)}"
                 self._watch(fault)
             elif kind not in fault.written:
                 fault.written.add(kind)
                 fault.last_error, fault.answered_since = time.monotonic(), None
-                text = f"{record.getMessage().rstrip()} ({service} still unreachable)"
+                text = f"{_one_line(record)} ({service} still unreachable)"
             else:
                 fault.last_error, fault.answered_since = time.monotonic(), None
                 fault.counted[record.name] = fault.counted.get(record.name, 0) + 1
