@@ -101,8 +101,12 @@ class Untrusted:
         self.peers: dict[str, int] = {}
         self.first: float | None = None
 
+    MOST_PEERS = 50  # a client sending the header to the site directly, from many addresses
+
     def note(self, peer: str) -> None:
         first_of_peer = peer not in self.peers
+        if first_of_peer and len(self.peers) >= self.MOST_PEERS:
+            return
         self.peers[peer] = self.peers.get(peer, 0) + 1
         if not first_of_peer:
             return

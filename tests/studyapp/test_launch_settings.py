@@ -140,3 +140,9 @@ def test_no_page_has_inline_script_or_style() -> None:
         for match in INLINE.finditer(path.read_text())
     ]
     assert found == []
+
+
+def test_peers_sending_the_header_directly_are_remembered_up_to_a_bound(fresh_untrusted) -> None:
+    for n in range(proxy.Untrusted.MOST_PEERS + 20):
+        seen_scope(f"198.51.{n // 250}.{n % 250}", {"X-Forwarded-For": "203.0.113.9"})
+    assert len(fresh_untrusted.peers) == proxy.Untrusted.MOST_PEERS
