@@ -71,7 +71,9 @@ run: install
 # development (one exits, all stop). One copy per VAR_DIR: supervisord holds var/production.lock
 # (flock) while it runs, and a second `make production` stops with a message; the processes
 # supervisord starts die with it (deploy/supervised). A new staff password goes to
-# var/staff-password (mode 600), never to the output or the logs.
+# var/staff-password (mode 600), never to the output or the logs. A restart migrates and seeds
+# nothing: deploy/prepared.py finds the database as var/prepared says the last start left it
+# (one query, no Django); otherwise manage.py prepare_site migrates and seeds what is missing.
 WEB ?= 2
 WORKERS ?= 1
 VAR_DIR ?= $(CURDIR)/var
@@ -79,7 +81,10 @@ production: install
 	@test -n "$$DATABASE_URL" -a -n "$$REDIS_URL" || { echo "make production needs DATABASE_URL (PostgreSQL) and REDIS_URL"; exit 2; }
 	@mkdir -p $(VAR_DIR)
 	@flock -n $(VAR_DIR)/production.lock true || { echo "make production is already running for $(VAR_DIR) (supervisord pid $$(cat $(VAR_DIR)/supervisord.pid 2>/dev/null || echo unknown)): stop it first (Ctrl-C in its terminal, or kill that pid)"; exit 1; }
-	DEBUG=false VAR_DIR=$(VAR_DIR) $(BIN)/python manage.py prepare_site --password-file $(VAR_DIR)/staff-password
+	@$(BIN)/python deploy/prepared.py check $(VAR_DIR)/prepared || { \
+	  echo "DEBUG=false VAR_DIR=$(VAR_DIR) $(BIN)/python manage.py prepare_site --password-file $(VAR_DIR)/staff-password" && \
+	  DEBUG=false VAR_DIR=$(VAR_DIR) $(BIN)/python manage.py prepare_site --password-file $(VAR_DIR)/staff-password && \
+	  $(BIN)/python deploy/prepared.py write $(VAR_DIR)/prepared; }
 	@echo "Open http://$(HOST):$(PORT)/ ($(WEB) daphne processes on ports $(PORT) and up, $(WORKERS) worker(s), beat)"
 	@echo "Processes: VAR_DIR=$(VAR_DIR) $(BIN)/supervisorctl -c deploy/supervisord.conf status"
 	@echo "Health: curl -fsS http://$(HOST):$(PORT)/healthz (200 once the database, Redis and a worker answer)"
