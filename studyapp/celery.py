@@ -2,6 +2,7 @@
 
 import logging
 import os
+import warnings
 
 from celery import Celery
 from celery.signals import (
@@ -23,6 +24,12 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "studyapp.settings")
 app = Celery("studyapp")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+# Every lost broker connection made the worker print Celery 5.1's nine-line notice that a future
+# version may cancel running late-acknowledged tasks on connection loss: the site keeps them
+# running (their leases and the visibility timeout cover a lost ack), and a Redis fault is meant
+# to be a few lines (studyapp.logs.OncePerFault), so the notice is not shown.
+warnings.filterwarnings("ignore", message=r"\s*In Celery 5\.1 we introduced an optional breaking")
 
 
 @task_prerun.connect
