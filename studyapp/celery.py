@@ -14,6 +14,7 @@ from celery.signals import (
     worker_init,
     worker_process_init,
     worker_process_shutdown,
+    worker_ready,
     worker_shutdown,
 )
 
@@ -25,11 +26,17 @@ app = Celery("studyapp")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
-# Every lost broker connection made the worker print Celery 5.1's nine-line notice that a future
-# version may cancel running late-acknowledged tasks on connection loss: the site keeps them
-# running (their leases and the visibility timeout cover a lost ack), and a Redis fault is meant
-# to be a few lines (studyapp.logs.OncePerFault), so the notice is not shown.
-warnings.filterwarnings("ignore", message=r"\s*In Celery 5\.1 we introduced an optional breaking")
+
+@worker_ready.connect
+def without_connection_loss_notice(**_: object) -> None:
+    """Every lost broker connection made the worker print Celery 5.1's nine-line notice that a
+    future version may cancel running late-acknowledged tasks on connection loss: the site keeps
+    them running (their leases and the visibility timeout cover a lost ack), and a Redis fault is
+    meant to be a few lines (studyapp.logs.OncePerFault). Installed once the worker is ready:
+    Celery's log setup turns its own warnings to "always" before that."""
+    warnings.filterwarnings(
+        "ignore", message=r"\s*In Celery 5\.1 we introduced an optional breaking change"
+    )
 
 
 @task_prerun.connect

@@ -244,3 +244,20 @@ def test_a_launch_over_the_limit_is_one_line_a_minute_not_one_per_person(
     ]
     Client().get("/no-such-page/")  # a 404 is still written at once
     assert any("Not Found" in r.getMessage() for r in caplog.records)
+
+
+def test_a_ready_worker_does_not_print_celerys_notice_at_each_lost_connection() -> None:
+    import warnings
+
+    from celery.exceptions import CPendingDeprecationWarning
+    from celery.worker.consumer.consumer import CANCEL_TASKS_BY_DEFAULT
+
+    from studyapp.celery import without_connection_loss_notice
+
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.filterwarnings("always", category=CPendingDeprecationWarning)  # Celery's setup
+        warnings.warn(CANCEL_TASKS_BY_DEFAULT, CPendingDeprecationWarning, stacklevel=1)
+        without_connection_loss_notice()
+        warnings.warn(CANCEL_TASKS_BY_DEFAULT, CPendingDeprecationWarning, stacklevel=1)
+        warnings.warn("another notice", CPendingDeprecationWarning, stacklevel=1)
+    assert [str(w.message)[:30] for w in shown] == [CANCEL_TASKS_BY_DEFAULT[:30], "another notice"]
