@@ -64,7 +64,8 @@ run: install
 	  --websocket-max-message-size 4194304 --websocket-max-frame-size 4194304 studyapp.asgi:application
 
 # The production topology on one machine (docs/production.md): PostgreSQL and Redis from
-# DATABASE_URL and REDIS_URL, WEB daphne processes on PORT, PORT+1, ..., WORKERS Celery workers and
+# DATABASE_URL and REDIS_URL, WEB daphne processes on PORT, PORT+1, ..., STEPS executors of the
+# tables' real-time steps (manage.py run_steps: agents' turns on an event loop), WORKERS Celery workers and
 # Celery beat, kept running by supervisord (deploy/supervisord.conf): a process that dies is
 # started again and the others go on. DEBUG is off; SECRET_KEY comes from the environment or is
 # made once into var/secret_key. `honcho start` runs the same processes from the Procfile for
@@ -76,6 +77,7 @@ run: install
 # (one query, no Django); otherwise manage.py prepare_site migrates and seeds what is missing.
 WEB ?= 2
 WORKERS ?= 1
+STEPS ?= 1
 VAR_DIR ?= $(CURDIR)/var
 production: install
 	@test -n "$$DATABASE_URL" -a -n "$$REDIS_URL" || { echo "make production needs DATABASE_URL (PostgreSQL) and REDIS_URL"; exit 2; }
@@ -85,10 +87,10 @@ production: install
 	  echo "DEBUG=false VAR_DIR=$(VAR_DIR) $(BIN)/python manage.py prepare_site --password-file $(VAR_DIR)/staff-password" && \
 	  DEBUG=false VAR_DIR=$(VAR_DIR) $(BIN)/python manage.py prepare_site --password-file $(VAR_DIR)/staff-password && \
 	  $(BIN)/python deploy/prepared.py write $(VAR_DIR)/prepared; }
-	@echo "Open http://$(HOST):$(PORT)/ ($(WEB) daphne processes on ports $(PORT) and up, $(WORKERS) worker(s), beat)"
+	@echo "Open http://$(HOST):$(PORT)/ ($(WEB) daphne processes on ports $(PORT) and up, $(STEPS) steps executor(s), $(WORKERS) worker(s), beat)"
 	@echo "Processes: VAR_DIR=$(VAR_DIR) $(BIN)/supervisorctl -c deploy/supervisord.conf status"
 	@echo "Health: curl -fsS http://$(HOST):$(PORT)/healthz (200 once the database, Redis and a worker answer)"
-	@DEBUG=false HOST=$(HOST) PORT=$(PORT) WEB=$(WEB) WORKERS=$(WORKERS) VAR_DIR=$(VAR_DIR) \
+	@DEBUG=false HOST=$(HOST) PORT=$(PORT) WEB=$(WEB) STEPS=$(STEPS) WORKERS=$(WORKERS) VAR_DIR=$(VAR_DIR) \
 	  flock -n -E 75 $(VAR_DIR)/production.lock $(BIN)/supervisord -n -c deploy/supervisord.conf; \
 	  status=$$?; [ $$status != 75 ] || echo "make production is already running for $(VAR_DIR): stop it first"; exit $$status
 

@@ -40,6 +40,7 @@ from analysis.safe_csv import safe_frame
 from analysis.summary import summarize
 from games.experiment import reproduce as plan
 from games.experiment.records import load_records
+from games.experiment.spec import role_note
 from games.experiment.summary import TABLE2_COLUMNS, is_scored, oracle_failed, wilson
 
 TABLE_COLUMNS = (*TABLE2_COLUMNS, "played", "note")
@@ -162,9 +163,25 @@ def block_notes(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], li
                 )
         notes.append(
             {"task": game, "setting": setting, "model": model, "played": len(group),
-             "scored": scored, "note": note}
+             "scored": scored, "note": note, "role": scored_roles(group)}
         )  # fmt: skip
     return notes, warnings
+
+
+def scored_roles(records: list[dict[str, Any]]) -> str:
+    """Which Undercover seat a block's games scored, as its note says it ("" for other games);
+    a record without ``evaluated_role`` was written before the option and scored any seat."""
+    texts = {
+        role_note(r.get("evaluated_role") or "any", int(r["config"].get("players") or 5))
+        for r in records
+        if r["game"] == plan.UC
+    }
+    return "; ".join(sorted(texts))
+
+
+def full_note(note: dict[str, Any]) -> str:
+    """A block's note in the CSV: the seat scored first (Undercover), then the games' notes."""
+    return "; ".join(part for part in (note.get("role", ""), note["note"]) if part)
 
 
 def with_voided(table: pd.DataFrame, notes: list[dict[str, Any]]) -> pd.DataFrame:
@@ -207,7 +224,9 @@ def notes_markdown(notes: list[dict[str, Any]]) -> str:
         for n in notes
         if n["note"]
     ]
-    return (
+    roles = sorted({n["role"] for n in notes if n.get("role")})
+    said = "".join(f"\nWho is Undercover, {role}.\n" for role in roles)
+    return said + (
         (
             "\n**Notes** (voided games are not scored and counted in no n):\n\n"
             + "\n".join(lines)
@@ -228,13 +247,13 @@ def write_table(
     for row in rows:
         note = by_block.get((row["task"], row["setting"], row["model"]))
         row["played"] = note["played"] if note else row["n"]
-        row["note"] = note["note"] if note else ""
+        row["note"] = full_note(note) if note else ""
     for note in notes:
         if note["scored"] == 0:
             rows.append(
                 {"task": note["task"], "setting": note["setting"], "model": note["model"],
                  "score": None, "improve_pct": None, "ci_low": None, "ci_high": None, "n": 0,
-                 "played": note["played"], "note": note["note"]}
+                 "played": note["played"], "note": full_note(note)}
             )  # fmt: skip
     table = with_voided(summary.table, notes)
     written = [out / f"{target}.csv", out / f"{target}.md", out / f"{target}.tex"]
@@ -243,7 +262,9 @@ def write_table(
     written[1].write_text(markdown + notes_markdown(notes), encoding="utf-8")
     latex = table_latex(table, summary.differences) if len(table) else ""
     latex += "".join(
-        f"% {n['task']}, {n['setting']}, {n['model']}: {n['note']}\n" for n in notes if n["note"]
+        f"% {n['task']}, {n['setting']}, {n['model']}: {full_note(n)}\n"
+        for n in notes
+        if full_note(n)
     )
     written[2].write_text(latex, encoding="utf-8")
     if target == "figure3":
@@ -337,6 +358,9 @@ def write_table1(
     lines.append(f"\nTokens counted with: {how}. Experience: one earlier game (its dialogue, reward "
                  "and reflection); the paper's Table 1 is 463 / 1011 / 243 (Twenty Questions) and "
                  "341 / 2356 / 261 (Who is Undercover).")  # fmt: skip
+    roles = scored_roles(records)
+    if roles:
+        lines.append(f"Who is Undercover's games (the earlier ones included): {roles}.")
     written[1].write_text("\n".join(lines) + "\n", encoding="utf-8")
     return written, []
 
@@ -350,6 +374,7 @@ def write_table4(
     """Per role naming and model: the games of the seat holding the different word, its wins and
     win rate with Wilson's 95% interval."""
     rows, warnings = [], []
+    roles: set[str] = set()
     for naming, group in records.items():
         by_model: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for record in group:
@@ -357,9 +382,12 @@ def write_table4(
         for model, games in by_model.items():
             scored = [r for r in games if is_scored(r)]
             wins = sum(1 for r in scored if r.get("win"))
-            note = ""
+            role = scored_roles(games)
+            note = role
             if len(scored) < len(games):
-                note = f"{len(games) - len(scored)} of {len(games)} voided ({voided_reason(games)})"
+                voided = f"{len(games) - len(scored)} of {len(games)} voided"
+                note = f"{role}; {voided} ({voided_reason(games)})"
+            roles.add(role)
             if not scored:
                 warnings.append(f"table4, {naming}, {model}: no scorable game")
                 rows.append((naming, model, 0, 0, None, None, None, note))
@@ -382,9 +410,9 @@ def write_table4(
             f"| {names} | {r.model} | {r.games} | {r.wins} | {rate} | {interval} | {note} |"
         )
     lines.append(
-        "\nThe seat scored holds the different word. The paper's Table 4 quotes DeepSeek-R1's "
-        "thinking under each naming; this table measures the effect as the different word's "
-        "win rate."
+        f"\nWho is Undercover, {'; '.join(sorted(roles)) or 'no games'} (the default: the seat "
+        "holding the different word). The paper's Table 4 quotes DeepSeek-R1's thinking under "
+        "each naming; this table measures the effect as the scored seat's win rate."
     )
     written[1].write_text("\n".join(lines) + "\n", encoding="utf-8")
     return written, warnings

@@ -182,7 +182,7 @@ def main() -> int:
     from django.contrib.auth.models import User
     from django.test import Client
 
-    from studyapp.dashboard import cache
+    from studyapp.dashboard import analysis_job
     from studyapp.dashboard.models import AnalysisResult
     from studyapp.participants.models import Round, Study
 
@@ -203,7 +203,7 @@ def main() -> int:
         out |= fill(args.games, args.rounds, args.turns)
     else:
         out |= {"games": have, "reused": True}
-    scope = cache.scope_of(SLUG)
+    scope = analysis_job.scope_of(SLUG)
     AnalysisResult.objects.filter(scope=scope).delete()
 
     User.objects.filter(username="bench-staff").delete()
@@ -218,7 +218,7 @@ def main() -> int:
     # The first visit while a server computes: mark the computation as under way, as the
     # request that started it would, and time the page that shows its progress.
     AnalysisResult.objects.create(
-        scope=scope, status=AnalysisResult.Status.RUNNING, wanted=cache.data_version(scope)
+        scope=scope, status=AnalysisResult.Status.RUNNING, wanted=analysis_job.data_version(scope)
     )
     started = time.perf_counter()
     cold = client.get(url)
@@ -226,7 +226,7 @@ def main() -> int:
     assert b"for the first time" in cold.content, "the cold page must show progress"
 
     started = time.perf_counter()
-    cache.compute(scope)
+    analysis_job.compute(scope)
     out["compute_s"] = round(time.perf_counter() - started, 2)
 
     timings = []

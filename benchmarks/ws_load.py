@@ -73,6 +73,9 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument("--workers", type=int, default=1, help="Celery workers (study mode)")
     parser.add_argument(
+        "--steps", type=int, default=1, help="steps executors: agents' turns (study mode)"
+    )
+    parser.add_argument(
         "--pool", default="prefork", help="the workers' Celery pool (study mode): prefork, threads"
     )
     parser.add_argument(

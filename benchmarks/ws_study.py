@@ -1,8 +1,9 @@
 """``benchmarks/ws_load.py --mode study``: what a real study does, against the floor, as JSON.
 
 Study phase: half the sockets ask at Twenty Questions tables whose oracle is an agent, the rest sit
-two by two at Who is Undercover tables with three agents; every agent turn runs as a Celery task
-on ``--workers`` real workers; daphne (``--servers`` processes), Redis and PostgreSQL as in
+two by two at Who is Undercover tables with three agents; every agent turn runs as a step on
+``--steps`` executors (``manage.py run_steps``; ``--workers`` Celery workers beside them, as in
+production, for batch work); daphne (``--servers`` processes), Redis and PostgreSQL as in
 production. Each person moves when their board asks for a move, at most once per ``--interval``;
 their first moves are spread over the first ``--ramp`` seconds (people sit down independently;
 ``--ramp 1`` starts everyone within one second, the burst).
@@ -206,6 +207,19 @@ def start_worker(
         + ["--pool", pool, "--concurrency", str(concurrency)]
         + ["--without-gossip", "--without-mingle"]
         + (["--include", include] if include else []),
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=open(os.environ.get("WS_LOAD_LOG", os.devnull), "a"),  # noqa: SIM115
+        start_new_session=True,
+    )
+
+
+def start_steps(env: dict[str, str], name: str) -> subprocess.Popen:
+    """A steps executor (agents' turns, deadlines, lobbies) as supervisord starts one
+    (deploy/supervisord.conf)."""
+    return subprocess.Popen(
+        [sys.executable, "manage.py", "run_steps", "--no-resume", "--name", name],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -452,7 +466,7 @@ def main(args: argparse.Namespace) -> None:
     workers = [
         start_worker(env, args.pool, args.concurrency, args.worker_nice)
         for _ in range(args.workers)
-    ]
+    ] + [start_steps(env, f"ws-study-steps-{n}") for n in range(args.steps)]
     tables: list[tuple[int, str, str]] = []
     try:
         for port in ports:
@@ -470,7 +484,8 @@ def main(args: argparse.Namespace) -> None:
         study.update(
             study_log(tables, study["moves_sent"], study["rejected"], window),
             servers=len(servers),
-            workers=len(workers),
+            workers=args.workers,
+            steps_executors=args.steps,
         )
     finally:
         stop(workers)

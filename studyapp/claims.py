@@ -19,14 +19,18 @@ Two stores, for two kinds of work:
   atomic across the server's threads). The one step a Lock lacks, turning a queued lease into a
   running one, is its two calls: release the queued token, then claim anew, sent together in one
   pipeline on Redis (:func:`take_over`).
-- **rows**, for work whose state is a database row anyway (a pipeline ``Job``, an
-  ``AnalysisResult``): claimed by a conditional update (:func:`claim_row`: the row still holds
-  what the claimer read), kept alive by a timestamp the holder beats (:class:`Heartbeat`), and
-  stale when that stamp is older than the limit (:func:`is_stale`, :func:`silent`).
+- **rows**, for long work whose state is a database row anyway (a pipeline ``Job``, the
+  dashboard's ``AnalysisResult``): claimed by a conditional update (:func:`claim_row`: the row
+  still holds the claim stamp the claimer read) that also stamps the row's ``heartbeat_at``;
+  kept alive by that stamp, which the holder's :class:`Heartbeat` thread beats
+  (:func:`beat_row`); stale when it is older than the limit (:func:`is_stale` for a row in
+  hand, :func:`silent` in a query). Every stamp is written explicitly: ``QuerySet.update``
+  never sets an ``auto_now`` field, so no claim may rest on one.
 
 The time limits are settings, all here by name: ``TABLE_JOB_LEASE_SECONDS`` (a table job's
 lease), ``JOB_HEARTBEAT_SECONDS`` and ``JOB_STALE_SECONDS`` (a pipeline job's heart),
-``ANALYSIS_STALE_SECONDS`` (a computation silent this long is started again).
+``ANALYSIS_STALE_SECONDS`` (an analysis computation silent this long is started again; it beats
+every ``JOB_HEARTBEAT_SECONDS``, or a quarter of its limit when that is shorter).
 """
 
 from __future__ import annotations
@@ -244,6 +248,13 @@ def claim_row(rows: models.QuerySet, **changes: Any) -> bool:
     """Claim a row by a conditional update: ``rows`` is the row filtered by what it must still
     hold (queued, or the timestamp the claimer read); False if someone else changed it first."""
     return bool(rows.update(**changes))
+
+
+def beat_row(rows: models.QuerySet, field: str = "heartbeat_at", **changes: Any) -> bool:
+    """One sign of life of a row's holder: ``rows`` is the row filtered by the holder's claim (the
+    stamp its claim wrote), ``field`` is stamped with now and ``changes`` written with it; False
+    when the claim is no longer there (finished, or taken over)."""
+    return bool(rows.update(**{field: timezone.now()}, **changes))
 
 
 def stale_before(seconds: float, now: datetime | None = None) -> datetime:

@@ -71,6 +71,17 @@ def check_celery() -> str:
     return f"ok ({len(answers)} worker answered)"
 
 
+def check_steps() -> str:
+    from studyapp import steps
+
+    if not steps.stream_mode():
+        return "embedded (the tables' steps run on the web process's loop)"
+    alive = steps.status()
+    if not alive["executors"]:
+        raise NoWorker("no steps executor is running (manage.py run_steps)")
+    return f"ok ({alive['executors']} executor(s), {alive['working']} step(s) working)"
+
+
 class NoWorker(Exception):
     pass
 
@@ -79,6 +90,7 @@ CHECKS: dict[str, Callable[[], str]] = {
     "database": check_database,
     "redis": check_redis,
     "celery": check_celery,
+    "steps": check_steps,
 }
 
 

@@ -293,6 +293,22 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 TABLE_JOB_LEASE_SECONDS = env_float("TABLE_JOB_LEASE_SECONDS", 12)
 TABLE_SWEEP_SECONDS = env_float("TABLE_SWEEP_SECONDS", 5)
 TABLE_SCHEDULE_HORIZON_SECONDS = 60.0
+# The executors of the tables' real-time steps (studyapp.steps; `manage.py run_steps`, STEPS
+# processes under `make production`): each holds at most STEPS_IN_FLIGHT steps at once (waiting
+# for their time, or a model's answer, on one event loop) and runs their database work in
+# STEPS_DB_THREADS threads (and as many pooled connections: STEPS_DB_POOL_SIZE). A step an
+# executor holds is claimed by another once it has been silent STEPS_STALE_SECONDS (its executor
+# died); a stopping executor lets its steps finish for up to STEPS_STOP_SECONDS.
+STEPS_IN_FLIGHT = env_int("STEPS_IN_FLIGHT", 1000)
+STEPS_DB_THREADS = env_int("STEPS_DB_THREADS", 4)
+STEPS_STALE_SECONDS = env_float("STEPS_STALE_SECONDS", 6)
+STEPS_STOP_SECONDS = env_float("STEPS_STOP_SECONDS", 10)
+STEPS_STREAM_MAXLEN = env_int("STEPS_STREAM_MAXLEN", 1_000_000)
+if STEPS_IN_FLIGHT < 1 or STEPS_DB_THREADS < 1 or STEPS_STALE_SECONDS <= 1:
+    raise ImproperlyConfigured(
+        "STEPS_IN_FLIGHT and STEPS_DB_THREADS must be at least 1 and STEPS_STALE_SECONDS more "
+        "than 1 (seconds)"
+    )
 CELERY_BEAT_SCHEDULE = {
     "sweep-tables": {
         "task": "studyapp.tables.tasks.sweep_tables",
@@ -348,6 +364,11 @@ SOCKETS_PER_SEAT = env_int("SOCKETS_PER_SEAT", 3)
 SOCKETS_PER_SESSION = env_int("SOCKETS_PER_SESSION", 6)
 LOBBY_WAIT_SECONDS = env_int("LOBBY_WAIT_SECONDS", 120)
 TURN_DEADLINE_SECONDS = env_int("TURN_DEADLINE_SECONDS", 120)
+# An answer page (policy question, questionnaire) tells the server its person is there this often
+# while it is visible and in use, so the study's idle limit counts from the last sign of life; it
+# stops after the page has gone unused for the idle limit (at least the QUIET seconds).
+PARTICIPANT_HEARTBEAT_SECONDS = env_int("PARTICIPANT_HEARTBEAT_SECONDS", 25)
+PARTICIPANT_HEARTBEAT_QUIET_SECONDS = env_int("PARTICIPANT_HEARTBEAT_QUIET_SECONDS", 900)
 # A Twenty Questions table pauses after this many questions in a row that its answering model
 # could not answer (each is withdrawn, not counted); staff resume it from the live monitor.
 MAX_ORACLE_FAILURES = env_int("MAX_ORACLE_FAILURES", 3)
@@ -361,6 +382,29 @@ LIVE_MODEL_TIMEOUT_SECONDS = env_float("LIVE_MODEL_TIMEOUT_SECONDS", 20)
 LIVE_MODEL_RETRIES = env_int("LIVE_MODEL_RETRIES", 1)
 LIVE_AGENT_TURN_SECONDS = env_float("LIVE_AGENT_TURN_SECONDS", 45)
 SLOW_AGENT_NOTICE_SECONDS = env_float("SLOW_AGENT_NOTICE_SECONDS", 5)
+# Model calls in flight at once, per spec, across the whole site (studyapp.slots; a hosted tier's
+# limit on concurrent requests): MODEL_CALL_LIMITS="openai:gpt-4o=50,anthropic:claude-x=20" names
+# specs, MODEL_CALL_LIMIT is every other spec's (0: no limit). A call waiting for a slot waits on
+# its executor's loop, within the turn's live budget. A slot held longer than MODEL_SLOT_SECONDS
+# is taken to be a dead holder's. MODEL_CALLS_PER_PROCESS caps one process's calls per provider.
+MODEL_CALL_LIMIT = env_int("MODEL_CALL_LIMIT", 0)
+MODEL_CALL_LIMITS: dict[str, int] = {}
+for _pair in filter(None, (p.strip() for p in env_str("MODEL_CALL_LIMITS").split(","))):
+    _spec, _eq, _count = _pair.rpartition("=")
+    if not _eq or not _spec or not _count.strip().isdigit():
+        raise ImproperlyConfigured(
+            f"MODEL_CALL_LIMITS: {_pair!r} is not spec=count (e.g. openai:gpt-4o=50)"
+        )
+    MODEL_CALL_LIMITS[_spec.strip()] = int(_count)
+MODEL_SLOT_SECONDS = env_float(
+    "MODEL_SLOT_SECONDS", LIVE_MODEL_TIMEOUT_SECONDS * (LIVE_MODEL_RETRIES + 1) + 30
+)
+MODEL_CALLS_PER_PROCESS = env_int("MODEL_CALLS_PER_PROCESS", 1000)
+if MODEL_CALL_LIMIT < 0 or MODEL_CALLS_PER_PROCESS < 1 or MODEL_SLOT_SECONDS <= 0:
+    raise ImproperlyConfigured(
+        "MODEL_CALL_LIMIT must be 0 (no limit) or more, MODEL_CALLS_PER_PROCESS at least 1 and "
+        "MODEL_SLOT_SECONDS more than 0"
+    )
 # A paused table no one resumed within this many seconds of its pause is ended by the sweep (an
 # abort turn): a study books the round as ended and the person goes on (0: wait for staff).
 PAUSED_TABLE_LIMIT_SECONDS = env_float("PAUSED_TABLE_LIMIT_SECONDS", 300)
@@ -378,7 +422,7 @@ JOB_STALE_SECONDS = env_int("JOB_STALE_SECONDS", 600)
 JOB_HEARTBEAT_SECONDS = env_float("JOB_HEARTBEAT_SECONDS", min(30.0, JOB_STALE_SECONDS / 4))
 if not 0 < JOB_HEARTBEAT_SECONDS < JOB_STALE_SECONDS:
     raise ImproperlyConfigured("JOB_HEARTBEAT_SECONDS must be positive and below JOB_STALE_SECONDS")
-# The dashboard's analysis (studyapp.dashboard.cache): a computation queued or running whose row
+# The dashboard's analysis (studyapp.dashboard.analysis_job): a computation queued or running whose row
 # has been silent this long lost its process and is started again; a failed one is tried again.
 # These limits and TABLE_JOB_LEASE_SECONDS are the claims' (studyapp.claims).
 ANALYSIS_STALE_SECONDS = env_float("ANALYSIS_STALE_SECONDS", 600)

@@ -26,14 +26,17 @@ from typing import Any
 from games import GAME_NAMES
 from games.experience.context import SETTINGS
 from games.experience.steps import MEMORY_WORD_CAP
+from games.experiment.records import ResumeConflict
 from games.experiment.runner import run_experiment
 from games.experiment.spec import (
     DEFAULT_CASES,
     DEFAULT_EXPERIENCE_GAMES,
     DEFAULT_SAMPLES,
     EVALUATED_ROLES,
+    PAPER_ROLE,
     ExperimentSpec,
     provider_configs,
+    role_note,
 )
 from games.experiment.summary import format_summary, summarize
 from games.llm import prompts
@@ -85,7 +88,9 @@ def add_experiment(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--evaluated-role",
         choices=EVALUATED_ROLES,
-        help="undercover: score only seats of this role (default: any seat, drawn uniformly)",
+        help="undercover: the seat scored: difference (default, as the paper's Tables 2-4 "
+        "imply), normal (a seat drawn among the others) or any (a seat drawn uniformly; with "
+        "one model in every seat it wins at least 1/players of the games)",
     )
     add_common(parser)
     parser.add_argument("--name", default="experiment", help="experiment name in every record")
@@ -152,7 +157,7 @@ def specs_from_args(args: argparse.Namespace) -> tuple[list[ExperimentSpec], Pat
         reasoning_effort=grid.get("reasoning_effort", args.reasoning_effort),
         thinking_budget=grid.get("thinking_budget", args.thinking_budget),
         memory_word_cap=grid.get("memory_word_cap", args.memory_word_cap),
-        evaluated_role=grid.get("evaluated_role", args.evaluated_role),
+        evaluated_role=resolved_role(game, grid.get("evaluated_role", args.evaluated_role)),
         max_tokens_for=args.max_tokens_for,
         tasks=str(grid.get("tasks", args.math_tasks or "")) or None,
         max_vote_rounds=grid.get("max_vote_rounds", args.max_vote_rounds),
@@ -163,6 +168,13 @@ def specs_from_args(args: argparse.Namespace) -> tuple[list[ExperimentSpec], Pat
         replace(base, model=m, setting=s, **per_model.get(m, {})) for m in models for s in settings
     ]
     return specs, Path(out)
+
+
+def resolved_role(game: str, role: str | None) -> str | None:
+    """The Undercover role to score: the one asked for, else the paper's (the difference)."""
+    if game == "undercover" and role is None:
+        return PAPER_ROLE
+    return role
 
 
 def add_common(parser: argparse.ArgumentParser) -> None:
@@ -233,6 +245,11 @@ def run(args: argparse.Namespace) -> int:
         finally:
             await close_clients()  # before asyncio.run closes the loop under their connections
 
-    records = asyncio.run(experiment())
+    for role in sorted({s.scored_role for s in specs if s.scored_role}):
+        print(f"undercover: {role_note(role, specs[0].players)}", file=sys.stderr)
+    try:
+        records = asyncio.run(experiment())
+    except ResumeConflict as err:
+        raise SystemExit(f"error: {err}") from None
     print(format_summary(summarize(records)), file=sys.stdout)
     return 0

@@ -83,7 +83,32 @@ def game_record(
         "started_at": started,
         "finished_at": finished,
         "provenance": provenance,
+        # Undercover only: the rule that chose the scored seat ("difference", "normal" or "any");
+        # the role the seat held is outcome[evaluated_seat]["role"].
+        **({"evaluated_role": spec.scored_role} if spec.scored_role else {}),
     }
+
+
+class ResumeConflict(ValueError):
+    """The output already holds games of a spec played under another rule (a different scored
+    role): resuming would mix them in one cell."""
+
+
+def check_resumable(specs: list[ExperimentSpec], records: list[dict[str, Any]], path: Path) -> None:
+    """Refuse to resume ``path`` when a finished game of one of ``specs`` scored another
+    Undercover role (a record written before the field existed scored "any")."""
+    wanted = {(s.game, s.model, s.setting): s.scored_role for s in specs}
+    for record in records:
+        key = (record["game"], record["model"], record["setting"])
+        if key not in wanted or record["game"] != "undercover":
+            continue
+        had = record.get("evaluated_role") or "any"
+        if had != wanted[key]:
+            raise ResumeConflict(
+                f"{path} holds {record['setting']} games of {record['model']} scored as role "
+                f"{had!r}, not {wanted[key]!r}: pass --evaluated-role {had} to resume them, or "
+                "write to a new --out"
+            )
 
 
 def append_record(path: Path, record: dict[str, Any]) -> None:

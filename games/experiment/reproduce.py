@@ -10,7 +10,8 @@ earlier game's experience and the derived policy), ``table2`` (every block and s
 ``table3`` (thinking models on Who is Undercover), ``table4`` (the role names of Who is
 Undercover: the paper's neutral "difference"/"normal" against "undercover"/"civilian", through two
 prompt sets) and ``figure3`` (Twenty Questions for t = 50 rounds with and without the cumulative
-policy). The defaults are the paper's protocol per target (:data:`TARGET_DEFAULTS`).
+policy). The defaults are the paper's protocol per target (:data:`TARGET_DEFAULTS`), the
+Who is Undercover seat scored included (:data:`TARGET_ROLES`: the difference's; ``--evaluated-role``).
 
 Records land in ``DIR/<target>.jsonl`` (``table4``: one file per role naming, since a prompt set
 is process-wide) with ``DIR/cache.sqlite`` beside them. A run that is stopped resumes where it
@@ -26,15 +27,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from games.experiment.records import load_records, record_key
+from games.experiment.records import ResumeConflict, load_records, record_key
 from games.experiment.runner import run_experiment
 from games.experiment.spec import (
     DEFAULT_CASES,
     DEFAULT_EXPERIENCE_GAMES,
     DEFAULT_ROUNDS,
     DEFAULT_SAMPLES,
+    EVALUATED_ROLES,
+    PAPER_ROLE,
     ExperimentSpec,
     provider_configs,
+    role_note,
 )
 from games.llm.providers import close_clients
 from games.mathtest import GAME as MATH
@@ -65,6 +69,18 @@ TARGET_DEFAULTS: dict[str, dict[str, Any]] = {
     "table3": {"cases": 20, "samples": 1},
     "table4": {"cases": DEFAULT_CASES, "samples": 1},
     "figure3": {"cases": DEFAULT_CASES, "samples": DEFAULT_SAMPLES},
+}
+# The Undercover seat each target scores unless --evaluated-role says otherwise. The paper puts
+# the same model in every seat (§4.2), so a uniformly drawn seat wins at least 1/players of the
+# games (0.2 at five); seven of Table 2's twelve Undercover cells and one of Table 3's lie below
+# that bound, and Appendix C's example plays the difference: the authors scored the difference.
+# Table 1 measures the policies of Table 2's protocol, so it plays the same seat.
+TARGET_ROLES: dict[str, str | None] = {
+    "table1": PAPER_ROLE,
+    "table2": PAPER_ROLE,
+    "table3": PAPER_ROLE,
+    "table4": PAPER_ROLE,
+    "figure3": None,  # Twenty Questions only
 }
 # Table 4's role namings: the shipped set (the paper's neutral names) and a variant folder that
 # names the roles as the paper's Appendix C contrasts them.
@@ -194,6 +210,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(default: the engine's 6; the paper states no cap)",
     )
     parser.add_argument(
+        "--evaluated-role",
+        choices=EVALUATED_ROLES,
+        help="Who is Undercover: the seat scored: difference (the default of table1-table4, "
+        "as the paper's numbers imply), normal, or any (a seat drawn uniformly, which wins at "
+        "least 1/players of the games when one model plays every seat)",
+    )
+    parser.add_argument(
         "--human-policy",
         action="append",
         default=[],
@@ -239,6 +262,10 @@ def fill_defaults(args: argparse.Namespace) -> None:
             raise SystemExit(f"error: --{name} must be at least 1")
     if args.experience_games < 1:
         raise SystemExit("error: --experience-games must be at least 1")
+    role = getattr(args, "evaluated_role", None)
+    if role is not None and TARGET_ROLES[args.target] is None:
+        raise SystemExit(f"error: --evaluated-role: {args.target} plays no Who is Undercover")
+    args.evaluated_role = role or TARGET_ROLES[args.target]
 
 
 def _policies(values: list[str], games: list[str]) -> dict[str, str]:
@@ -308,7 +335,7 @@ def plan_specs(args: argparse.Namespace) -> list[ExperimentSpec]:
                             players=args.players,
                             policy=policies.get(game) if setting == "human-policy" else None,
                             experiment=f"reproduce-{args.target}",
-                            evaluated_role="difference" if args.target == "table4" else None,
+                            evaluated_role=args.evaluated_role if game == UC else None,
                             max_tokens_for=tuple(args.max_tokens_for),
                             tasks=str(args.math_tasks) if game == MATH else None,
                             max_vote_rounds=args.max_vote_rounds if game == UC else None,
@@ -343,6 +370,10 @@ def play(args: argparse.Namespace) -> bool:
             for spec in specs
         ]
         print(format_plan(args.target, rows, done))
+        if args.evaluated_role:
+            print(
+                f"Who is Undercover, {args.players} players: {role_note(args.evaluated_role, args.players)} (--evaluated-role {args.evaluated_role})"
+            )
         return False
     config_for = provider_configs(args)
     try:
@@ -372,7 +403,10 @@ def play(args: argparse.Namespace) -> bool:
             finally:
                 await close_clients()
 
-        asyncio.run(one())
+        try:
+            asyncio.run(one())
+        except ResumeConflict as err:
+            raise SystemExit(f"error: {err}") from None
     use_prompts(args.prompts)
     return True
 

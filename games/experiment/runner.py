@@ -37,6 +37,7 @@ from games.experience.context import (
 from games.experience.transcript import transcript
 from games.experiment.records import (
     append_record,
+    check_resumable,
     game_record,
     load_records,
     record_key,
@@ -442,7 +443,9 @@ class Runner:
 
     async def run(self, specs: Iterable[ExperimentSpec]) -> list[dict[str, Any]]:
         specs = list(specs)
-        for record in load_records(self.out):
+        earlier = load_records(self.out)
+        check_resumable(specs, earlier, self.out)
+        for record in earlier:
             self.done[record_key(record)] = record
         total = sum(
             1

@@ -31,7 +31,12 @@ DEFAULT_SAMPLES = 3
 DEFAULT_ROUNDS = 50
 DEFAULT_EXPERIENCE_GAMES = 5
 MATH_MAX_TOKENS = 4096  # a worked solution; --max-tokens or a reasoning model's budget replaces it
-EVALUATED_ROLES = ("normal", "difference")
+# Undercover: which seat is scored. "difference" the seat holding the different word (the paper's
+# Tables 2-4: a uniformly drawn seat would win at least 1/players, above several of its cells),
+# "normal" a seat drawn among the others, "any" a seat drawn uniformly among all.
+EVALUATED_ROLES = ("normal", "difference", "any")
+ANY_ROLE = "any"
+PAPER_ROLE = "difference"  # what the paper's Undercover numbers imply (docs/reproduce.md)
 
 
 @dataclass(frozen=True)
@@ -59,8 +64,9 @@ class ExperimentSpec:
     reasoning_effort: str | None = None
     thinking_budget: int | None = None
     memory_word_cap: int = steps.MEMORY_WORD_CAP  # the cumulative curator's length limit
-    # Undercover: which role the evaluated seat holds; None = any seat, drawn uniformly (so the
-    # difference 1/players of the time, as at a table of people).
+    # Undercover: which role the evaluated seat holds (EVALUATED_ROLES); None = "any": a seat
+    # drawn uniformly (the difference 1/players of the time, as at a table of people). The
+    # command lines default to the paper's "difference" (PAPER_ROLE).
     evaluated_role: str | None = None
     # Output budgets per model spec (the oracle and the other seats included), e.g.
     # (("openai-compatible:deepseek-r1", 32768),); the evaluated model's max_tokens wins.
@@ -95,6 +101,14 @@ class ExperimentSpec:
                 raise ValueError("evaluated_role is for undercover only")
             if self.evaluated_role not in EVALUATED_ROLES:
                 raise ValueError(f"evaluated_role must be one of {', '.join(EVALUATED_ROLES)}")
+
+    @property
+    def scored_role(self) -> str | None:
+        """The role rule every record of this spec names (``evaluated_role`` in the record):
+        Undercover's ``evaluated_role`` with None as "any"; None for the other games."""
+        if self.game != "undercover":
+            return None
+        return self.evaluated_role or ANY_ROLE
 
     @property
     def model_options(self) -> ModelOptions:
@@ -144,7 +158,7 @@ def evaluated_seat(game: str, seed: int, config: Config, role: str | None = None
     """The seat whose play is scored. Twenty Questions: the questioner. Undercover: a seat drawn
     from a stream of its own (``seed`` salted), independent of the draw that placed the
     difference, so it holds the difference word 1/players of the time; ``role`` restricts the
-    draw to the difference seat or the normal seats."""
+    draw to the difference seat or the normal seats ("any" or None: no restriction)."""
     if game != "undercover":
         return 0
     seats = list(range(config["players"]))
@@ -153,6 +167,17 @@ def evaluated_seat(game: str, seed: int, config: Config, role: str | None = None
     if role == "normal":
         seats.remove(config["difference_seat"])
     return random.Random(derive_seed(seed, "evaluated-seat")).choice(seats)
+
+
+def role_note(role: str | None, players: int) -> str:
+    """What a table's note says about the Undercover seat scored. With every seat played by the
+    same model, a uniformly drawn seat wins at least 1/players of the games (the civilians' wins
+    weigh (players - 1)/players, the difference's 1/players, and one side always wins)."""
+    if role == "difference":
+        return "scored: the difference seat"
+    if role == "normal":
+        return "scored: a normal seat"
+    return f"scored: any seat, drawn uniformly (at least 1/{players} = {1 / players:.2f} won)"
 
 
 def provider_configs(args: Any) -> Callable[[str], ProviderConfig]:

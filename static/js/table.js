@@ -8,6 +8,17 @@
    it waits holds the same form once; nothing is sent twice.
    Without JavaScript none of this runs and the form is a plain POST. */
 (function () {
+  // After the connection drops (a server restart, a network blip) the page tries again soon: a
+  // short wait with jitter, capped at a few seconds (0.5-1 s, then 1-2 s, then 2-4 s each time),
+  // not the ws extension's default, which doubles up to 64 s. The jitter spreads a whole study's
+  // pages over the first seconds after a restart; the server counts the time a socket it lost
+  // was away as its own outage, not the person's (studyapp/tables/outages.py).
+  if (window.htmx) {
+    window.htmx.config.wsReconnectDelay = function (retryCount) {
+      var cap = Math.min(4000, 1000 * Math.pow(2, Math.max(0, retryCount)));
+      return cap / 2 + Math.random() * cap / 2;
+    };
+  }
   var open = false;
   var held = null;  // the move form submitted while the socket was not open
   var closed = '';  // why the server closed the socket for good, when it said so

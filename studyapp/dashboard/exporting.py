@@ -44,7 +44,6 @@ from analysis.frames import (
     typed,
 )
 from analysis.report import write_report
-from studyapp.agents import site_provenance
 from studyapp.dashboard.records import (
     AGENT_TABLES,
     CHUNK,
@@ -63,6 +62,7 @@ from studyapp.dashboard.records import (
     turn_log,
 )
 from studyapp.participants.models import Study
+from studyapp.providers import site_provenance
 from studyapp.tables.models import Seat, Table
 
 

@@ -1,10 +1,10 @@
-"""Celery entry point of the analysis cache (see :mod:`studyapp.dashboard.cache`)."""
+"""Celery entry point of the analysis cache (see :mod:`studyapp.dashboard.analysis_job`)."""
 
 from __future__ import annotations
 
 from celery import shared_task
 
-from studyapp.dashboard.cache import compute
+from studyapp.dashboard.analysis_job import compute
 
 
 @shared_task(name="dashboard.compute_analysis")

@@ -10,18 +10,47 @@ Twenty Questions has two seats, questioner (0) and oracle (1), and exactly one o
 person. Who is Undercover has 4 to 8 seats, any number of them people (matched from a lobby of the
 same study, condition and round); a person seat still empty at the lobby's wait limit is played by
 the study's replacement agent, and the table records which seats were meant for people.
+
+This module is below the models (they check a study's design with it when it is saved) and
+imports none of them: it reads a study through its fields (:class:`Study`, the few a design
+needs), so it serves a saved study, an unsaved one and the admin's form alike.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from django.conf import settings
+
+from games import languages
+from games.agents import make_agent
+from games.llm.providers import closing, local_path, parse_spec
 from games.undercover.engine import MAX_PLAYERS, MIN_PLAYERS
+from studyapp.providers import provider_config, provider_for
 
-if TYPE_CHECKING:
-    from studyapp.participants.models import Study
+
+class Study(Protocol):
+    """What the design reads of a study (``participants.models.Study`` has all of it)."""
+
+    pk: Any
+    game: str
+    design: Any
+    oracle_spec: str
+    shown_policy: str
+    language: str
+    dropout: str
+    conditions: Any  # its conditions' manager: ``.all()``, ``.filter(name=...)``, ``.exists()``
+
+
+class Participant(Protocol):
+    """What the design reads of a participant: their study, condition and group."""
+
+    study: Any
+    condition: str
+    group_id: int | None
+
 
 PERSON, AGENT = "person", "agent"
 DEFAULT_WAIT_SECONDS = 60
@@ -212,6 +241,15 @@ def is_group_design(study: Study) -> bool:
     return group_lobby_design(study) is not None
 
 
+def uses_group_lobby(participant: Participant) -> bool:
+    """Whether this participant's next table is a group lobby: a group design with conditions,
+    and no group (so no condition) yet (:mod:`studyapp.participants.groups`)."""
+    study = participant.study
+    if participant.group_id is not None or participant.condition:
+        return False
+    return study.conditions.exists() and is_group_design(study)
+
+
 # --- the models a study uses -------------------------------------------------------------------
 
 
@@ -253,9 +291,6 @@ def model_specs(study: Study) -> list[tuple[str, str, str]]:
 
 def spec_problem(spec: str, game: str, role: str) -> str:
     """Why ``spec`` cannot play ``role`` here, or '' when it can (no call is made)."""
-    from games.llm.providers import local_path, parse_spec
-    from studyapp.agents import provider_config
-
     try:
         if local_path(spec) is not None:
             return ""
@@ -274,8 +309,6 @@ def spec_problem(spec: str, game: str, role: str) -> str:
 def _offline_problem(spec: str, game: str, role: str) -> str:
     """An offline name the game does not have for this role ('' when it has one). Only the
     games' naming errors count here; building the agent is the table's business."""
-    from games.agents import make_agent
-
     try:
         make_agent(spec, game=game, role=role)
     except ValueError as err:
@@ -303,10 +336,6 @@ def study_problems(study: Study) -> list[str]:
 def language_problems(study: Study) -> list[str]:
     """Agents that cannot play in the study's language: an offline agent knows English only
     (games.languages), at a seat, as the lobby's or the dropout's replacement."""
-    from django.conf import settings
-
-    from games import languages
-
     if study.language == "en":
         return []
     found = model_specs(study) if study.pk else own_specs(study)
@@ -355,9 +384,6 @@ def ping(spec: str, game: str, role: str) -> dict[str, Any]:
         return {"spec": spec, "ok": False, "latency_ms": None, "error": problem}
     if spec.startswith("offline:"):
         return {"spec": spec, "ok": True, "latency_ms": 0.0, "error": ""}
-    from games.llm.providers import closing
-    from studyapp.agents import provider_for
-
     started = time.perf_counter()
     try:
         provider = provider_for(spec, cache=False)

@@ -28,19 +28,13 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from games.cases import case_seed
-from studyapp.participants import assignment
+from studyapp.participants import assignment, table_study
 from studyapp.participants import design as designs
 from studyapp.participants.models import Participant, Round, Study, StudyGroup
-
-
-def uses_group_lobby(participant: Participant) -> bool:
-    """Whether this participant's next table is a group lobby: a group design with conditions,
-    and no group (so no condition) yet."""
-    study = participant.study
-    if participant.group_id is not None or participant.condition:
-        return False
-    return study.conditions.exists() and designs.is_group_design(study)
+from studyapp.participants.rounds import lobby_timed_out
+from studyapp.participants.study_tables import agent_seat, arrange, open_table, table_options
+from studyapp.tables import services
+from studyapp.tables.models import Table
 
 
 def form(table_id: int) -> str:
@@ -48,16 +42,13 @@ def form(table_id: int) -> str:
 
     Returns what happened: "formed", "full" (no condition could take the whole group: its people
     see the study's full page), "empty" or "not a lobby" (someone formed it first)."""
-    from studyapp.tables import services
-    from studyapp.tables.models import Table
-
     with transaction.atomic():
         lobby = Table.objects.filter(pk=table_id).first()
         if lobby is None:
             return "not a lobby"
         # The study row first, as joiners take it (study_tables._join_lobby): nobody can take a
         # place while the group forms, and two groups never get the same number.
-        study = Study.objects.select_for_update().get(slug=lobby.opts.study)
+        study = Study.objects.select_for_update().get(slug=table_study.of(lobby).study)
         lobby = Table.objects.select_for_update().get(pk=table_id)
         if lobby.status != Table.Status.LOBBY:
             return "not a lobby"
@@ -80,7 +71,7 @@ def form(table_id: int) -> str:
         except assignment.StudyFull:
             for round_ in rounds:
                 _turned_away(round_.participant)
-            lobby.options = {**lobby.options, "group_formed": "full"}
+            lobby.options = {**lobby.options, table_study.GROUP_FORMED: "full"}
             lobby.save(update_fields=["status", "finished_at", "options"])
             result = "full"
         else:
@@ -96,7 +87,7 @@ def form(table_id: int) -> str:
                 assignment=draw,
                 lobby_table=table_id,
             )
-            lobby.options = {**lobby.options, "group_formed": number}
+            lobby.options = {**lobby.options, table_study.GROUP_FORMED: number}
             lobby.save(update_fields=["status", "finished_at", "options"])
             for round_ in rounds:
                 member = round_.participant
@@ -119,10 +110,6 @@ def _turned_away(participant: Participant) -> None:
 
 def _seat_group(study: Study, group: StudyGroup, rounds: list[Round], seated: dict) -> list[int]:
     """Tables of the group's condition for its members (their rounds now point there)."""
-    from studyapp.participants.rounds import lobby_timed_out
-    from studyapp.participants.study_tables import agent_seat, arrange, round_config, table_options
-    from studyapp.tables import services
-
     merged = designs.effective(study, group.condition)["design"]
     size = len(designs.person_seats(merged))
     number = rounds[0].number
@@ -146,14 +133,8 @@ def _seat_group(study: Study, group: StudyGroup, rounds: list[Round], seated: di
             else:  # a person seat nobody of the group takes: the replacement agent's
                 seats.append({"kind": "agent", "agent_spec": design["replacement_spec"]})
         options = {**table_options(chunk[0].participant, number, design), **order}
-        options["group"] = group.number
-        table = services.create_table(
-            study.game,
-            round_config(study, number, design["players"]),
-            seats,
-            seed=case_seed(study.seed, number - 1),
-            **options,
-        )
+        options[table_study.GROUP] = group.number
+        table = open_table(study, number, design, seats, **options)
         for index, round_ in holders.items():
             Round.objects.filter(pk=round_.pk).update(table=table, seat=index)
         tables.append(table.pk)

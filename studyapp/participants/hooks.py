@@ -11,31 +11,27 @@ from typing import Any
 
 from django.template.loader import render_to_string
 
+from studyapp.participants import groups, identity, rounds, table_study
+from studyapp.participants.models import Round, Study
 from studyapp.tables.hooks import TablesHooks
 
 
 class ParticipantsHooks(TablesHooks):
     def form_group(self, table_id: int) -> str:
-        from studyapp.participants import groups
-
         return groups.form(table_id)
 
-    def seat_idle(self, table_id: int, seat: int) -> bool:
+    def seat_idle(self, table_id: int, seat: int, reason: str = "") -> bool:
         """The study participant at the seat is marked dropped (paid for their time; the table's
         dropout policy is applied to the seat). False when no participant plays it."""
-        from studyapp.participants import rounds
-        from studyapp.participants.models import Round
-
         round_ = Round.objects.filter(table_id=table_id, seat=seat).select_related("participant")
         found = round_.first()
         if found is None:
             return False
-        rounds.mark_dropped(found.participant, "idle at a table past the study's idle limit")
+        why = reason or "idle at a table past the study's idle limit"
+        rounds.mark_dropped(found.participant, why)
         return True
 
     def swept(self, now: datetime) -> dict[str, int]:
-        from studyapp.participants import rounds
-
         dropped = rounds.drop_idle_between_rounds(now)
         return {"idle person dropped between rounds": dropped} if dropped else {}
 
@@ -43,17 +39,15 @@ class ParticipantsHooks(TablesHooks):
         """A study table's page: the study's title in place of the site's name, and the bar above
         the board (the game's number, this browser's participant's running total and a way
         out)."""
-        from studyapp.participants import identity
-        from studyapp.participants.models import Study
-
-        slug = table.opts.study
+        part = table_study.of(table)
+        slug = part.study
         study = Study.objects.filter(slug=slug).first() if slug else None
         if study is None:
             return {}
         context = {
             "study": study,
             "participant": identity.session_participant(request.session, study),
-            "round": table.opts.round,
+            "round": part.round,
         }
         bar = render_to_string("participants/_study_bar.html", context)
         return {"title": study.title, "bar": bar}
@@ -62,10 +56,8 @@ class ParticipantsHooks(TablesHooks):
         """The running total of the study participant at the seat, for the study bar, pushed with
         the board once the game is over (its round is booked when the game ends); nothing when no
         participant plays the seat."""
-        if not table.opts.study:
+        if not table_study.of(table).is_study:
             return ""
-        from studyapp.participants.models import Round
-
         round_ = Round.objects.filter(table_id=table.pk, seat=seat).select_related("participant")
         found = round_.first()
         if found is None:

@@ -34,6 +34,11 @@ def reason(participant: Participant) -> str:
         said += f"; paid under screened_pay = {participant.study.screened_pay}"
     elif participant.status == Participant.Status.FINISHED and participant.attention_failed:
         said += "; " + attention_failed_text(participant.attention_failed, flagged=True)
+    if participant.late_answers:
+        late = ", ".join(
+            dict.fromkeys(entry.get("step", "?") for entry in participant.late_answers)
+        )
+        said += f"; answered after being dropped as idle, kept and flagged: {late}"
     if participant.status in (
         Participant.Status.PLAYING,
         Participant.Status.DROPPED,

@@ -19,8 +19,8 @@ Faults as a browser meets them: a request that fails (the connection refused or 
 a 5xx answer) is tried again after the table page's pause, and a failed form post is followed by
 a fresh look at the page (a person reloads, then goes on from wherever the site says they are);
 the table socket sends the page's heartbeat, is opened again after a close the page reconnects
-after (1006, 1011, 1012, 1013, or the connection cut) with the page's backoff (htmx's ws
-extension: a random pause up to 1, 2, 4 … 64 s), takes the board the server sends on connecting
+after (1006, 1011, 1012, 1013, or the connection cut) with the page's backoff (static/js/table.js:
+0.5-1 s, then 1-2 s, then 2-4 s at most, with jitter), takes the board the server sends on connecting
 as the page does (a move it had sent and never saw land is made again; the table refuses a
 duplicate by turn order), and sends its last move again when told it was not saved
 (``data-resend``, at most three times, after 2, 4 and 6 s, as static/js/table.js). A move the
@@ -30,6 +30,9 @@ second, as a person tries again after reading it. What a bot met is counted in i
 (``reconnects``, ``resends``, ``refused``, ``retries``, ``interruptions``), so a
 pilot through a fault measures what a person would lose, not what a bot without a page's script
 would.
+
+What a bot reads on a page (the forms' tokens, the board's state, the questionnaire's fields) is
+:mod:`studyapp.participants.pilot_pages`.
 
 No Django import here: the management command ``pilot`` gives the bots what they need (the
 study's check answers and the pilot token) and reads the results from the database.
@@ -45,43 +48,48 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from html.parser import HTMLParser
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 import aiohttp
 
-CSRF_RE = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
-VERSION_RE = re.compile(r'name="version" value="([^"]*)"')
-PUBLIC_ID_RE = re.compile(r"/p/([^/]+)/")
-TABLE_RE = re.compile(r"/tables/(\d+)/")
-CODE_RE = re.compile(r'id="completion-code">([^<]*)<')
-SEQ_RE = re.compile(r'data-seq="(\d+)"')
-STATUS_RE = re.compile(r'data-status="(\w+)"')
-TARGET_RE = re.compile(r'name="target" value="(\d+)"')
-ANSWER_RE = re.compile(r'name="answer" value="([^"]+)"')
-CANDIDATES_RE = re.compile(r'id="candidates"><summary>[^<]*</summary>\s*<p[^>]*>(.*?)</p>', re.S)
+from studyapp.participants.pilot_pages import (
+    ANSWER_RE,
+    CANDIDATES_RE,
+    CODE_RE,
+    CSRF_RE,
+    HEARTBEAT_RE,
+    PUBLIC_ID_RE,
+    SEQ_RE,
+    STATUS_RE,
+    TABLE_RE,
+    TARGET_RE,
+    VERSION_RE,
+    questionnaire_answers,
+)
+
 ROUND_TIMEOUT_SECONDS = 900
-HEARTBEAT_RE = re.compile(r'id="heartbeat" data-every="([\d.]+)"')
 # The page's socket (htmx's ws extension) reconnects after these close codes, or a connection
 # that broke without one; after any other (the server's 44xx, a normal close) it does not.
 RECONNECT_CODES = frozenset({1006, 1011, 1012, 1013})
 # How long a bot keeps trying before it gives up, as a patient person would: consecutive failed
-# tries of one request or one socket (their pauses add up to about 5 minutes at most).
-MAX_TRIES = 12
+# tries of one request or one socket (their pauses add up to about 2 minutes at most).
+MAX_TRIES = 40
 # Answers a person meets by reloading the page: too many requests, the site's errors.
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 RESEND_PAUSES = (2.0, 4.0, 6.0)  # static/js/table.js: 2000 * resends ms, three times at most
 # A move refused at the door (role="alert": too many moves at once) is sent again after this,
-# at most MAX_TRIES times in a row; the socket's allowance refills faster (2 moves a second).
+# at most REFUSED_TRIES times in a row; the socket's allowance refills faster (2 moves a second).
 REFUSED_PAUSE = 1.0
+REFUSED_TRIES = 12
 KEEP_INTERRUPTIONS = 20
 
 
 def reconnect_delay(retries: int) -> float:
-    """The page's pause before its next try (htmx ws extension, ``full-jitter``): a random
-    share of 1 s doubled per consecutive failure, at most 64 s."""
-    return random.random() * 2 ** min(retries, 6)
+    """The page's pause before its next try (static/js/table.js sets the ws extension's): 1 s
+    doubled per consecutive failure, at most 4 s, of which a random half or more."""
+    cap = min(4.0, 2.0 ** max(0, retries))
+    return cap / 2 + random.random() * cap / 2
 
 
 class Unreachable(Exception):
@@ -107,69 +115,9 @@ class BotResult:
     retries: int = 0  # requests tried again after a failure
     interruptions: list[str] = field(default_factory=list)  # what failed, the first few
     told: str = ""  # the last page's text, as the person would read it (tags and spaces gone)
-
-
-class _Form(HTMLParser):
-    """The questionnaire's fields as its page shows them: options per name, and each free
-    field's kind and lower bound."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.options: dict[str, list[str]] = {}
-        self.kinds: dict[str, str] = {}
-        self.minimum: dict[str, str] = {}
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        found = {k: v or "" for k, v in attrs}
-        name = found.get("name", "")
-        if not name.startswith("q_"):
-            return
-        kind = found.get("type", "text") if tag == "input" else tag
-        self.kinds.setdefault(name, kind)
-        if kind in ("radio", "checkbox"):
-            self.options.setdefault(name, []).append(found.get("value", ""))
-        elif "min" in found:
-            self.minimum[name] = found["min"]
-
-
-def questionnaire_answers(
-    page: str, index: int, checks: dict[str, Any] | None = None, fail: bool = False
-) -> dict[str, Any]:
-    """A pilot's answers to the questionnaire on ``page``: an option chosen by the bot's index
-    (so pilots differ), every checkbox's first option, a number at the lower bound (or 1), a
-    short text. An attention check (``checks``: field name -> expected answer, from the study)
-    is answered as designed, or, with ``fail``, otherwise than expected, as a careless person
-    would, so a pilot rehearses both paths of the study's attention policy."""
-    form = _Form()
-    form.feed(page)
-    answers: dict[str, Any] = {}
-    for name, kind in form.kinds.items():
-        options = form.options.get(name, [])
-        if checks and name in checks:
-            answers[name] = _check_answer(kind, options, checks[name], fail)
-        elif kind == "radio" and options:
-            answers[name] = options[index % len(options)]
-        elif kind == "checkbox" and options:
-            answers[name] = options[0]
-        elif kind == "number":
-            answers[name] = form.minimum.get(name, "1")
-        else:
-            answers[name] = f"Pilot {index} answer."
-    return answers
-
-
-def _check_answer(kind: str, options: list[str], expected: Any, fail: bool) -> Any:
-    """The answer to an attention check: the expected one, or (``fail``) one that is not."""
-    if not fail:
-        return list(expected) if isinstance(expected, list) else str(expected)
-    if kind == "radio":
-        return next(o for o in options if o != expected)
-    if kind == "checkbox":
-        wrong = [o for o in options if o not in expected]
-        return wrong[:1] or options[:-1] or options
-    if kind == "number":
-        return str(float(expected) + 1)
-    return f"not {expected}"
+    idle_once: bool = False  # to let one turn's deadline pass, as a person who looked away
+    idled: int = 0  # turns it let pass on purpose
+    told_missed: bool = False  # a board then said the turn was passed and the seat kept
 
 
 class PilotBot:
@@ -186,6 +134,7 @@ class PilotBot:
         on_round: Callable[[], Any] | None = None,
         checks: dict[str, Any] | None = None,
         fail_checks: bool = False,
+        idle_once: bool = False,
     ) -> None:
         self.checks = checks or {}
         self.fail_checks = fail_checks
@@ -194,7 +143,7 @@ class PilotBot:
         self.token = token
         self.answers = answers
         self.policy = policy
-        self.result = BotResult(index=index, pid=f"{prefix}{index:04d}")
+        self.result = BotResult(index=index, pid=f"{prefix}{index:04d}", idle_once=idle_once)
         self.session: aiohttp.ClientSession | None = None
         self.said: set[str] = set()
         self.on_round = on_round  # called after each round the bot finishes (a progress bar)
@@ -422,13 +371,15 @@ class PilotBot:
                         resends += 1
                         refused = False
                     elif 'role="alert"' in board and last_move is not None:
-                        if refusals >= MAX_TRIES:
+                        if refusals >= REFUSED_TRIES:
                             raise RuntimeError(f"the table kept refusing a move: {board}")
                         resend_at = time.monotonic() + REFUSED_PAUSE
                         refusals += 1
                         refused = True
                     continue
                 resends = refusals = 0  # a board came: the table answers again
+                if 'id="missed-turn"' in board:
+                    self.result.told_missed = True
                 if 'id="group-formed"' in board:
                     self.result.tables.remove(table_id)  # a lobby, never played
                     return False
@@ -443,6 +394,13 @@ class PilotBot:
                 if move is None or (seq in acted and 'id="move-error"' not in board):
                     continue
                 acted.add(seq)
+                if (
+                    self.result.idle_once
+                    and not self.result.idled
+                    and 'id="turn-deadline"' in board
+                ):
+                    self.result.idled += 1  # looks away: this turn's deadline passes
+                    continue
                 self.result.moves += 1
                 last_move = move
                 await self.send(socket, move)
@@ -494,9 +452,12 @@ async def run_bots(
     on_round: Callable[[], Any] | None = None,
     checks: dict[str, Any] | None = None,
     fail_checks: int = 0,
+    idle_once: int = 0,
 ) -> list[BotResult]:
     """Run ``count`` bots at once; the first ``fail_checks`` of them miss the attention checks
-    (``checks``: field name -> expected answer) on purpose, the others answer them as asked."""
+    (``checks``: field name -> expected answer) on purpose, the others answer them as asked; the
+    last ``idle_once`` let their first turn with a deadline pass, as a person who looked away
+    once (the study keeps them: a missed turn is not a departure)."""
     bots = [
         PilotBot(
             base,
@@ -508,6 +469,7 @@ async def run_bots(
             on_round=on_round,
             checks=checks,
             fail_checks=index <= fail_checks,
+            idle_once=index > count - idle_once,
         )
         for index in range(1, count + 1)
     ]

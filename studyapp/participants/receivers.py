@@ -10,6 +10,8 @@ from typing import Any
 
 from django.dispatch import receiver
 
+from studyapp.participants import rounds, table_study
+from studyapp.participants.models import Round
 from studyapp.tables.signals import game_over, lobby_place_left, lobby_released
 
 
@@ -17,8 +19,6 @@ from studyapp.tables.signals import game_over, lobby_place_left, lobby_released
 def forget_lobby_round(sender: Any, table_id: int, seat: int, **_: Any) -> None:
     """The study round that waited at a place given back is gone with it: the person starts the
     round again from their study page (and is never matched to whoever takes the place)."""
-    from studyapp.participants.models import Round
-
     Round.objects.filter(table_id=table_id, seat=seat, finished_at__isnull=True).delete()
 
 
@@ -28,7 +28,5 @@ def book_table(sender: Any, table: Any, snap: Any = None, **_: Any) -> None:
     """A study table's game ended, or its lobby released its people: their rounds are booked
     now (a released person leaves with the lobby-timeout code, paid for the rounds played),
     from the finished table the game's end comes with."""
-    if table.opts.study:
-        from studyapp.participants import rounds
-
+    if table_study.of(table).is_study:
         rounds.book_table(table.pk, snap)

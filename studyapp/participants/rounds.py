@@ -11,11 +11,15 @@ from typing import Any
 
 from django.contrib.sessions.backends.base import SessionBase
 from django.db import IntegrityError, transaction
+from django.db.models import Exists, Max, OuterRef
 from django.urls import reverse
 from django.utils import timezone
 
+from studyapp.participants import design, study_tables
 from studyapp.participants.models import Participant, Round
-from studyapp.participants.steps import finish, next_step, require_step
+from studyapp.participants.steps import IDLE_BETWEEN_GAMES, finish, next_step, require_step
+from studyapp.tables import driver, services, timing
+from studyapp.tables.models import Seat, Table, Turn
 
 # --- the rounds -----------------------------------------------------------------------------
 
@@ -39,8 +43,6 @@ def play_state(participant: Participant) -> dict[str, Any]:
 
 def shown_policy(participant: Participant) -> str:
     """The strategy text this participant's condition shows them ('' for none)."""
-    from studyapp.participants import design
-
     try:
         return design.effective(participant.study, participant.condition)["shown_policy"]
     except design.DesignError:
@@ -52,8 +54,6 @@ def begin_round(session: SessionBase, participant: Participant) -> Round:
     second tab must not create two tables for one round). The human seat is held by this
     browser's session, which is what lets the table pages admit this participant and nobody else.
     """
-    from studyapp.participants import study_tables
-
     require_step(participant, "play")
     if session.session_key is None:
         session.save()
@@ -77,8 +77,6 @@ def begin_round(session: SessionBase, participant: Participant) -> Round:
 
 def seated_round(participant: Participant) -> Round | None:
     """The round this participant is playing at an open table right now, if any."""
-    from studyapp.tables.models import Table
-
     if next_step(participant) != "play":
         return None
     round_ = current_round(participant)
@@ -90,8 +88,6 @@ def seated_round(participant: Participant) -> Round | None:
 def take_seat(session: SessionBase, round_: Round) -> None:
     """Give the round's human seat to this browser: a returning participant may continue a round
     they began in another browser. Only a browser that owns the participant gets here."""
-    from studyapp.tables.models import Seat
-
     Seat.objects.filter(table_id=round_.table_id, index=round_.seat, kind=Seat.Kind.HUMAN).exclude(
         session_key=session.session_key
     ).update(session_key=session.session_key)
@@ -104,8 +100,6 @@ def table_url(round_: Round) -> str:
 def sync_round(participant: Participant, snap: Any = None) -> None:
     """Read the current round's table (``snap``, the table as its log has it, when the caller
     has it: a game that just ended); when its game is over, book the reward and move on."""
-    from studyapp.tables import services
-
     round_ = current_round(participant)
     if round_ is None or round_.finished_at is not None:
         return
@@ -117,7 +111,8 @@ def sync_round(participant: Participant, snap: Any = None) -> None:
     if not snap.is_over:
         return
     reward = float(snap.engine.outcome(snap.state)[round_.seat]["reward"])
-    # An agent took the seat over (a missed deadline, or the person left): the round is not
+    # An agent took the seat over (the person left, or was past the study's idle policy: turns
+    # missed in a row or the idle limit; one missed deadline only misses a turn): the round is not
     # theirs. What the agent won never reaches their total or bonus, the round is not counted as
     # one they played (the export flags the game ``taken_over``), and someone still taking part
     # has dropped out: paid for the rounds they played, with the study's code for that, never
@@ -136,7 +131,7 @@ def sync_round(participant: Participant, snap: Any = None) -> None:
             participant.total_reward += reward
             participant.save(update_fields=["rounds_finished", "total_reward"])
     if taken_over:
-        mark_dropped(participant, "an agent took over their seat (missed turn deadline or left)")
+        mark_dropped(participant, "an agent took over their seat (they left the table)")
     elif next_step(participant) == "done":
         finish(participant)
 
@@ -184,10 +179,6 @@ def mark_dropped(participant: Participant, reason: str = "marked dropped out by 
 def last_activity(participant: Participant) -> Any:
     """When the person last did something: a page of the study (``last_seen_at``, which play at
     a table does not move) or a move of their own at one of their tables."""
-    from django.db.models import Max
-
-    from studyapp.tables.models import Turn
-
     times = [participant.last_seen_at]
     for table_id, seat in participant.round_set.values_list("table_id", "seat"):
         moved = Turn.objects.filter(table_id=table_id, seat=seat).aggregate(last=Max("created_at"))
@@ -199,8 +190,6 @@ def last_activity(participant: Participant) -> Any:
 def leave_open_rounds(participant: Participant) -> None:
     """Someone who stops taking part leaves the table of their open round by its dropout policy
     (replaced, skipped or ended): the seat is no longer theirs and the table is not left waiting."""
-    from studyapp.tables import driver
-
     for round_ in participant.round_set.filter(finished_at__isnull=True):
         driver.drop_out(round_.table_id, round_.seat)
 
@@ -212,10 +201,6 @@ def drop_idle_between_rounds(now: Any = None) -> int:
     with no round being played, their last round is booked if its game ended, and whoever is
     still taking part is dropped (paid for the rounds played). Someone at a table is left to the
     table's own idle limit. Run by the periodic sweep; returns how many were dropped."""
-    from django.db.models import Exists, Max, OuterRef
-
-    from studyapp.tables.models import Table
-
     now = now or timezone.now()
     at_a_table = Round.objects.filter(
         participant=OuterRef("pk"),
@@ -234,13 +219,17 @@ def drop_idle_between_rounds(now: Any = None) -> int:
     )
     dropped = 0
     for participant in quiet:
+        # the last sign of life: a page (an answer page's heartbeat too) or the end of a game;
+        # the site's own outages since are not the person's (studyapp.tables.timing)
         active = max(participant.last_seen_at, participant.last_game or participant.last_seen_at)
         if (now - active).total_seconds() < participant.study.idle_limit_seconds:
+            continue
+        if timing.idle_seconds(active, now) < participant.study.idle_limit_seconds:
             continue
         sync_round(participant)  # a game that ended while they were away is booked first
         participant.refresh_from_db()
         if participant.status == Participant.Status.PLAYING:
-            mark_dropped(participant, "idle between games past the study's idle limit")
+            mark_dropped(participant, IDLE_BETWEEN_GAMES)
             dropped += 1
     return dropped
 
@@ -299,8 +288,6 @@ def _delete_rounds(participant: Participant, *, and_participant: bool = False) -
 
 
 def _leave_shared_tables(seats: list[tuple[int, int]]) -> None:
-    from studyapp.tables import driver
-
     for table_id, seat in seats:
         driver.drop_out(table_id, seat)
 
@@ -309,8 +296,6 @@ def delete_tables(table_ids: list[int]) -> set[int]:
     """Delete tables, and with them their seats and turns, except those another participant's
     round still points at (people who shared an Undercover table): their game is not ours to
     delete. Returns the ids of the tables kept."""
-    from studyapp.tables.models import Table
-
     kept = set(Round.objects.filter(table_id__in=table_ids).values_list("table_id", flat=True))
     Table.objects.filter(pk__in=table_ids).exclude(pk__in=kept).delete()
     return kept

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from django.conf import settings
 from django.contrib.sessions.backends.base import SessionBase
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -20,9 +21,9 @@ from django.utils import timezone
 from games import default_checks
 from games.twenty_questions import rules as twenty_questions_rules
 from games.undercover import rules as undercover_rules
-from studyapp.participants import identity, questionnaire
+from studyapp.participants import assignment, design, identity, questionnaire
 from studyapp.participants.models import Participant, Study
-from studyapp.tables.models import SKIP_SPEC
+from studyapp.tables.models import SKIP_SPEC, Seat
 
 # The comprehension check a study gets when staff wrote none: the one rule people most often miss,
 # from the game package (games/<game>/rules.py), where the rules text people read comes from too.
@@ -30,6 +31,13 @@ DEFAULT_CHECKS = {
     **twenty_questions_rules.DEFAULT_CHECKS,
     "undercover": undercover_rules.DEFAULT_CHECKS,
 }
+
+
+# Why the sweep drops someone between games (studyapp.participants.rounds); an answer page they
+# still had open is kept when they submit it late (:func:`late_step`).
+IDLE_BETWEEN_GAMES = "idle between games past the study's idle limit"
+# The answer pages a person may still be writing on when the sweep takes them for idle.
+ANSWER_STEPS = ("policy", "questionnaire")
 
 
 class StepRefused(Exception):
@@ -66,9 +74,49 @@ def next_step(participant: Participant) -> str:
     return "done"
 
 
+def late_step(participant: Participant) -> str | None:
+    """The answer page (policy question, questionnaire) a person dropped by the idle sweep between
+    games was still on, or None. Someone writing a long answer may have been taken for idle
+    (their page's heartbeat lost, a laptop asleep): what they submit afterwards is kept and
+    flagged (:func:`note_late`), never answered "not open to you". Their ending stays as it was
+    recorded (dropped), and nothing else of the study opens again."""
+    if participant.status != Participant.Status.DROPPED:
+        return None
+    if participant.end_reason != IDLE_BETWEEN_GAMES or not participant.practice_passed:
+        return None
+    study = participant.study
+    if participant.rounds_finished < study.rounds:
+        return None
+    if study.policy_question and not participant.policy_done:
+        return "policy"
+    if study.questionnaire and not participant.questionnaire_done:
+        return "questionnaire"
+    return None
+
+
+def heartbeat(participant: Participant) -> dict[str, int]:
+    """How an answer page tells the server its person is there (static/js/alive.js): a beat every
+    PARTICIPANT_HEARTBEAT_SECONDS while the page is visible, until it has gone unused for as long
+    as the study's idle limit (at least PARTICIPANT_HEARTBEAT_QUIET_SECONDS): a page left open
+    with nobody at it does not keep its person in the study for ever."""
+    quiet = max(participant.study.idle_limit_seconds, settings.PARTICIPANT_HEARTBEAT_QUIET_SECONDS)
+    return {"alive_seconds": settings.PARTICIPANT_HEARTBEAT_SECONDS, "alive_quiet": quiet}
+
+
+def note_late(participant: Participant, step: str) -> list[str]:
+    """Flag an answer that came after the sweep dropped its author (``late_answers``: the step
+    and when); returns the fields to save."""
+    participant.late_answers = [
+        *(participant.late_answers or []),
+        {"step": step, "at": timezone.now().isoformat()},
+    ]
+    return ["late_answers"]
+
+
 def require_step(participant: Participant, step: str) -> None:
-    """Refuse a request for any page other than the one the participant is on."""
-    if next_step(participant) != step:
+    """Refuse a request for any page other than the one the participant is on (or, for someone
+    the idle sweep dropped, the answer page they were still writing on: :func:`late_step`)."""
+    if next_step(participant) != step and late_step(participant) != step:
         raise StepRefused(step)
 
 
@@ -123,8 +171,6 @@ def study_checks(study: Study) -> list[dict[str, Any]]:
         return list(study.checks)
     if study.game == "undercover":
         return default_checks("undercover", "player", study.language)
-    from studyapp.participants import design
-
     try:
         person = design.normalise(study.game, study.design, study.oracle_spec)["person"]
     except design.DesignError:
@@ -137,8 +183,6 @@ def answer_checks(participant: Participant, answers: list[str]) -> str:
     in a group design it is drawn for the group that forms in the first lobby),
     "wrong" (attempts left), "failed" (the failed-checks path: no rounds, no payment) or "full"
     (every condition met its quota meanwhile)."""
-    from studyapp.participants import assignment
-
     require_step(participant, "instructions")
     study = participant.study
     checks = study_checks(study)
@@ -159,10 +203,8 @@ def answer_checks(participant: Participant, answers: list[str]) -> str:
             return "failed"
         participant.save(update_fields=["check_attempts"])
         return "wrong"
-    from studyapp.participants import groups
-
     try:
-        if not groups.uses_group_lobby(participant):
+        if not design.uses_group_lobby(participant):
             assignment.assign(participant)
         elif assignment.is_full(study, pilot=participant.is_pilot):
             raise assignment.StudyFull  # the group is drawn its condition in the lobby
@@ -181,10 +223,12 @@ def answer_checks(participant: Participant, answers: list[str]) -> str:
 
 def save_policy(participant: Participant, text: str) -> None:
     require_step(participant, "policy")
+    late = late_step(participant) == "policy"
     participant.policy = text
     participant.policy_done = True
-    participant.save(update_fields=["policy", "policy_done"])
-    if next_step(participant) == "done":
+    fields = ["policy", "policy_done", *(note_late(participant, "policy") if late else [])]
+    participant.save(update_fields=fields)
+    if not late and next_step(participant) == "done":
         finish(participant)
 
 
@@ -194,8 +238,6 @@ def debrief_agents(participant: Participant) -> dict[str, Any] | None:
     agents were marked during play (``blinded``) and what they were: rule-based programs
     (``offline``, the offline agents) and the models named by their specs (``models``). None
     when there is nothing to tell (no table, no agent at any of this person's tables)."""
-    from studyapp.tables.models import Seat
-
     table_ids = participant.round_set.values_list("table_id", flat=True)
     specs = set(
         Seat.objects.filter(table_id__in=table_ids, kind=Seat.Kind.AGENT)
@@ -228,6 +270,7 @@ def answer_questionnaire(participant: Participant, posted: Mapping[str, list[str
     failed attention check is recorded; under the study's ``screen`` policy it ends the study
     with the screened code, otherwise the person goes on, flagged in the export."""
     require_step(participant, "questionnaire")
+    late = late_step(participant) == "questionnaire"
     items = participant.study.questionnaire
     answers, errors = questionnaire.read_answers(items, posted)
     if errors:
@@ -236,6 +279,9 @@ def answer_questionnaire(participant: Participant, posted: Mapping[str, list[str
     participant.questionnaire_done = True
     participant.attention_failed = questionnaire.failed_checks(items, answers)
     fields = ["questionnaire_answers", "questionnaire_done", "attention_failed"]
+    if late:  # kept and flagged; their ending (dropped) stays as recorded
+        participant.save(update_fields=[*fields, *note_late(participant, "questionnaire")])
+        return {}
     participant.save(update_fields=fields)
     if participant.attention_failed and participant.study.attention_failure == "screen":
         participant.status = Participant.Status.SCREENED

@@ -23,8 +23,10 @@ from django.urls import reverse
 from games.base import Config
 from games.cases import case_config, case_seed
 from studyapp.participants import design as designs
+from studyapp.participants import table_study
 from studyapp.participants.models import Participant, Round, Study
-from studyapp.tables import think
+from studyapp.tables import lobby, services, think
+from studyapp.tables.models import PolicyRecord, Seat, Table
 
 
 def round_config(study: Study, number: int, players: int) -> Config:
@@ -32,6 +34,22 @@ def round_config(study: Study, number: int, players: int) -> Config:
     words in the study's language (games.languages)."""
     options = {"players": players} if study.game == "undercover" else {}
     return case_config(study.game, study.seed, number - 1, language=study.language, **options)
+
+
+def open_table(
+    study: Study, number: int, design: dict[str, Any], seats: list[dict], /, **options: Any
+) -> Table:
+    """A table of round ``number`` (1-based) seating ``design``: the round's case config and
+    seed (case ``number - 1`` of the study's sequence), ``seats`` as the services take them,
+    ``options`` the table's (:func:`table_options`, the seat order, ``lobby``, ``group``; their
+    ``study`` is the slug, hence the positional-only parameters)."""
+    return services.create_table(
+        study.game,
+        round_config(study, number, design["players"]),
+        seats,
+        seed=case_seed(study.seed, number - 1),
+        **options,
+    )
 
 
 def _shown_policy(study: Any, condition: str) -> str:
@@ -76,14 +94,17 @@ def table_options(
     blinded = not study.agents_disclosed
     shared = len(person_seats) > 1 or blinded
     options: dict[str, Any] = {
-        "study": study.slug,
-        "condition": condition,
-        "round": number,
+        table_study.STUDY: study.slug,
+        table_study.CONDITION: condition,
+        table_study.ROUND: number,
         # A deadline protects other people at the table from waiting; alone with agents, a person
         # takes the time they need (the idle limit still ends a round someone walked away from),
         # also at a table for several people whose other places the lobby filled with agents.
         "turn_deadline_seconds": study.turn_deadline_seconds if shared else 0,
         "dropout": study.dropout,
+        # the idle policy: a missed deadline is a missed turn; only this many in a row, or the
+        # idle limit, take the person out of the study (studyapp.tables.driver.miss_turn)
+        "missed_turns_limit": study.missed_turns_limit,
         "idle_limit_seconds": study.idle_limit_seconds,
         "person_seats": person_seats,
         # A shared table has one Continue link for everyone: it finds each browser's participant.
@@ -109,9 +130,10 @@ def table_options(
             wait_seconds=design["wait_seconds"],
             lobby_timeout=design["lobby_timeout"],
             replacement_spec=design["replacement_spec"],
-            # Pilot bots never share a table with real people, nor people with pilots.
-            lobby_kind=f"study:{study.pk}:{condition}:{number}:{'pilot' if pilot else 'people'}",
         )
+        # Pilot bots never share a table with real people, nor people with pilots.
+        kind = f"study:{study.pk}:{condition}:{number}:{'pilot' if pilot else 'people'}"
+        options[table_study.LOBBY_KIND] = kind
         if blinded and design["wait_seconds"] > 0 and not group_lobby:
             # A blinded lobby starts no sooner than a drawn while even when full, so a table whose
             # other places are agents' (full at once) does not start at once where one waiting
@@ -122,18 +144,16 @@ def table_options(
                 random.Random(secrets.token_hex()).uniform(low, high), 1
             )
         if group_lobby:  # people of every condition-to-be meet here (studyapp.participants.groups)
-            options["lobby_kind"] = (
+            options[table_study.LOBBY_KIND] = (
                 f"study:{study.pk}:group:{number}:{'pilot' if pilot else 'people'}"
             )
-            options["group_lobby"] = True
+            options[table_study.GROUP_LOBBY] = True
         if study.code_lobby_timeout:
             options["exit_code"] = study.code_lobby_timeout
     return options
 
 
 def agent_seat(seat: dict[str, Any]) -> dict[str, Any]:
-    from studyapp.tables.models import PolicyRecord
-
     policy = None
     if seat.get("policy") is not None:
         policy = PolicyRecord.objects.filter(pk=seat["policy"]).first()
@@ -161,26 +181,22 @@ def seat_list(design: dict[str, Any], session_key: str = "", person: int | None 
 def create_round(participant: Participant, number: int, session_key: str) -> Round:
     """The table of round ``number`` for this participant, and the round that points at it.
     An Undercover seat may wait in a lobby; a full lobby starts its game once committed."""
-    from studyapp.participants import groups
-
     study = participant.study
-    if groups.uses_group_lobby(participant):
+    if designs.uses_group_lobby(participant):
         lobby_design = designs.group_lobby_design(study)
         return _join_lobby(participant, number, session_key, lobby_design, group_lobby=True)
     merged = designs.effective(study, participant.condition)
     design = merged["design"]
     if study.game == "undercover":
         return _join_lobby(participant, number, session_key, design)
-    from studyapp.tables import services
-
     design, order = arrange(study, design)
     person = designs.person_seats(design)[0]
     with transaction.atomic():
-        table = services.create_table(
-            study.game,
-            round_config(study, number, design["players"]),
+        table = open_table(
+            study,
+            number,
+            design,
             seat_list(design, session_key, person),
-            seed=case_seed(study.seed, number - 1),
             **table_options(participant, number, design),
             **order,
         )
@@ -197,29 +213,19 @@ def _join_lobby(
     *,
     group_lobby: bool = False,
 ) -> Round:
-    from studyapp.tables import lobby, services
-    from studyapp.tables.models import Seat, Table
-
     study = participant.study
     options = table_options(participant, number, design, group_lobby=group_lobby)
     with transaction.atomic():
         Study.objects.select_for_update().filter(pk=study.pk).first()  # one joiner at a time
         lobbies = Table.objects.filter(
-            status=Table.Status.LOBBY, options__lobby_kind=options["lobby_kind"]
+            table_study.in_lobby(options[table_study.LOBBY_KIND]), status=Table.Status.LOBBY
         )
         seat = lobby.open_place(lobbies)
         if seat is None:
             if not group_lobby:  # a group's lobby is never played: its tables draw their own
                 design, order = arrange(study, design)
                 options = {**table_options(participant, number, design), **order}
-            table = services.create_table(
-                study.game,
-                round_config(study, number, design["players"]),
-                seat_list(design),
-                seed=case_seed(study.seed, number - 1),
-                lobby=True,
-                **options,
-            )
+            table = open_table(study, number, design, seat_list(design), lobby=True, **options)
             seat = table.seats.filter(kind=Seat.Kind.HUMAN).order_by("index").first()
         full = lobby.take_place(seat, session_key)
         round_ = Round.objects.create(

@@ -56,6 +56,7 @@ SCALAR_FIELDS = [
     "welcome_text",
     "turn_deadline_seconds",
     "dropout",
+    "missed_turns_limit",
     "idle_limit_seconds",
     "assignment_seed",
     "agents_disclosed",
@@ -88,6 +89,7 @@ SEEN_FIELDS = (
     "agent_think_seconds",
     "turn_deadline_seconds",
     "dropout",
+    "missed_turns_limit",
     "assignment_seed",
     "currency",
 )

@@ -89,6 +89,12 @@ def mover_label(
     if turn.actor and turn.actor not in (PERSON_ACTOR, SKIP_SPEC):
         taken = " (took over this participant's seat)" if turn.seat == round_.seat else ""
         return f"{seat_name(turn.seat, slots)}: agent {turn.actor}{taken}"
+    if turn.actor == SKIP_SPEC and turn.event.get("missed"):
+        who = "this participant" if turn.seat == round_.seat else "the person"
+        return (
+            f"{seat_name(turn.seat, slots)}: played for the seat by the table "
+            f"({who} missed the turn deadline and kept the seat)"
+        )
     if turn.actor == SKIP_SPEC:
         return f"{seat_name(turn.seat, slots)}: played for the seat by the table (skip)"
     if turn.actor == PERSON_ACTOR and turn.seat == round_.seat:

@@ -20,4 +20,5 @@ urlpatterns = [
     path("p/<str:public_id>/debrief/", views.debrief, name="debrief"),
     path("p/<str:public_id>/done/", views.done, name="done"),
     path("p/<str:public_id>/withdraw/", views.withdraw, name="withdraw"),
+    path("p/<str:public_id>/alive/", views.alive, name="alive"),
 ]

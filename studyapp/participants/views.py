@@ -19,7 +19,7 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.utils.translation import gettext as _
 from django.utils.translation import override
-from django.views.decorators.http import require_http_methods, require_safe
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from games import rules_for_people
 from studyapp import ratelimit
@@ -81,9 +81,10 @@ def posted(request: HttpRequest) -> QueryDict | None:
 
 
 def step_url(participant: Participant, step: str | None = None) -> str:
-    return reverse(
-        f"participants:{step or steps.next_step(participant)}", args=[participant.public_id]
-    )
+    """The page the participant belongs on: their next step, or the answer page someone the idle
+    sweep dropped was still writing on (:func:`studyapp.participants.steps.late_step`)."""
+    step = step or steps.late_step(participant) or steps.next_step(participant)
+    return reverse(f"participants:{step}", args=[participant.public_id])
 
 
 def participant_page(step: str | None) -> Callable[[ParticipantView], Callable[..., HttpResponse]]:
@@ -105,6 +106,8 @@ def participant_page(step: str | None) -> Callable[[ParticipantView], Callable[.
                 return _step(request, participant)
 
         def _step(request: HttpRequest, participant: Participant) -> HttpResponse:
+            if step is not None and step == steps.late_step(participant):
+                return view(request, participant)  # an answer written on after the idle sweep
             if step is not None and steps.next_step(participant) != step:
                 if request.method == "POST":
                     if steps.next_step(participant) == "consent":
@@ -288,7 +291,7 @@ def policy(request: HttpRequest, participant: Participant) -> HttpResponse:
         steps.save_policy(participant, form.cleaned_data["policy"])
         return redirect(step_url(participant))
     context = {"participant": participant, "form": form, "max_length": POLICY_MAX_LENGTH}
-    return render(request, "participants/policy.html", context)
+    return render(request, "participants/policy.html", {**context, **steps.heartbeat(participant)})
 
 
 @participant_page("questionnaire")
@@ -312,6 +315,7 @@ def questionnaire_page(request: HttpRequest, participant: Participant) -> HttpRe
         for item in items
     ]
     context = {"participant": participant, "items": shown, "has_errors": bool(errors)}
+    context.update(steps.heartbeat(participant))
     return render(
         request, "participants/questionnaire.html", context, status=400 if errors else 200
     )
@@ -356,6 +360,14 @@ def done(request: HttpRequest, participant: Participant) -> HttpResponse:
         "failed_questions": steps.failed_questions(participant),
     }
     return render(request, "participants/done.html", context)
+
+
+@require_POST
+@participant_page(None)
+def alive(request: HttpRequest, participant: Participant) -> HttpResponse:
+    """An answer page's heartbeat (static/js/alive.js): the person is there, writing. The
+    wrapper notes it (``last_seen_at``), so the idle limit counts from here; nothing else."""
+    return HttpResponse(status=204)
 
 
 @participant_page(None)

@@ -10,6 +10,7 @@ from typing import Any
 from django.conf import settings
 
 from studyapp.pipelines.kinds import get_kind
+from studyapp.providers import provider_config
 
 NO_KEY_NEEDED = "openai-compatible:… with OPENAI_COMPATIBLE_BASE_URL"
 
@@ -70,8 +71,6 @@ def missing_credentials(kind: str, parameters: dict[str, Any]) -> str | None:
                 f"another model ({NO_KEY_NEEDED}, or offline:… for experiments)"
             )
         if provider == "openai-compatible":
-            from studyapp.agents import provider_config
-
             try:
                 provider_config(spec)
             except ValueError as err:

@@ -12,10 +12,10 @@ from typing import Any
 from django.conf import settings
 
 from studyapp import claims, dispatch
-from studyapp.agents import site_provenance
 from studyapp.pipelines.checks import missing_credentials, refusal
 from studyapp.pipelines.kinds import get_kind
 from studyapp.pipelines.models import Job, JobCancelled, beat
+from studyapp.providers import site_provenance
 
 logger = logging.getLogger(__name__)
 

@@ -34,13 +34,17 @@ LWE_DEFAULTS = {
     "orders": 3,
     "seed": 0,
     "cache": True,
+    # How each case's two responses are shown: "random" (the LWE paper's §4.3, one seeded random
+    # ordering per case, which Accuracy reads) or "file" (the dataset's order).
+    "response_order": "random",
+    "response_seed": 0,
 }
 
 KINDS: dict[str, Kind] = {
     "lwe": Kind(
         "studyapp.pipelines.runners.lwe.run",
         "Learning While Evaluating: the judge refines its meta-prompt every b cases.",
-        {**LWE_DEFAULTS, "batch_size": 4, "summary_threshold": 10_000},
+        {**LWE_DEFAULTS, "batch_size": 4, "summary_threshold": 10_000, "min_keep_ratio": 0.0},
     ),
     "selective-lwe": Kind(
         "studyapp.pipelines.runners.lwe.run",
@@ -49,6 +53,7 @@ KINDS: dict[str, Kind] = {
             **LWE_DEFAULTS,
             "batch_size": 4,
             "summary_threshold": 10_000,
+            "min_keep_ratio": 0.0,  # off, as Algorithm 1; 0.25 the guard of earlier versions
             "inconsistent_swap": "vanilla",  # as published; "lwe": the project's variant
         },
     ),

@@ -203,17 +203,16 @@ def beat(job_id: int, started_at: Any) -> None:
     """One heartbeat of the run that claimed job ``job_id`` at ``started_at`` (its process is
     alive). A run that was failed as stale meanwhile (its database or machine paused longer than
     the stale limit) is running after all: it is marked running again, unless it was resumed."""
-    now = timezone.now()
     mine = Job.objects.filter(pk=job_id, started_at=started_at)
-    if mine.filter(status=Job.Status.RUNNING).update(heartbeat_at=now):
+    if claims.beat_row(mine.filter(status=Job.Status.RUNNING)):
         return
-    mine.filter(status=Job.Status.FAILED, resumable=True).update(
+    claims.beat_row(
+        mine.filter(status=Job.Status.FAILED, resumable=True),
         status=Job.Status.RUNNING,
         resumable=False,
         finished_at=None,
         error="",
         message="running (its heartbeat came back)",
-        heartbeat_at=now,
     )
 
 

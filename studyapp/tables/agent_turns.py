@@ -12,17 +12,17 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from games.base import Agent
 from games.runner import REPLY_CHARS, Move, choose
-from studyapp.agents import agent_for_seat, turn_usage
 from studyapp.background import run_async
 from studyapp.tables.models import SKIP_SPEC, Table
 from studyapp.tables.scheduling import Lease, next_agent
+from studyapp.tables.seat_agents import agent_for_seat, turn_usage
 from studyapp.tables.services import record
 from studyapp.tables.store import TableState, caught_up
+from studyapp.tables.timing import live_turn_seconds
 
 log = logging.getLogger(__name__)
 
@@ -137,12 +137,6 @@ async def kept_in_form(snap: TableState, index: int, failed: Move) -> Move:
     if move.error or move.event.get("text") is None:
         return failed
     return Move(move.event, f"{failed.error} (an offline clue stood in)", failed.reply, move.state)
-
-
-def live_turn_seconds() -> float:
-    """The most an agent's turn may take at a table with people (LIVE_AGENT_TURN_SECONDS), its
-    model calls and a corrective follow-up included; the seat's failed move is made after it."""
-    return float(settings.LIVE_AGENT_TURN_SECONDS)
 
 
 def finish_agent_turn(snap: TableState, move: Move, usage: dict[str, Any]) -> str:

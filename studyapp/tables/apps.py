@@ -6,5 +6,5 @@ class TablesConfig(AppConfig):
     label = "tables"
 
     def ready(self) -> None:
-        # The tables' tasks register the jobs the scheduler sends (scheduling.JOBS).
-        from studyapp.tables import tasks  # noqa: F401
+        # The tables' steps register with the executor (studyapp.steps) what the scheduler sends.
+        from studyapp.tables import steps, tasks  # noqa: F401

@@ -337,13 +337,17 @@ class TableConsumer(LayerSocket):
     @db_read
     def claim_place(self) -> bool:
         """A seat held by this session or user; staff without a seat watch as spectators."""
-        if not Table.objects.filter(pk=self.table_id).exists():
+        born = Table.objects.filter(pk=self.table_id).values_list("created_at", flat=True).first()
+        if born is None:
             return False
         session = self.scope.get("session")
         user = self.scope.get("user")
         seat = services.find_seat(self.table_id, session.session_key if session else None, user)
         if seat is not None:
             self.seat_index, self.seat_id = seat.index, seat.pk
+            # a socket the server lost (a daphne restart) is the site's outage, not the seat's
+            table = outages.table_key(self.table_id, born)
+            outages.reconnected(table, seat.index, seat.connected, seat.last_seen)
             services.touch_seat(seat.pk, connected=True)
             return True
         return bool(user is not None and user.is_authenticated and user.is_staff)

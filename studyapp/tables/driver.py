@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from studyapp.tables import hooks, outages, reasons, signals, timing
 from studyapp.tables.broadcast import broadcast
-from studyapp.tables.models import SKIP_SPEC, Seat, Table, new_exit_code
+from studyapp.tables.models import SKIP_SPEC, Seat, Table, Turn, new_exit_code
 from studyapp.tables.options import TableOptions
 from studyapp.tables.scheduling import advance, schedule
 from studyapp.tables.services import record, start
@@ -66,25 +66,107 @@ def replacement_spec(snap: TableState, index: int) -> str:
 
 
 def check_deadline(table_id: int, seq: int) -> str:
-    """Apply the table's dropout policy to humans who let the turn deadline pass."""
+    """The turn's due time (:func:`studyapp.tables.timing.deadline_due`, the site's outages and
+    a seat's own cut-off socket added) has come: each person the table still waits for past it
+    has missed this turn (:func:`miss_turn`). Early: checked again at the due time."""
     snap = table_state(table_id)
     if snap.next_seq != seq:
         return "stale"
-    humans = [i for i in snap.waiting_for() if snap.seat(i).kind == Seat.Kind.HUMAN]
+    humans = timing.waiting_people(snap)
     if not humans:
         return "no human to wait for"
-    deadline = snap.turn_deadline()
-    if deadline is None:
+    if snap.turn_deadline() is None:
         return "no deadline"
     now = timezone.now()
-    # the site's own outages in the meantime do not count against the person (outages.py)
-    paused = outages.paused_seconds(snap.last_at, now)
-    due = timing.turn_due(snap.last_at, deadline, paused) if snap.last_at else now
-    if timezone.now() < due:
+    late = [i for i in humans if (due := timing.seat_due(snap, i, now)) is None or due <= now]
+    # A seat the server cut off (a daphne restart) is judged once its page is back, when the
+    # gap counts as its outage, or after CUT_OFF_WAIT_SECONDS (outages.py).
+    away = [
+        i for i in late if 0 < outages.cut_off_now(snap.seat(i), now) < outages.CUT_OFF_WAIT_SECONDS
+    ]
+    late = [i for i in late if i not in away]
+    if away and not late:
+        delay = float(settings.HEARTBEAT_SECONDS)
+        schedule("check_deadline", (table_id, seq), delay, table=snap.table, again=True)
+        return "cut off"
+    if not late:
+        due = timing.deadline_due(snap, now) or now
         delay = (due - timezone.now()).total_seconds()
         schedule("check_deadline", (table_id, seq), delay, table=snap.table, again=True)
         return "early"
-    return apply_dropout(snap, humans[0])
+    result = "stale"
+    for n, index in enumerate(late):  # a vote's ballots: each person past it misses theirs
+        if n:
+            snap = table_state(table_id)  # the ballot before this one is committed
+        if index not in timing.waiting_people(snap):
+            continue
+        result = miss_turn(snap, index, now)
+    return result
+
+
+def idle_since(snap: TableState, index: int) -> Any:
+    """Since when the table has waited on the person at ``index`` without a sign of life: the
+    start of the turn of theirs that began their run of missed turns (:func:`studyapp.tables.timing.missed_in_a_row`),
+    else the start of the turn it waits on now (the last commit)."""
+    missed = timing.missed_in_a_row(snap.events, index)
+    if not missed:
+        return snap.last_at
+    own = [n for n, event in enumerate(snap.events) if event.get("seat") == index]
+    first = own[-missed]
+    if first == 0:
+        return snap.table.started_at or snap.last_at
+    found = (
+        Turn.objects.filter(table_id=snap.table.pk, seq=first - 1)
+        .values_list("created_at", flat=True)
+        .first()
+    )
+    return found or snap.last_at
+
+
+def miss_turn(snap: TableState, index: int, now: Any = None) -> str:
+    """The person at ``index`` let the turn deadline pass. A missed turn is not a departure: the
+    table plays the seat's do-nothing move for this turn (a passed clue, an abstained vote, the
+    Invalid question or answer), marked ``"missed": true`` and credited to the table
+    (``Turn.actor`` "skip", its reason in the turn's usage), and the person keeps their seat. Only
+    the table's idle policy takes them out: ``missed_turns_limit`` turns missed in a row (this one
+    included), or ``idle_limit_seconds`` without a move (:func:`idle_since`, the site's outages
+    not counted); then the study is asked (``seat_idle``: it marks the person dropped) and the
+    table's dropout policy applies to the seat (:func:`apply_dropout`)."""
+    now = now or timezone.now()
+    opts = snap.table.opts
+    missed = timing.missed_in_a_row(snap.events, index) + 1
+    limit = timing.missed_turns_limit(opts)
+    idle = timing.idle_limit(opts)
+    waited = timing.idle_seconds(idle_since(snap, index), now, table=snap.table, seat=index)
+    if limit and missed >= limit:
+        # a limit of 1 is a plain table's rule: the deadline applies the dropout policy at once
+        why = f"missed {missed} turn deadline{'s' if missed > 1 else ''} in a row"
+        return take_out(snap, index, why, dropped=limit > 1)
+    if idle is not None and waited >= idle:
+        why = f"idle at a table for {waited:.0f} s (the study's limit is {idle:g} s)"
+        return take_out(snap, index, why, dropped=True)
+    deadline = snap.turn_deadline() or 0
+    event = {**snap.engine.fallback(snap.state, index), "missed": True}
+    usage = {
+        "missed": f"the person did not move within the turn deadline ({deadline:g} s): the "
+        f"table played this turn for them ({missed} missed in a row); they keep their seat"
+    }
+    try:
+        record(snap, event, snap.engine.apply(snap.state, event), actor=SKIP_SPEC, usage=usage)
+    except IntegrityError:
+        return "stale"
+    return "missed"
+
+
+def take_out(snap: TableState, index: int, why: str, *, dropped: bool) -> str:
+    """A person at ``index`` is past the table's idle policy (``why``): the study is asked to
+    drop them (``seat_idle``, which applies the table's dropout policy through
+    :func:`drop_out`); a table with no study behind it applies the policy itself (``dropped``:
+    for the rest of the game, else for this turn under the "skip" policy)."""
+    log.info("table %s seat %s: %s", snap.table.pk, index, why)
+    if hooks.hooks().seat_idle(snap.table.pk, index, reason=why):
+        return "dropped"
+    return apply_dropout(snap, index, dropped=dropped)
 
 
 def apply_dropout(snap: TableState, index: int, *, dropped: bool = False) -> str:
@@ -313,7 +395,8 @@ def settle(snap: TableState, now: Any) -> None:
     since = snap.last_at or now
     due = []
     if (limit := timing.idle_limit(snap.table.opts)) is not None:
-        due.append(since + timedelta(seconds=limit))
+        idle = [idle_since(snap, i) or since for i in timing.waiting_people(snap)] or [since]
+        due.append(min(idle) + timedelta(seconds=limit))
     if (deadline := snap.turn_deadline()) is not None:
         horizon = settings.TABLE_SCHEDULE_HORIZON_SECONDS
         due.append(since + timedelta(seconds=deadline - horizon))
@@ -332,17 +415,19 @@ def drop_idle(snap: TableState, now: Any) -> list[str]:
     (``seat_idle``), so a study marks its participant dropped (which applies the table's dropout
     policy to the seat); a table with no study behind it applies the policy alone."""
     limit = timing.idle_limit(snap.table.opts)
-    waited = (now - (snap.last_at or now)).total_seconds()
-    if limit is None or waited < limit:
-        return []
-    waited -= outages.paused_seconds(snap.last_at, now)  # the site's outages are not theirs
-    if waited < limit:
+    if limit is None:
         return []
     dropped = []
-    for index in snap.waiting_for():
-        if snap.seat(index).kind != Seat.Kind.HUMAN:
+    for index in timing.waiting_people(snap):
+        since = idle_since(snap, index)  # the run of their missed turns counts too
+        if since is None or (now - since).total_seconds() < limit:
             continue
-        if not hooks.hooks().seat_idle(snap.table.pk, index):
+        # the site's outages, and the seat's own cut-off socket, are not theirs
+        waited = timing.idle_seconds(since, now, table=snap.table, seat=index)
+        if waited < limit:
+            continue
+        why = f"idle at a table for {waited:.0f} s (the study's limit is {limit:g} s)"
+        if not hooks.hooks().seat_idle(snap.table.pk, index, reason=why):
             drop_out(snap.table.pk, index)
         dropped.append("idle person dropped")
     return dropped

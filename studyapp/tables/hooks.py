@@ -34,10 +34,11 @@ class TablesHooks:
         ("formed", "full", "empty", "not a lobby"), which the tables report."""
         return "nobody forms groups"
 
-    def seat_idle(self, table_id: int, seat: int) -> bool:
-        """A person has kept a table waiting past its idle limit at ``seat`` (the index). True
-        when the person was taken out here (a study marks them dropped, which applies the
-        table's dropout policy to the seat); False and the table applies its policy itself."""
+    def seat_idle(self, table_id: int, seat: int, reason: str = "") -> bool:
+        """A person has kept a table waiting past its idle policy at ``seat`` (the index): turns
+        missed in a row, or its idle limit; ``reason`` says which. True when the person was taken
+        out here (a study marks them dropped, which applies the table's dropout policy to the
+        seat); False and the table applies its policy itself."""
         return False
 
     def swept(self, now: datetime) -> dict[str, int]:

@@ -83,6 +83,7 @@ class TableOptions:
     max_oracle_failures: int = SiteDefault("MAX_ORACLE_FAILURES")  # type: ignore[assignment]
     paused_limit_seconds: float | None = SiteDefault("PAUSED_TABLE_LIMIT_SECONDS")  # type: ignore[assignment]
     idle_limit_seconds: float | None = None
+    missed_turns_limit: int | None = None  # turn deadlines missed in a row (timing.py)
     language: str = "en"
     # -- a study's table (studyapp.participants.study_tables)
     study: str = ""
@@ -186,7 +187,16 @@ DEFAULTS: dict[str, Any] = {
     for name, f in FIELDS.items()
 }
 _SECONDS = {"wait_seconds", "start_after_seconds", "agent_delay_seconds", *LIMITS}
-_INTS = {"max_oracle_failures", "round", "group", "seat_order_seed", "think_seed", "job", "sample"}
+_INTS = {
+    "max_oracle_failures",
+    "missed_turns_limit",
+    "round",
+    "group",
+    "seat_order_seed",
+    "think_seed",
+    "job",
+    "sample",
+}
 _STRS = {
     "lobby_timeout",
     "lobby_kind",

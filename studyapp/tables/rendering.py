@@ -106,12 +106,16 @@ def board_context(snap: TableState, seat: int | None, error: str | None = None) 
             and not context["replaced"]
             and (seat in snap.engine.to_move(snap.state))
         )
-        deadline = snap.turn_deadline()
-        if context["your_turn"] and deadline and snap.last_at is not None:
-            # The person sees the deadline that the driver applies, ticking down on the page.
-            due = timing.turn_due(snap.last_at, deadline)
-            context["turn_seconds_left"] = max(0, round((due - timezone.now()).total_seconds()))
+        due = timing.seat_due(snap, seat) if context["your_turn"] else None
+        if due is not None:
+            # The person sees the due time the driver applies (outages included), ticking down.
+            context["turn_seconds_left"] = timing.seconds_left(due)
             context["dropout"] = table.opts.dropout
+        # The idle policy, told truthfully: a missed deadline passes the turn and the person
+        # keeps their seat; only so many missed in a row take them out (driver.miss_turn).
+        context["missed_limit"] = timing.missed_turns_limit(table.opts)
+        if context["playing"] and not context["replaced"]:
+            context["missed_now"] = timing.missed_in_a_row(snap.events, seat)
         context["actions"] = {
             shape["type"]: shape for shape in snap.engine.legal_actions(snap.state, seat)
         }
@@ -178,11 +182,8 @@ def agent_wait(snap: TableState) -> dict[str, Any] | None:
     agents = [i for i in snap.waiting_for() if snap.seat(i).kind == Seat.Kind.AGENT]
     if not agents or snap.last_at is None:
         return None
-    from studyapp.tables.agent_turns import live_turn_seconds
-    from studyapp.tables.scheduling import agent_delay
-
     waited = (timezone.now() - snap.last_at).total_seconds()
-    budget = agent_delay(snap) + live_turn_seconds()
+    budget = timing.agent_delay(snap) + timing.live_turn_seconds()
     failed = snap.engine.failed(snap.state, agents[0], "")
     return {
         "show_after": max(0, round(settings.SLOW_AGENT_NOTICE_SECONDS - waited)),

@@ -57,7 +57,7 @@ def create_table(
     ``config`` None lets the engine draw one from ``seed``. Each entry of ``seats`` is a dict:
     ``{"kind": "agent", "agent_spec": "offline:kb", "setting": "none"}`` or
     ``{"kind": "human", "session_key": ..., "user": ...}`` (no holder = a lobby place). An agent
-    seat may add ``"policy": PolicyRecord`` (its text is shown to the model; see studyapp.agents).
+    seat may add ``"policy": PolicyRecord`` (its text is shown to the model; see studyapp.tables.seat_agents).
     ``options``: wait_seconds, lobby_timeout, turn_deadline_seconds, dropout, agent_delay_seconds,
     replacement_spec, ... (every key: :class:`studyapp.tables.options.TableOptions`, which
     refuses a value that would not work with ValueError).

@@ -1,14 +1,8 @@
-"""Celery tasks of the tables: each names a table (and the ``seq`` it was scheduled for) and runs
-one rule of the table under the job's lease (:func:`studyapp.tables.scheduling.under_lease`).
-They are sent as task objects through :mod:`studyapp.dispatch`, to a worker or a thread of the
-embedded server; the scheduler finds the three jobs by name in
-:data:`studyapp.tables.scheduling.JOBS`, which this module fills (the scheduler cannot import it:
-this module imports the scheduler).
-
-Delivery: tasks are acknowledged late and rejected when their worker is lost (settings), so a task
-whose worker dies is delivered again, after the broker's visibility timeout; long before that the
-job's lease in the cache lapses and the periodic sweep (Celery beat) schedules it again. The
-seq check and the unique ``(table, seq)`` key make every second delivery harmless.
+"""Celery tasks of the tables: the batch work that keeps tables honest (the periodic sweep, and
+every unfinished table picked up when a worker starts). A table's own steps (an agent's turn, a
+deadline, a lobby's wait) are not Celery tasks: they run on an event loop
+(:mod:`studyapp.tables.steps`). The three tasks of that name remain so that a site upgraded
+with such tasks still queued runs them once, harmlessly (the seq check), under their leases.
 """
 
 from __future__ import annotations
@@ -17,27 +11,23 @@ from celery import shared_task
 from celery.signals import worker_ready
 
 from studyapp import dispatch
-from studyapp.tables import agent_turns, driver
-from studyapp.tables.scheduling import JOBS, Lease, under_lease
+from studyapp.tables import driver
+from studyapp.tables import steps as table_steps
 
 
 @shared_task(acks_late=True)
 def take_agent_turn(table_id: int, seq: int, lease: str = "") -> str:
-    held = Lease(lease)
-    return under_lease(held, lambda: agent_turns.take_agent_turn(table_id, seq, lease=held))
+    return table_steps.agent_turn_inline(table_id, seq, lease)
 
 
 @shared_task(acks_late=True)
 def check_deadline(table_id: int, seq: int, lease: str = "") -> str:
-    return under_lease(Lease(lease), lambda: driver.check_deadline(table_id, seq))
+    return table_steps.deadline_inline(table_id, seq, lease)
 
 
 @shared_task(acks_late=True)
 def check_lobby(table_id: int, lease: str = "") -> str:
-    return under_lease(Lease(lease), lambda: driver.check_lobby(table_id))
-
-
-JOBS.update(take_agent_turn=take_agent_turn, check_deadline=check_deadline, check_lobby=check_lobby)
+    return table_steps.lobby_inline(table_id, lease)
 
 
 @shared_task

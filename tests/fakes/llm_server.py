@@ -35,6 +35,17 @@ Knobs (constructor keywords, also plain attributes you may change while it runs)
   the next requests in order before any random draw, for tests that need an exact sequence.
 - ``seed``: faults are drawn from ``random.Random(seed)``, so a run's fault pattern is repeatable
   up to thread scheduling.
+- ``openai_prefix``: the path the OpenAI wire format is served under (``/v1``; a Gemini-style
+  server's is ``/v1beta/openai``); a chat completion posted elsewhere is answered 404.
+- ``api_key``: when set, an OpenAI-format request without ``Authorization: Bearer <api_key>`` is
+  answered 401.
+- ``image_types``: when set, the OpenAI-format image parts are checked on the wire: a part that is
+  not ``{"type": "image_url", "image_url": {"url": "data:<type>;base64,<data>"}}`` with valid
+  base64, or whose media type is not listed, is answered 400, as Gemini's endpoint refuses them.
+
+``FakeLLMServer.gemini_style(responder, api_key="...")`` is a server with the last three set as
+Gemini's OpenAI-compatible endpoint has them (``GEMINI_IMAGE_TYPES``); its ``openai_base_url``
+ends in ``/v1beta/openai``.
 
 The pytest fixture ``llm_server`` in ``tests/conftest.py`` yields a started server with the default
 knobs and stops it after the test.
@@ -57,6 +68,34 @@ from typing import Any
 Responder = Callable[[dict[str, Any]], str]
 
 _TAGS = re.compile(r"<\s*/?\s*answer\s*>", re.IGNORECASE)
+# The image types Gemini's API reads (PNG, JPEG, WebP, HEIC, HEIF): a GIF is refused.
+GEMINI_IMAGE_TYPES = ("image/png", "image/jpeg", "image/webp", "image/heic", "image/heif")
+
+
+def wire_image_problem(body: dict[str, Any], allowed: tuple[str, ...]) -> str | None:
+    """Why an OpenAI-format request's image parts would be refused, or None when they are fine:
+    each must be an ``image_url`` part holding a base64 data URL of an allowed media type."""
+    for message in body.get("messages", []):
+        content = message.get("content")
+        if not isinstance(content, list):
+            continue
+        for part in content:
+            kind = part.get("type") if isinstance(part, dict) else None
+            if kind == "text" and isinstance(part.get("text"), str):
+                continue
+            if kind != "image_url" or not isinstance(part.get("image_url"), dict):
+                return f"unsupported content part {part!r:.60}"
+            url = part["image_url"].get("url", "")
+            header, _, data = url.partition(",")
+            if not (header.startswith("data:") and header.endswith(";base64")):
+                return f"not a base64 data URL: {url[:40]!r}"
+            if header[5:-7] not in allowed:
+                return f"unsupported image type {header[5:-7]!r}"
+            try:
+                base64.b64decode(data, validate=True)
+            except ValueError:
+                return "image data is not valid base64"
+    return None
 
 
 @dataclass
@@ -141,6 +180,11 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(length) or b"{}")
         if self.path.endswith("/chat/completions"):
             wire = "openai"
+            refusal = fake._openai_refusal(self.path, dict(self.headers), body)
+            if refusal is not None:
+                fake._record(RecordedRequest(self.path, body, dict(self.headers), refusal[1]))
+                self._send(refusal[0], {"error": {"message": refusal[1], "code": refusal[0]}})
+                return
         elif self.path.endswith("/messages"):
             wire = "anthropic"
         else:
@@ -235,7 +279,13 @@ class FakeLLMServer:
         retry_after: float = 0.01,
         hang_s: float = 2.0,
         seed: int = 0,
+        openai_prefix: str = "/v1",
+        api_key: str | None = None,
+        image_types: tuple[str, ...] | None = None,
     ) -> None:
+        self.openai_prefix = openai_prefix
+        self.api_key = api_key
+        self.image_types = image_types
         self.responder = responder or default_responder
         self.latency = latency
         self.rate_limit_share = rate_limit_share
@@ -259,7 +309,35 @@ class FakeLLMServer:
 
     @property
     def openai_base_url(self) -> str:
-        return f"{self.url}/v1"
+        return f"{self.url}{self.openai_prefix}"
+
+    @classmethod
+    def gemini_style(cls, responder: Responder | None = None, *, api_key: str) -> FakeLLMServer:
+        """A server speaking as Gemini's OpenAI-compatible endpoint does: chat completions under
+        ``/v1beta/openai``, a bearer key required, images only as base64 data URLs of the types
+        Gemini reads."""
+        return cls(
+            responder,
+            openai_prefix="/v1beta/openai",
+            api_key=api_key,
+            image_types=GEMINI_IMAGE_TYPES,
+        )
+
+    def _openai_refusal(
+        self, path: str, headers: dict[str, str], body: dict[str, Any]
+    ) -> tuple[int, str] | None:
+        """(status, reason) when an OpenAI-format request breaks this server's rules, else None."""
+        if self.openai_prefix != "/v1" and path != f"{self.openai_prefix}/chat/completions":
+            return 404, f"no route {path}"
+        if self.api_key is not None:
+            sent = {k.lower(): v for k, v in headers.items()}.get("authorization", "")
+            if sent != f"Bearer {self.api_key}":
+                return 401, "missing or wrong API key"
+        if self.image_types is not None:
+            problem = wire_image_problem(body, self.image_types)
+            if problem is not None:
+                return 400, problem
+        return None
 
     @property
     def anthropic_base_url(self) -> str:

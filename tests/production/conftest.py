@@ -4,10 +4,15 @@ only when PostgreSQL and Redis are not configured (CI has both)."""
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import time
 from collections.abc import Iterator
 
 import pytest
+import redis
 
+from tests.e2e.site import free_port
 from tests.production.topology import Topology
 
 NEEDS = "the production topology needs DATABASE_URL (PostgreSQL) and REDIS_URL"
@@ -33,3 +38,35 @@ def topology(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Topology]:
     site.start()
     yield site
     site.stop()
+
+
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory: pytest.TempPathFactory):
+    """A Redis server of the module's own, which the test stops and starts again."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.skip("redis-server is not installed")
+    port = free_port()
+    folder = tmp_path_factory.mktemp("own-redis")
+
+    def start() -> subprocess.Popen:
+        server = subprocess.Popen(
+            [binary, "--port", str(port), "--save", "", "--appendonly", "no", "--dir", str(folder)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                redis.Redis(port=port).ping()
+                return server
+            except redis.ConnectionError:
+                time.sleep(0.1)
+        raise RuntimeError("redis-server did not start")
+
+    holder = {"server": start()}
+    holder["start"] = start  # type: ignore[assignment]
+    holder["url"] = f"redis://127.0.0.1:{port}/0"  # type: ignore[assignment]
+    yield holder
+    holder["server"].terminate()
+    holder["server"].wait(timeout=10)

@@ -251,3 +251,17 @@ def bonuses_paid(slug: str) -> dict[str, Any]:
         ),
         "batches": [(b.state, b.prolific_id) for b in study.bonus_batches.order_by("pk")],
     }
+
+
+def model_tables(count: int, spec: str) -> list[int]:
+    """Agent-only Who is Undercover tables of five model agents (``spec``)."""
+    seats = [{"kind": "agent", "agent_spec": spec}] * 5
+    return [services.create_table("undercover", None, seats, seed=i).pk for i in range(count)]
+
+
+def model_calls(table_ids: list[int]) -> int:
+    """The model calls the committed turns of these tables made (their usage)."""
+    turns = Turn.objects.filter(table_id__in=table_ids)
+    return sum(
+        int((usage or {}).get("calls", 0)) for usage in turns.values_list("usage", flat=True)
+    )

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -17,7 +16,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from tests.e2e.site import ROOT, free_port
+from tests.e2e.site import ROOT
 from tests.fakes.prolific_server import FakeProlific
 from tests.production.arrivals import arrive
 from tests.production.topology import Topology
@@ -76,38 +75,6 @@ def test_the_supervised_daphne_counts_the_forwarded_address(topology: Topology) 
         keys = [k.decode() for k in client.scan_iter(match=f"*participants:new:{forwarded}:*")]
         assert len(keys) >= 2, keys  # the 10-second and the minute window
         assert not list(client.scan_iter(match="*participants:new:6.6.6.6:*"))
-
-
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory: pytest.TempPathFactory):
-    """A Redis server of the module's own, which the test stops and starts again."""
-    binary = shutil.which("redis-server")
-    if binary is None:
-        pytest.skip("redis-server is not installed")
-    port = free_port()
-    folder = tmp_path_factory.mktemp("own-redis")
-
-    def start() -> subprocess.Popen:
-        server = subprocess.Popen(
-            [binary, "--port", str(port), "--save", "", "--appendonly", "no", "--dir", str(folder)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                redis.Redis(port=port).ping()
-                return server
-            except redis.ConnectionError:
-                time.sleep(0.1)
-        raise RuntimeError("redis-server did not start")
-
-    holder = {"server": start()}
-    holder["start"] = start  # type: ignore[assignment]
-    holder["url"] = f"redis://127.0.0.1:{port}/0"  # type: ignore[assignment]
-    yield holder
-    holder["server"].terminate()
-    holder["server"].wait(timeout=10)
 
 
 def test_with_redis_unreachable_a_new_participant_gets_no_500(

@@ -38,6 +38,7 @@ class Topology(LiveSite):
         var_dir: Path,
         web: int = 2,
         workers: int = 1,
+        steps: int = 1,
         connection_limit: int | None = None,
         **env: str,
     ) -> None:
@@ -65,7 +66,7 @@ class Topology(LiveSite):
         self.role: str | None = None
         if connection_limit is not None:
             self._own_role(connection_limit)
-        self.env.update(WEB=str(web), WORKERS=str(workers), PORT=str(self.port))
+        self.env.update(WEB=str(web), STEPS=str(steps), WORKERS=str(workers), PORT=str(self.port))
 
     def _own_role(self, limit: int) -> None:
         """The site connects as a role of its own, owner of its database, that PostgreSQL lets

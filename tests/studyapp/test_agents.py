@@ -6,16 +6,9 @@ import pytest
 
 from games.llm.agents import LLMAgent
 from games.llm.providers import ProviderConfig
-from studyapp.agents import (
-    RecordingProvider,
-    agent_for_seat,
-    local_provider,
-    provider_config,
-    seat_policy,
-    seat_setting,
-    turn_usage,
-)
+from studyapp.providers import RecordingProvider, local_provider, provider_config
 from studyapp.tables.models import PolicyRecord, Seat
+from studyapp.tables.seat_agents import agent_for_seat, seat_policy, seat_setting, turn_usage
 
 
 def test_api_keys_and_base_urls_come_from_settings(settings) -> None:

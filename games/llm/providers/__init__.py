@@ -14,6 +14,12 @@ compatible server never receives ``OPENAI_API_KEY``. The server is part of the c
 servers serving the same model name never share cached answers, and every request to an
 OpenAI-style server carries a ``seed`` drawn from the request itself.
 
+Gemini through Google's OpenAI-compatible endpoint is such a named server:
+``COMPATIBLE_SERVERS=gemini=https://generativelanguage.googleapis.com/v1beta/openai`` (the
+``GEMINI_OPENAI_URL``), the key in ``OPENAI_COMPATIBLE_API_KEY_GEMINI``, and the spec
+``openai-compatible@gemini:gemini-2.5-flash``; images go as ``image_url`` parts with base64 data
+URLs, and an image type Gemini does not read is refused before the call (``GEMINI_IMAGE_TYPES``).
+
 Configuration is passed in as a :class:`ProviderConfig`; nothing here reads the environment.
 The CLI builds a config with :func:`config_from_env` and Django's settings module builds its own.
 
@@ -39,6 +45,7 @@ from games.llm.providers.base import (
 )
 from games.llm.providers.config import (
     ANTHROPIC_URL,
+    GEMINI_OPENAI_URL,
     LOCAL_PREFIX,
     OPENAI_URL,
     PROVIDER_KINDS,
@@ -49,6 +56,7 @@ from games.llm.providers.config import (
     ProviderConfig,
     compatible_config,
     config_from_env,
+    is_gemini_model,
     is_reasoning_model,
     local_path,
     model_options,
@@ -58,6 +66,7 @@ from games.llm.providers.config import (
     split_spec,
 )
 from games.llm.providers.messages import (
+    GEMINI_IMAGE_TYPES,
     Message,
     content_text,
     has_images,
@@ -72,6 +81,8 @@ from games.llm.servers import parse_servers  # importable from here, as before t
 
 __all__ = [
     "ANTHROPIC_URL",
+    "GEMINI_IMAGE_TYPES",
+    "GEMINI_OPENAI_URL",
     "LOCAL_PREFIX",
     "OPENAI_URL",
     "PROVIDER_KINDS",
@@ -97,6 +108,7 @@ __all__ = [
     "has_images",
     "image_media_type",
     "image_part",
+    "is_gemini_model",
     "is_reasoning_model",
     "local_path",
     "model_options",

@@ -15,6 +15,9 @@ from games.llm.servers import SERVER_NAME, parse_servers, server_key_name
 PROVIDER_KINDS = ("openai", "anthropic", "openai-compatible", "offline")
 OPENAI_URL = "https://api.openai.com/v1"
 ANTHROPIC_URL = "https://api.anthropic.com"
+# Google's OpenAI-compatible endpoint for Gemini models: name it in COMPATIBLE_SERVERS
+# (gemini=<this>) and reach a model as openai-compatible@gemini:gemini-2.5-flash.
+GEMINI_OPENAI_URL = "https://generativelanguage.googleapis.com/v1beta/openai"
 
 REASONING_EFFORTS = ("minimal", "low", "medium", "high")
 # OpenAI's reasoning models: o1, o3, o4-mini, gpt-5 and their dated or sized variants.
@@ -55,6 +58,19 @@ def is_reasoning_model(spec: str) -> bool:
     """OpenAI reasoning models, which spend output tokens on hidden reasoning."""
     kind, model = parse_spec(spec)
     return kind == "openai" and _OPENAI_REASONING.match(model) is not None
+
+
+def is_gemini_model(spec: str) -> bool:
+    """A Gemini model served through an OpenAI-compatible endpoint (Google's, or a proxy's
+    ``google/gemini-*``), whose image rules the provider applies.
+
+    >>> is_gemini_model("openai-compatible@gemini:gemini-2.5-flash")
+    True
+    >>> is_gemini_model("openai-compatible:google/gemini-2.0-flash"), is_gemini_model("openai:gpt-4o")
+    (True, False)
+    """
+    kind, model = parse_spec(spec)
+    return kind == "openai-compatible" and model.rsplit("/", 1)[-1].lower().startswith("gemini")
 
 
 def needs_reasoning_budget(spec: str) -> bool:

@@ -14,6 +14,9 @@ from typing import Any
 # (OpenAI: ``image_url`` parts with a data URL; Anthropic: ``image`` blocks with a base64 source).
 Message = dict[str, Any]
 
+# The image types Gemini models read, through Google's API or its OpenAI-compatible endpoint.
+GEMINI_IMAGE_TYPES = ("image/png", "image/jpeg", "image/webp", "image/heic", "image/heif")
+
 _MAGIC = (
     (b"\x89PNG\r\n\x1a\n", "image/png"),
     (b"\xff\xd8\xff", "image/jpeg"),

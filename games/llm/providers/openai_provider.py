@@ -9,8 +9,8 @@ import openai
 from openai.types.chat import ChatCompletion
 
 from games.llm.providers.base import SDKProvider
-from games.llm.providers.config import OPENAI_URL, is_reasoning_model
-from games.llm.providers.messages import Message
+from games.llm.providers.config import OPENAI_URL, is_gemini_model, is_reasoning_model
+from games.llm.providers.messages import GEMINI_IMAGE_TYPES, Message
 
 
 def _openai_content(content: str | list[dict[str, str]]) -> Any:
@@ -28,8 +28,31 @@ def _openai_content(content: str | list[dict[str, str]]) -> Any:
     ]
 
 
+def check_gemini_images(spec: str, messages: list[Message]) -> None:
+    """Refuse, before sending, an image a Gemini model cannot read (Gemini reads PNG, JPEG,
+    WebP, HEIC and HEIF; a GIF would come back as a 400 after the call was paid for)."""
+    for message in messages:
+        content = message["content"]
+        if isinstance(content, str):
+            continue
+        for part in content:
+            if part.get("type") == "image" and part["media_type"] not in GEMINI_IMAGE_TYPES:
+                raise ValueError(
+                    f"{spec}: Gemini reads {', '.join(GEMINI_IMAGE_TYPES)} images, not "
+                    f"{part['media_type']}; convert the image first"
+                )
+
+
 class OpenAIProvider(SDKProvider):
-    """``openai:`` and ``openai-compatible:`` models through ``openai.AsyncOpenAI``."""
+    """``openai:`` and ``openai-compatible:`` models through ``openai.AsyncOpenAI``.
+
+    A Gemini model behind an OpenAI-compatible endpoint (Google's own, named in
+    ``COMPATIBLE_SERVERS`` as ``gemini=https://generativelanguage.googleapis.com/v1beta/openai``
+    and reached as ``openai-compatible@gemini:gemini-2.5-flash``, or a proxy serving a
+    ``gemini-*`` model) gets the same request: text and ``image_url`` parts with base64 data
+    URLs, ``max_tokens``, a bearer key; its images are checked against the types Gemini reads
+    first (`check_gemini_images`).
+    """
 
     def _make_client(self) -> openai.AsyncOpenAI:
         return openai.AsyncOpenAI(
@@ -48,6 +71,8 @@ class OpenAIProvider(SDKProvider):
         system: str | None,
         **params: Any,
     ) -> tuple[str, int, int]:
+        if is_gemini_model(self.spec):
+            check_gemini_images(self.spec, messages)
         full = ([{"role": "system", "content": system}] if system else []) + [
             {**m, "content": _openai_content(m["content"])} for m in messages
         ]

@@ -19,6 +19,7 @@ from django.db.models import Q, QuerySet
 from django.db.models.expressions import RawSQL
 
 from studyapp.participants.models import Participant, Round, Study
+from studyapp.pipelines.models import Job
 from studyapp.tables.models import PolicyRecord, Seat, Table, Turn
 from studyapp.tables.moves import storable
 
@@ -75,8 +76,6 @@ def left_out(study: Study, include_pilots: bool = False) -> dict[str, int]:
 
 def model_jobs(study: Study) -> QuerySet:
     """The experiment jobs attached to the study (its model arm)."""
-    from studyapp.pipelines.models import Job
-
     return Job.objects.filter(kind="experiment", parameters__study=study.slug)
 
 

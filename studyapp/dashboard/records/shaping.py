@@ -358,7 +358,7 @@ def _who(table: Row, seat: Row, round_: Row | None, visitors: dict) -> dict[str,
     if position is not None:
         setting, sample, number = position
     else:
-        from studyapp.agents import seat_setting  # here: it loads the model SDKs
+        from studyapp.tables.seat_agents import seat_setting  # here: it loads the model SDKs
 
         setting = opts.setting or seat_setting(seat)
         if opts.round is not None and "study" in opts.given:

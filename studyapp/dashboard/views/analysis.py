@@ -2,7 +2,7 @@
 (people next to the model arm), the per-participant table, the settings table, downloads, and the
 "Run the model arm" action.
 
-Nothing is computed here: each page reads the cached result of :mod:`studyapp.dashboard.cache`
+Nothing is computed here: each page reads the cached result of :mod:`studyapp.dashboard.analysis_job`
 (computed in a background job, keyed by the data's version) and the files it wrote. While the
 first computation runs, the page shows its progress and polls (htmx) until the result is there.
 """
@@ -25,13 +25,17 @@ from django.views.decorators.http import require_POST
 
 from analysis.export import FORMATS
 from analysis.plots import FORMATS as FIGURE_FORMATS
+from games.agents import make_agent
 from games.experience.context import SETTINGS
-from studyapp.dashboard import cache
+from games.llm.providers import PROVIDER_KINDS
+from studyapp.dashboard import analysis_job
 from studyapp.dashboard.exporting import export_study, export_tables
 from studyapp.dashboard.models import AnalysisResult
 from studyapp.dashboard.records import agent_tables, model_jobs
 from studyapp.participants.models import Study
 from studyapp.participants.pseudonyms import finished_policies
+from studyapp.pipelines.checks import missing_credentials
+from studyapp.pipelines.jobs import start_job
 
 # The offline agents that can play the evaluated seat of each game's model arm, the first the
 # default of the form; any model of a provider with a key can be named as well.
@@ -64,7 +68,7 @@ def index(request: HttpRequest) -> HttpResponse:
 @staff_member_required
 def page(request: HttpRequest, slug: str | None = None) -> HttpResponse:
     study = get_object_or_404(Study, slug=slug) if slug is not None else None
-    result, fresh = cache.current(cache.scope_of(slug))
+    result, fresh = analysis_job.current(analysis_job.scope_of(slug))
     payload = result.payload or {}
     context = {
         "study": study,
@@ -144,11 +148,11 @@ def figure(request: HttpRequest, name: str, slug: str | None = None) -> FileResp
     """A file of the cached result: a figure, its data, a table, or all tables as a zip."""
     if slug is not None:
         get_object_or_404(Study, slug=slug)
-    scope = cache.scope_of(slug)
+    scope = analysis_job.scope_of(slug)
     result = AnalysisResult.objects.filter(scope=scope).first()
     if result is None or not result.version or "/" in name or name.startswith("."):
         raise Http404("no such file")
-    folder = cache.result_dir(scope, result.version)
+    folder = analysis_job.result_dir(scope, result.version)
     if name == "tables.zip":
         handle = tempfile.TemporaryFile()  # noqa: SIM115 (FileResponse closes it)
         with zipfile.ZipFile(handle, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -194,9 +198,6 @@ def download(request: HttpRequest, format: str, slug: str | None = None) -> File
 def model_arm(request: HttpRequest, slug: str) -> HttpResponse:
     """Start one experiment job per chosen model and setting, with the study's game, seed, rounds
     and oracle, attached to the study (``{"study": slug}`` in the job's parameters)."""
-    from studyapp.pipelines.checks import missing_credentials
-    from studyapp.pipelines.jobs import start_job
-
     study = get_object_or_404(Study, slug=slug)
     models = [m for m in request.POST.get("models", "").replace(",", " ").split() if m]
     chosen = [s for s in request.POST.getlist("settings") if s in SETTINGS]
@@ -274,9 +275,6 @@ def arm_problem(game: str, model: str) -> str | None:
     """Why an experiment job of ``model`` for ``game`` would fail at once, or None: a spec that is
     not ``provider:name``, an unknown provider, or an offline agent that cannot play the game's
     evaluated seat (the agent is built here, as the job would build it)."""
-    from games.agents import make_agent
-    from games.llm.providers import PROVIDER_KINDS
-
     provider, sep, name = model.partition(":")
     if not sep or not name:
         return f"{model}: a model is written provider:name, e.g. {_example(game)}."

@@ -16,10 +16,11 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from games.twenty_questions.engine import NO_QUESTION
+from studyapp import slots, steps
+from studyapp.participants import table_study
 from studyapp.participants.pseudonyms import public_ids_by_seat
-from studyapp.tables import driver, scheduling, timing
+from studyapp.tables import driver, think, timing
 from studyapp.tables.models import Seat, Table
-from studyapp.tables.options import TableOptions
 from studyapp.tables.services import TableState, caught_up
 
 RECENT = 50
@@ -49,15 +50,15 @@ class Row:
 
     @property
     def study(self) -> str:
-        return self.table.opts.study
+        return table_study.of(self.table).study
 
     @property
     def condition(self) -> str:
-        return self.table.opts.condition or ""
+        return table_study.of(self.table).condition
 
     @property
     def round(self) -> Any:
-        number = self.table.opts.round
+        number = table_study.of(self.table).round
         return "" if number is None else number
 
     @property
@@ -70,7 +71,7 @@ def expected_turn_seconds(snap: TableState, kind: str) -> float | None:
     stuck (:func:`studyapp.tables.timing.stuck_after`): at a blinded table an agent's is read
     from the think time of the move it is asked for."""
     movers = [i for i in snap.waiting_for() if snap.seat(i).kind == kind]
-    move = scheduling.move_kind(snap, movers[0]) if movers and kind == Seat.Kind.AGENT else ""
+    move = think.move_kind(snap, movers[0]) if movers and kind == Seat.Kind.AGENT else ""
     seat_kinds = [seat.kind for seat in snap.seats]
     return timing.stuck_after(snap.table.opts, seat_kinds, kind, move)
 
@@ -147,19 +148,12 @@ def mark_waiting(row: Row, now: datetime) -> None:
 @staff_member_required
 def table_list(request: HttpRequest) -> HttpResponse:
     """Open tables (filtered by study and status) and the most recent closed ones."""
-    studies = sorted(
-        {
-            TableOptions.from_json(options).study
-            for options in Table.objects.filter(options__has_key="study").values_list(
-                "options", flat=True
-            )
-        }
-    )
+    studies = table_study.study_slugs(Table.objects.all())
     study = request.GET.get("study", "")
     status = request.GET.get("status", "")
     shown = Table.objects.prefetch_related("seats")
     if study:
-        shown = shown.filter(options__study=study)
+        shown = shown.filter(table_study.in_study(study))
     if status in Table.Status.values:
         open_tables = shown.filter(status=status) if status in OPEN else shown.none()
         recent = shown.none() if status in OPEN else shown.filter(status=status)[:RECENT]
@@ -177,9 +171,22 @@ def table_list(request: HttpRequest) -> HttpResponse:
         "status": status,
         "stuck": sum(row.stuck for row in rows),
         "paused": sum(row.paused for row in rows),
+        "agents": agents_at_work(),
     }
     template = "dashboard/_table_rows.html" if request.htmx else "dashboard/tables.html"
     return render(request, template, context)
+
+
+def agents_at_work() -> dict[str, Any]:
+    """What the steps' executors hold now and how long each model takes (:func:`steps.status`),
+    with each model's site-wide call limit and the slots held of it: a study whose agents wait on
+    their models, or on the limit, says so while it runs."""
+    found = steps.status()
+    for spec, figures in found["models"].items():
+        figures["limit"] = slots.limit_for(spec) or None
+        figures["held"] = slots.held(spec) if figures["limit"] else None
+    found["models"] = dict(sorted(found["models"].items()))
+    return found
 
 
 @staff_member_required

@@ -34,8 +34,26 @@ class ConditionInline(admin.TabularInline):
     fields = ["position", "name", "quota", "group_quota", "overrides"]
 
 
+class StudyForm(forms.ModelForm):
+    """The study's change form. A field added after a form was opened (the idle policy's
+    ``missed_turns_limit``) may come back empty: it then keeps the study's value, or the default."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if "missed_turns_limit" in self.fields:
+            self.fields["missed_turns_limit"].required = False
+
+    def clean_missed_turns_limit(self) -> int:
+        value = self.cleaned_data.get("missed_turns_limit")
+        if value is None:
+            kept = self.instance.missed_turns_limit
+            return kept if kept is not None else Study._meta.get_field("missed_turns_limit").default
+        return value
+
+
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin):
+    form = StudyForm
     list_display = ["title", "slug", "game", "rounds", "active", "started", "finished", "dropped"]
     list_filter = ["active", "game"]
     prepopulated_fields = {"slug": ["title"]}
@@ -67,6 +85,7 @@ class StudyAdmin(admin.ModelAdmin):
                     "shown_policy",
                     "turn_deadline_seconds",
                     "dropout",
+                    "missed_turns_limit",
                     "idle_limit_seconds",
                     "assignment_seed",
                     "agents_disclosed",

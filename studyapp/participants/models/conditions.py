@@ -7,6 +7,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 
+from studyapp.participants import design
 from studyapp.participants.models.studies import Study
 
 
@@ -40,8 +41,6 @@ class Condition(models.Model):
         """Overrides name only what a condition may change, and the merged design must play.
         Its model specs must be usable only while the study is active, as the study's own are
         (an inactive draft may name a provider whose key is not set yet)."""
-        from studyapp.participants import design
-
         overrides = self.overrides or {}
         if not isinstance(overrides, dict):
             raise ValidationError({"overrides": "Overrides must be an object."})

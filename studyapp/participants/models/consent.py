@@ -4,10 +4,13 @@ version (``Study.settled_consent_version``) and records its text here."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.db import models
 from django.utils import timezone
 
-from studyapp.participants.models.studies import Study
+if TYPE_CHECKING:
+    from studyapp.participants.models.studies import Study  # which imports this module
 
 
 def next_consent_version(version: str, taken: set[str]) -> str:
@@ -27,7 +30,9 @@ class ConsentVersion(models.Model):
     """The text of one consent version of a study, as people agreed to it. Written by
     :meth:`Study.save`; a version's text changes only while nobody has agreed to it."""
 
-    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="consent_versions")
+    study = models.ForeignKey(
+        "participants.Study", on_delete=models.CASCADE, related_name="consent_versions"
+    )
     version = models.CharField(max_length=32)
     text = models.TextField()
     created_at = models.DateTimeField(default=timezone.now)

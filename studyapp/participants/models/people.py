@@ -17,8 +17,6 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from studyapp.participants.models.studies import Study
-
 POLICY_MAX_LENGTH = 4000
 RECRUITER_ID_MAX_LENGTH = 64
 
@@ -35,7 +33,9 @@ def new_invite_token() -> str:
 class Invite(models.Model):
     """A single-use personal link. The token is the only secret; it is never derived from an id."""
 
-    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="invites")
+    study = models.ForeignKey(
+        "participants.Study", on_delete=models.CASCADE, related_name="invites"
+    )
     token = models.CharField(max_length=64, unique=True, default=new_invite_token, editable=False)
     label = models.CharField(max_length=100, blank=True, help_text="Staff note, e.g. a cohort.")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -86,7 +86,9 @@ class Participant(models.Model):
         Status.SCREENED,
     )
 
-    study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="participants")
+    study = models.ForeignKey(
+        "participants.Study", on_delete=models.PROTECT, related_name="participants"
+    )
     public_id = models.CharField(max_length=32, unique=True, default=new_public_id, editable=False)
     invite = models.OneToOneField(
         Invite, null=True, blank=True, on_delete=models.SET_NULL, related_name="participant"
@@ -139,6 +141,12 @@ class Participant(models.Model):
         default=list, blank=True, help_text="Ids of the attention checks answered wrongly."
     )
     debrief_seen = models.BooleanField(default=False)
+    late_answers = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Answers (policy, questionnaire) submitted after the idle sweep had dropped the "
+        'person, kept and flagged: [{"step", "at"}].',
+    )
     end_reason = models.CharField(
         max_length=200,
         blank=True,

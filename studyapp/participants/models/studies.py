@@ -13,11 +13,14 @@ from urllib.parse import urlencode
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator
 from django.db import models, transaction
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from studyapp.participants import questionnaire
+from studyapp.participants import design, questionnaire
+from studyapp.participants.models.consent import ConsentVersion, next_consent_version
+from studyapp.participants.models.people import Participant
 from studyapp.participants.models.validation import (
     check_list_problem,
     validate_amount,
@@ -25,6 +28,11 @@ from studyapp.participants.models.validation import (
     validate_completion_url,
 )
 from studyapp.tables import think
+
+# The idle policy's bounds (docs/studies.md): turns missed in a row, and seconds without a sign of
+# life (a day at most: a longer "limit" is a typo, not a policy).
+MAX_MISSED_TURNS = 20
+MAX_IDLE_LIMIT_SECONDS = 24 * 3600
 
 # The welcome page's time estimate when staff give none: a Twenty Questions round takes a few
 # minutes, and consent, instructions and the practice question a few more.
@@ -104,11 +112,23 @@ class Study(models.Model):
         max_length=16,
         choices=DROPOUT_CHOICES,
         default="replace",
-        help_text="What happens to a table when a person misses a turn deadline or leaves.",
+        help_text="What happens to a person's seat when they leave the study (they stop, or are "
+        "past the idle policy below): an agent takes it over, its turns are skipped, or the "
+        "game ends.",
+    )
+    missed_turns_limit = models.PositiveSmallIntegerField(
+        default=3,
+        validators=[MaxValueValidator(MAX_MISSED_TURNS)],
+        help_text="A missed turn deadline is a missed turn: the table plays that turn for the "
+        "person (a pass) and they keep their seat. This many missed in a row and they count as "
+        "having left the study (dropped out). 0: never for missed turns alone.",
     )
     idle_limit_seconds = models.PositiveIntegerField(
         default=600,
-        help_text="A person idle this long inside a round is marked as dropped out.",
+        validators=[MaxValueValidator(MAX_IDLE_LIMIT_SECONDS)],
+        help_text="A person who shows no sign of life this long (no move at their table, their "
+        "missed turns included; between games no page open, its heartbeat included) is marked "
+        "as dropped out. The site's own outages do not count. 0: no limit.",
     )
     agents_disclosed = models.BooleanField(
         default=True,
@@ -269,8 +289,6 @@ class Study(models.Model):
         """A design that could not be played, checks without a right answer, or custom instructions
         without checks of their own are refused; an active study must have every model spec usable (parsed, offline names known, provider
         configured). ``manage.py study apply`` and the admin both save through this."""
-        from studyapp.participants import design
-
         errors: dict[str, list[str]] = {}
         try:
             design.normalise(self.game, self.design, self.oracle_spec)
@@ -323,6 +341,11 @@ class Study(models.Model):
         if errors:
             raise ValidationError(errors)
 
+    @property
+    def idle_limit_minutes(self) -> int:
+        """The idle limit as people read it, in whole minutes (rounded up; 0: no limit)."""
+        return -(-int(self.idle_limit_seconds or 0) // 60)
+
     def setup_problems(self) -> list[tuple[str, str]]:
         """``(field, why)`` for an active study that returns people to Prolific without the codes
         they need there (finished; dropped, since those who stop are paid for their time;
@@ -348,8 +371,6 @@ class Study(models.Model):
         to its version is saved under a new version (:meth:`settled_consent_version`), and every
         version's text is kept (:class:`ConsentVersion`). Every path that edits a study (the
         admin, ``study apply``, the shell) comes through here."""
-        from studyapp.participants.models.consent import ConsentVersion  # consent imports studies
-
         update_fields = kwargs.get("update_fields")
         consent = {"consent_text", "consent_version"}
         if update_fields is not None and not consent & set(update_fields):
@@ -367,12 +388,6 @@ class Study(models.Model):
         already agreed to that version with another text: then the text is the version it was
         agreed to before (a change undone), or a new version (:func:`next_consent_version`).
         A version nobody agreed to yet is a draft whose text may still change."""
-        from studyapp.participants.models.consent import (  # consent imports studies
-            ConsentVersion,
-            next_consent_version,
-        )
-        from studyapp.participants.models.people import Participant  # people import studies
-
         if self.pk is None:
             return self.consent_version
         texts = dict(
@@ -429,8 +444,6 @@ class Study(models.Model):
 
     def progress(self) -> dict[str, int]:
         """Counts for the admin's live view of the study."""
-        from studyapp.participants.models.people import Participant  # people import studies
-
         statuses = self.participants.values_list("status", flat=True)
         counts = {status: 0 for status, _ in Participant.Status.choices}
         for status in statuses:

@@ -32,9 +32,13 @@ from studyapp.pipelines.lwe.llm import METHOD, PROBE, Ledger, Provider, ask
 class LweOptions:
     batch_size: int = 4  # b: cases of feedback per meta-prompt refinement
     summary_threshold: int = 10_000  # characters; a longer meta-prompt is condensed
-    # A refinement shorter than this share of the current meta-prompt is taken for a failed reply
-    # (a refusal, a truncated answer) and discarded rather than wiping what was learned.
-    min_keep_ratio: float = 0.25
+    # Algorithm 1 takes whatever RefineMetaPrompt returns. A reply that holds no meta-prompt (no
+    # <meta_prompt> tags, or under MIN_META_PROMPT_CHARS inside them) cannot be used as
+    # instructions and keeps the previous one. Optionally (not in the paper; 0 = off, the
+    # default), a refinement shorter than this share of the current meta-prompt is also taken for
+    # a failed reply (a refusal, a truncated answer) and discarded: the guard of earlier versions
+    # was 0.25 (--min-keep-ratio 0.25).
+    min_keep_ratio: float = 0.0
     temperature: float = 0.0
     # Selective LWE, swapped verdict of an inconsistent case: "vanilla" (the default, Selective
     # LWE as published: the authors' selective_lwe.py keeps the vanilla pass's swapped verdict and
@@ -45,9 +49,14 @@ class LweOptions:
     def __post_init__(self) -> None:
         if self.inconsistent_swap not in SWAP_SOURCES:
             raise ValueError(f"inconsistent_swap must be one of {SWAP_SOURCES}")
+        if not 0.0 <= self.min_keep_ratio < 1.0:
+            raise ValueError("min_keep_ratio must be at least 0 and below 1")
 
 
 SWAP_SOURCES = ("vanilla", "lwe")
+# The shortest reply taken for a meta-prompt: fewer characters hold no instruction set (an "ok",
+# a bare refusal); such a reply keeps the previous meta-prompt whatever min_keep_ratio says.
+MIN_META_PROMPT_CHARS = 50
 
 
 def initial_meta_prompt() -> str:
@@ -191,11 +200,15 @@ class MetaPrompt:
             "proposed_length": len(proposed),
         }
         self.buffer = []
-        if not proposed or len(proposed) < self.options.min_keep_ratio * len(self.text):
+        if len(proposed) < MIN_META_PROMPT_CHARS:
+            event["kept_previous"], event["reason"] = True, "no meta-prompt in the reply"
+        elif len(proposed) < self.options.min_keep_ratio * len(self.text):
             event["kept_previous"] = True
+            event["reason"] = f"shorter than {self.options.min_keep_ratio:g} of the current one"
         else:
             event["kept_previous"] = False
             self.text = proposed
+            event["meta_prompt"] = proposed  # the text in force from here (figure 5's diff)
         event["length_after"] = len(self.text)
         self.history.append(event)
         if len(self.text) > self.options.summary_threshold:
@@ -214,18 +227,18 @@ class MetaPrompt:
         )
         summary = tagged(reply, "meta_prompt") or ""
         kept = not summary or len(summary) >= len(self.text)
-        self.history.append(
-            {
-                "step": "summarise",
-                "after_case": after,
-                "length_before": len(self.text),
-                "proposed_length": len(summary),
-                "kept_previous": kept,
-                "length_after": len(self.text) if kept else len(summary),
-            }
-        )
+        event = {
+            "step": "summarise",
+            "after_case": after,
+            "length_before": len(self.text),
+            "proposed_length": len(summary),
+            "kept_previous": kept,
+            "length_after": len(self.text) if kept else len(summary),
+        }
         if not kept:
             self.text = summary
+            event["meta_prompt"] = summary
+        self.history.append(event)
 
 
 async def lwe_pass(
@@ -280,7 +293,7 @@ async def run_lwe(
     """Learning While Evaluating over ``cases`` in the given order."""
     run = run or RunResult("lwe", [case.id for case in cases])
     meta = MetaPrompt(provider, run.ledger, options or LweOptions(), meta_prompt, run.history)
-    run.meta_prompt = meta.text
+    run.meta_prompt = run.initial_meta_prompt = meta.text
     await lwe_pass(cases, meta, run, report)
     return run
 
@@ -344,7 +357,7 @@ async def run_selective_lwe(
     inconsistent = [case for case in cases if not run.results[case.id].consistent]
     run.history.append({"step": "select", "inconsistent": [case.id for case in inconsistent]})
     meta = MetaPrompt(provider, run.ledger, options, meta_prompt, run.history)
-    run.meta_prompt = meta.text
+    run.meta_prompt = run.initial_meta_prompt = meta.text
     vanilla = dict(run.results) if options.inconsistent_swap == "vanilla" else None
     if inconsistent:
         await lwe_pass(

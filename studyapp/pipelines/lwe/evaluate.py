@@ -18,7 +18,7 @@ from studyapp.pipelines.lwe.baselines import (
     run_vanilla,
     split_labelled,
 )
-from studyapp.pipelines.lwe.data import PairCase
+from studyapp.pipelines.lwe.data import PairCase, orient
 from studyapp.pipelines.lwe.judging import Report, RunResult, no_report, prompt_hashes
 from studyapp.pipelines.lwe.llm import Provider
 from studyapp.pipelines.lwe.metrics import cumulative_accuracy, mean_std, relative_cost, score
@@ -58,6 +58,7 @@ def run_summary(run: RunResult, vanilla_chars: int | None) -> dict[str, Any]:
         "curve": cumulative_accuracy(results),
         "history": run.history,
         "meta_prompt": run.meta_prompt,
+        "initial_meta_prompt": run.initial_meta_prompt,
         "results": [result.to_json() for result in results],
     }
 
@@ -78,8 +79,15 @@ async def evaluate(
     textgrad_validation: int = 10,
     labelled_pool: list[PairCase] | None = None,
     dc_orders: int = 1,
+    response_order: str = "file",
+    response_seed: int = 0,
 ) -> dict[str, Any]:
     """Run ``method`` over ``orders`` random orders (one pass for order-free baselines).
+
+    ``response_order`` "random" first shows each case's responses in the seeded random ordering
+    of :func:`data.orient` (``response_seed``), as the paper's Accuracy reads them; "file" (this
+    function's default; the commands default to "random") keeps the given order. The result's
+    ``response_order`` records which, with the seed and the swapped ids.
 
     ``runs`` collects each pass as it starts, so a caller whose run is stopped midway still has
     the verdicts reached. Without ``vanilla_chars`` a vanilla pass is run first to price the
@@ -88,6 +96,9 @@ async def evaluate(
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     runs = runs if runs is not None else []
+    cases, shown = orient(cases, response_order, response_seed)
+    if labelled_pool:
+        labelled_pool, _ = orient(labelled_pool, response_order, response_seed)
     labelled: dict[str, Any] = {}
     tested = cases
     if method in LABELLED_BASELINES:
@@ -147,6 +158,7 @@ async def evaluate(
         "labelled_cases": {k: [c.id for c in v] for k, v in labelled.items()},
         "orders": len(passes),
         "seed": seed,
+        "response_order": shown,
         "vanilla_chars": vanilla_chars,
         "reference_cost": reference_cost,  # the vanilla pass run only to price the method
         "summary": {

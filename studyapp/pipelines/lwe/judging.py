@@ -126,6 +126,8 @@ class RunResult:
     ledger: Ledger = field(default_factory=Ledger)
     meta_prompt: str | None = None
     history: list[dict[str, Any]] = field(default_factory=list)
+    # LWE: the meta-prompt the pass started from (each change is in ``history``'s "meta_prompt")
+    initial_meta_prompt: str | None = None
 
     def in_order(self) -> list[CaseResult]:
         return [self.results[case_id] for case_id in self.order if case_id in self.results]

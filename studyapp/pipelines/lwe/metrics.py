@@ -1,6 +1,7 @@
 """The paper's four figures (§4.3) plus the cumulative-accuracy curve, from per-case results.
 
-Accuracy reads the as-given order only; consistency asks whether the verdict survives swapping the
+Accuracy reads the order the cases were shown in only (the commands show each case in one seeded
+random ordering of its responses, as §4.3 does: ``data.orient``); consistency asks whether the verdict survives swapping the
 responses; pair accuracy needs both orders right. Cost is characters in plus out, relative to the
 vanilla judge on the same cases.
 """

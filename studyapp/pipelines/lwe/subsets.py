@@ -8,9 +8,12 @@
 - ``table3``: accuracy on the inconsistent cases (appendix I, Table 3, run 0): vanilla,
   Sample-Specific and Selective LWE from Table 1's runs, and LWE run on those cases alone.
 - ``table4``: accuracy on the consistent cases (appendix I, Table 4): vanilla, and LWE run on them.
-- ``figure4``: LWE against vanilla on subsets of a fixed size (248 VL-RewardBench cases, 137
-  Multimodal RewardBench cases; ``--subset-size``) whose share of inconsistent cases is each of
-  ``--ratios`` (0, 0.25, 0.5, 0.75, 1), drawn with the seed.
+- ``figure4``: LWE against vanilla on subsets of a fixed size whose share of inconsistent cases
+  is each of ``--ratios`` (0, 0.25, 0.5, 0.75, 1), drawn with the seed. The size is the number of
+  vanilla-inconsistent cases of the benchmark (the paper's 248 and 137 are exactly its vanilla
+  judge's inconsistent cases: 1,247 × (1 − 0.801) and 1,000 × (1 − 0.863)), so ratio 1 is every
+  inconsistent case; ``--subset-size NAME=N`` sets another, and a ratio the pools cannot fill is
+  reported (stderr, the dry run and ``figure4.csv``), never silently left out.
 - ``figure7``: LWE on the inconsistent cases for each batch size b of ``--batch-sizes`` (1, 2, 4,
   8): accuracy, and cost (characters in and out) relative to b = 4.
 
@@ -38,6 +41,8 @@ from pathlib import Path
 from typing import Any
 
 from games.experiment.summary import wilson
+from games.llm.cache import ResponseCache
+from games.llm.providers import close_clients, config_from_env, get_provider
 from studyapp.pipelines.lwe.algorithm import LweOptions
 from studyapp.pipelines.lwe.data import DatasetError, PairCase
 from studyapp.pipelines.lwe.evaluate import evaluate
@@ -46,12 +51,14 @@ from studyapp.pipelines.lwe.metrics import cumulative_accuracy, score
 from studyapp.pipelines.lwe.table1 import (
     TableError,
     add_benchmark_arguments,
+    check_response_order,
     load_benchmarks,
     named_values,
+    saved_order,
 )
 
 TARGETS = ("figure3", "table3", "table4", "figure4", "figure7")
-SUBSET_SIZE = {"VL": 248, "MM": 137}  # figure 4's fixed totals
+PAPER_SUBSET_SIZE = {"VL": 248, "MM": 137}  # figure 4's totals: the paper's inconsistent cases
 RATIOS = (0.0, 0.25, 0.5, 0.75, 1.0)
 BATCH_SIZES = (1, 2, 4, 8)
 # Dry-run sizes (docs/reproduce.md's estimate for Table 1): LWE makes about 5 calls per case plus
@@ -129,6 +136,32 @@ def ratio_subset(
     return chosen
 
 
+def subset_size(args: argparse.Namespace, bench: str, inconsistent: list[str]) -> int:
+    """Figure 4's subset size: ``--subset-size`` for the benchmark, else its inconsistent cases
+    (what the paper's 248 and 137 are)."""
+    return args.subset_size.get(bench) or len(inconsistent)
+
+
+def unfilled(
+    args: argparse.Namespace, bench: str, inconsistent: list[str], consistent: list[str]
+) -> list[dict[str, Any]]:
+    """Figure 4's ratios the pools cannot fill at the subset size, each with why."""
+    if "figure4" not in args.targets:
+        return []
+    size = subset_size(args, bench, inconsistent)
+    notes = []
+    for ratio in args.ratios:
+        if ratio_subset(inconsistent, consistent, size, ratio, args.seed) is None:
+            wanted = round(ratio * size)
+            notes.append(
+                {"target": "figure4", "benchmark": bench, "method": "lwe", "cases": 0,
+                 "ratio": ratio, "note": f"not run: {wanted} inconsistent and {size - wanted} "
+                 f"consistent cases wanted, the vanilla run has {len(inconsistent)} and "
+                 f"{len(consistent)}"}
+            )  # fmt: skip
+    return notes
+
+
 def planned_runs(
     args: argparse.Namespace, bench: str, inconsistent: list[str], consistent: list[str]
 ) -> dict[str, tuple[list[str], int]]:
@@ -142,7 +175,7 @@ def planned_runs(
         for b in args.batch_sizes:
             runs[f"lwe-inconsistent-b{b}"] = (inconsistent, b)
     if "figure4" in args.targets:
-        size = args.subset_size.get(bench, SUBSET_SIZE.get(bench, 0))
+        size = subset_size(args, bench, inconsistent)
         for ratio in args.ratios:
             ids = ratio_subset(inconsistent, consistent, size, ratio, args.seed)
             if ids is not None:
@@ -150,20 +183,39 @@ def planned_runs(
     return {name: spec for name, spec in runs.items() if spec[0]}
 
 
+def table1_order(table1: Path, bench: str) -> dict[str, Any]:
+    """The response ordering Table 1's vanilla run showed the cases in (the subsets' runs use the
+    same, so a case's verdicts compare across them)."""
+    return saved_order(saved(table1, bench, "vanilla"))
+
+
 async def run_lwe(
-    cases: list[PairCase], provider: Any, batch: int, seed: int, vanilla_chars: int, path: Path
+    cases: list[PairCase],
+    provider: Any,
+    batch: int,
+    seed: int,
+    vanilla_chars: int,
+    path: Path,
+    response: dict[str, Any] | None = None,
+    min_keep_ratio: float = 0.0,
 ) -> dict[str, Any]:
-    """LWE in one order over ``cases``, saved to ``path`` (reused when it is there)."""
+    """LWE in one order over ``cases`` (shown in ``response``'s ordering), saved to ``path``
+    (reused when it is there and was judged in that ordering)."""
+    response = response or {"order": "file", "seed": None}
     if path.is_file():
-        return json.loads(path.read_text(encoding="utf-8"))
+        result = json.loads(path.read_text(encoding="utf-8"))
+        check_response_order(path, result, response)
+        return result
     result = await evaluate(
         "lwe",
         cases,
         provider,
         orders=1,
         seed=seed,
-        options=LweOptions(batch_size=batch),
+        options=LweOptions(batch_size=batch, min_keep_ratio=min_keep_ratio),
         vanilla_chars=vanilla_chars,
+        response_order=response["order"],
+        response_seed=response["seed"] or 0,
     )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result, indent=2), encoding="utf-8")
@@ -223,11 +275,26 @@ def draw(out: Path, name: str, rows: list[dict[str, Any]], x: str, y: str, title
     return path
 
 
-def dry_run(args: argparse.Namespace, needed: dict[str, dict[str, tuple[list[str], int]]]) -> str:
-    lines = [
-        "lwe subsets: plan (estimate; nothing is spent)",
-        "benchmark  run                        cases  calls",
-    ]
+def dry_run(
+    args: argparse.Namespace,
+    needed: dict[str, dict[str, tuple[list[str], int]]],
+    notes: list[dict[str, Any]] = (),
+) -> str:
+    lines = ["lwe subsets: plan (estimate; nothing is spent)"]
+    for bench in needed:
+        shown = table1_order(args.table1, bench)
+        seed = f" (seed {shown['seed']})" if shown["order"] == "random" else ""
+        size = ""
+        if "figure4" in args.targets:
+            inconsistent, _ = split(args.table1, bench)
+            size = f"; figure 4 subsets of {subset_size(args, bench, inconsistent)} cases"
+        lines.append(f"{bench}: response order {shown['order']}{seed}, from Table 1{size}")
+    lines.append(
+        f"min keep ratio {args.min_keep_ratio:g}"
+        + (" (off, as Algorithm 1)" if args.min_keep_ratio == 0 else "")
+    )
+    lines += [f"{n['benchmark']} figure4 ratio {n['ratio']:g}: {n['note']}" for n in notes]
+    lines.append("benchmark  run                        cases  calls")
     calls = 0
     for bench, runs in needed.items():
         for name, (ids, batch) in runs.items():
@@ -276,7 +343,15 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="NAME=N",
-        help="figure 4's subset size per benchmark (paper: VL=248, MM=137)",
+        help="figure 4's subset size per benchmark (default: the benchmark's vanilla-"
+        "inconsistent cases, which were 248 on VL and 137 on MM in the paper)",
+    )
+    parser.add_argument(
+        "--min-keep-ratio",
+        type=float,
+        default=0.0,
+        help="LWE: discard a refined meta-prompt shorter than this share of the current one "
+        "(not in Algorithm 1; default 0, off). The response ordering is Table 1's.",
     )
     parser.add_argument("--price", type=price, help="dry run: dollars per M tokens IN,OUT")
     parser.add_argument("--dry-run", action="store_true")
@@ -295,12 +370,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     needed = {bench: planned_runs(args, bench, *splits[bench]) for bench in benchmarks}
+    notes = [n for bench in benchmarks for n in unfilled(args, bench, *splits[bench])]
     if args.dry_run:
-        print(dry_run(args, needed))
+        print(dry_run(args, needed, notes))
         return 0
+    for note in notes:
+        print(f"warning: {note['benchmark']} figure4 ratio {note['ratio']:g}: {note['note']}",
+              file=sys.stderr)  # fmt: skip
     args.out.mkdir(parents=True, exist_ok=True)
-    lwe_runs = asyncio.run(play(args, benchmarks, needed))
-    for path in write_outputs(args, benchmarks, splits, lwe_runs):
+    try:
+        lwe_runs = asyncio.run(play(args, benchmarks, needed))
+    except TableError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    for path in write_outputs(args, benchmarks, splits, lwe_runs, notes):
         print(path)
     return 0
 
@@ -310,9 +393,6 @@ async def play(
     benchmarks: dict[str, list[PairCase]],
     needed: dict[str, dict[str, tuple[list[str], int]]],
 ) -> dict[tuple[str, str], dict[str, Any]]:
-    from games.llm.cache import ResponseCache
-    from games.llm.providers import close_clients, config_from_env, get_provider
-
     if not any(needed.values()):
         return {}
     cache = ResponseCache(args.out / "cache.sqlite")
@@ -326,7 +406,14 @@ async def play(
                 path = args.out / "runs" / bench / f"{name}.json"
                 cases = [by_id[i] for i in ids]
                 done[bench, name] = await run_lwe(
-                    cases, provider, batch, args.seed, vanilla_chars, path
+                    cases,
+                    provider,
+                    batch,
+                    args.seed,
+                    vanilla_chars,
+                    path,
+                    table1_order(args.table1, bench),
+                    args.min_keep_ratio,
                 )
     finally:
         await close_clients()
@@ -339,6 +426,7 @@ def write_outputs(
     benchmarks: dict[str, list[PairCase]],
     splits: dict[str, tuple[list[str], list[str]]],
     lwe_runs: dict[tuple[str, str], dict[str, Any]],
+    notes: list[dict[str, Any]] = (),
 ) -> list[Path]:
     out, written = args.out, []
 
@@ -383,9 +471,11 @@ def write_outputs(
                 rows.append(
                     accuracy_row("figure4", bench, "vanilla", restricted(vanilla, ids), ratio=ratio)
                 )
+            rows += [n for n in notes if n["benchmark"] == bench]
         if rows:
             written += [write_csv(out / "figure4.csv", rows)]
-            written += [draw(out, "figure4", rows, "ratio", "accuracy",
+            drawn = [r for r in rows if "accuracy" in r]  # not the ratios left unfilled
+            written += [draw(out, "figure4", drawn, "ratio", "accuracy",
                              "LWE and vanilla by share of inconsistent cases")]  # fmt: skip
     if "figure7" in args.targets:
         rows = []

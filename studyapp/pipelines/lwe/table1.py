@@ -12,7 +12,10 @@ cost unit), over three random orders for the order-sensitive ones, and writes
 
 A finished method is not run again (delete its JSON to redo it); model calls go through a response
 cache in ``DIR/cache.sqlite``, so a rerun after a crash pays only for what was not answered.
-Benchmarks load from their published layouts (`data.load_cases`).
+Benchmarks load from their published layouts (`data.load_cases`). Each case is shown in one
+seeded random ordering of its two responses (§4.3; ``--response-order file`` keeps the file's),
+recorded in every run and never mixed with another in one folder; ``--dry-run`` prints the
+resolved options and calls nothing.
 """
 
 from __future__ import annotations
@@ -29,7 +32,14 @@ from typing import Any
 from games.llm.cache import ResponseCache
 from games.llm.providers import closing, config_from_env, get_provider
 from studyapp.pipelines.lwe.algorithm import LweOptions
-from studyapp.pipelines.lwe.data import DatasetError, PairCase, load_cases
+from studyapp.pipelines.lwe.data import (
+    DEFAULT_RESPONSE_ORDER,
+    RESPONSE_ORDERS,
+    DatasetError,
+    PairCase,
+    load_cases,
+    orient,
+)
 from studyapp.pipelines.lwe.evaluate import evaluate
 from studyapp.pipelines.lwe.judging import PromptDirError, use_prompts
 from studyapp.pipelines.lwe.llm import Provider
@@ -75,9 +85,19 @@ async def run_table(
     labelled_pools: dict[str, list[PairCase]] | None = None,
     dc_orders: int = 1,
     say: Any = None,
+    response_order: str = DEFAULT_RESPONSE_ORDER,
+    response_seed: int = 0,
+    model: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Every method on every benchmark (finished ones reused), then the table's rows."""
+    """Every method on every benchmark (finished ones reused), then the table's rows. Each case
+    is shown in ``response_order`` (the paper's: one seeded random ordering of its responses)."""
     textgrad_split = textgrad_split or {}
+    wanted_order = {"order": response_order, "seed": response_seed}
+    for bench in benchmarks:  # refuse a mismatched folder before any call is made
+        for method in ("vanilla", *methods):
+            path = out / "runs" / bench / f"{method}.json"
+            if path.is_file():
+                check_response_order(path, json.loads(path.read_text("utf-8")), wanted_order)
     results: dict[tuple[str, str], dict[str, Any]] = {}
     for bench, cases in benchmarks.items():
         folder = out / "runs" / bench
@@ -88,6 +108,7 @@ async def run_table(
             saved = folder / f"{method}.json"
             if saved.is_file():
                 result = json.loads(saved.read_text(encoding="utf-8"))
+                check_response_order(saved, result, wanted_order)
                 state = "reused"
             else:
                 train, validation = textgrad_split.get(bench, (10, 10))
@@ -103,7 +124,10 @@ async def run_table(
                     textgrad_validation=validation,
                     labelled_pool=(labelled_pools or {}).get(bench),
                     dc_orders=dc_orders,
+                    response_order=response_order,
+                    response_seed=response_seed,
                 )
+                result["model"] = model  # the judge, for the per-order tables (lwe.orders)
                 saved.write_text(json.dumps(result, indent=2), encoding="utf-8")
                 state = "done"
             if method == "vanilla":
@@ -113,8 +137,45 @@ async def run_table(
                 acc = result["summary"]["accuracy"]["mean"]
                 say(f"{bench} {method}: {state}, accuracy {acc:.3f}")
     rows = table_rows(results, list(benchmarks), [m for m in METHOD_ORDER if m in methods])
-    write_table(out, rows, list(benchmarks))
+    write_table(out, rows, list(benchmarks), ordering_note(wanted_order))
     return rows
+
+
+def saved_order(result: dict[str, Any]) -> dict[str, Any]:
+    """The response ordering a saved run was judged in (a run saved before it was recorded: the
+    file's order)."""
+    shown = result.get("response_order") or {"order": "file", "seed": None}
+    return {"order": shown["order"], "seed": shown.get("seed")}
+
+
+def check_response_order(path: Path, result: dict[str, Any], wanted: dict[str, Any]) -> None:
+    """Refuse to reuse a run judged in another response ordering (its Accuracy would not be
+    comparable with the new runs' in the same table)."""
+    had = saved_order(result)
+    want = {
+        "order": wanted["order"],
+        "seed": wanted["seed"] if wanted["order"] == "random" else None,
+    }
+    if had != want:
+        raise TableError(
+            f"{path} was judged with response order {had['order']}"
+            + (f" (seed {had['seed']})" if had["seed"] is not None else "")
+            + f", not {want['order']}"
+            + (f" (seed {want['seed']})" if want["seed"] is not None else "")
+            + ": pass the same --response-order/--response-seed, or use a new --out"
+        )
+
+
+def ordering_note(wanted: dict[str, Any]) -> str:
+    if wanted["order"] == "random":
+        return (
+            "Accuracy on one random ordering of each case's two responses (seed "
+            f"{wanted['seed']}, --response-seed); consistency and pair accuracy judge both orders."
+        )
+    return (
+        "Accuracy in the benchmark file's response order (--response-order file); the paper "
+        "measures it on one random ordering."
+    )
 
 
 def table_rows(
@@ -139,7 +200,7 @@ def table_rows(
     return rows
 
 
-def write_table(out: Path, rows: list[dict[str, Any]], benches: list[str]) -> None:
+def write_table(out: Path, rows: list[dict[str, Any]], benches: list[str], note: str = "") -> None:
     columns = ["method"]
     for bench in benches:
         columns += [f"{bench}_{f}" for f in FIGURES] + [f"{bench}_{f}_std" for f in FIGURES]
@@ -168,6 +229,8 @@ def write_table(out: Path, rows: list[dict[str, Any]], benches: list[str]) -> No
         cost = row["relative_cost"]
         cells.append("–" if cost is None else f"{cost:.1f}×")
         lines.append("| " + " | ".join(cells) + " |")
+    if note:
+        lines.append(f"\n{note}")
     (out / "table1.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
@@ -209,8 +272,62 @@ def build_parser() -> argparse.ArgumentParser:
         help="Selective LWE, swapped verdict of an inconsistent case: vanilla (as published: the "
         "vanilla pass's) or lwe (the project's variant: re-judged with LWE).",
     )
+    add_lwe_arguments(parser)
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="Print the resolved options, the cases and the runs still to do; call nothing.",
+    )
     parser.add_argument("--quiet", action="store_true", help="No progress lines.")
     return parser
+
+
+def add_lwe_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--response-order``, ``--response-seed`` and ``--min-keep-ratio`` (shared with the
+    subset analyses, which take Table 1's ordering)."""
+    parser.add_argument(
+        "--response-order",
+        choices=RESPONSE_ORDERS,
+        default=DEFAULT_RESPONSE_ORDER,
+        help="How each case's two responses are shown: random (the paper's §4.3: one seeded "
+        "random ordering per case, which Accuracy reads) or file (the benchmark's order).",
+    )
+    parser.add_argument(
+        "--response-seed",
+        type=int,
+        default=0,
+        help="Seed of the random response ordering (recorded in every run's JSON).",
+    )
+    parser.add_argument(
+        "--min-keep-ratio",
+        type=float,
+        default=0.0,
+        help="LWE: discard a refined meta-prompt shorter than this share of the current one "
+        "(not in the paper's Algorithm 1; default 0, off; earlier versions used 0.25).",
+    )
+
+
+def dry_run(args: argparse.Namespace, benchmarks: dict[str, list[PairCase]]) -> str:
+    """The resolved options and, per benchmark, the cases as shown and the methods still to run."""
+    out = Path(args.out)
+    lines = [
+        "lwe table1: plan (nothing is called)",
+        f"model {args.model}; methods {' '.join(args.methods)}; orders {args.orders} "
+        f"(seed {args.seed}); batch size {args.batch_size}; selective swap {args.selective_swap}",
+        f"response order {args.response_order}"
+        + (f" (seed {args.response_seed})" if args.response_order == "random" else "")
+        + f"; min keep ratio {args.min_keep_ratio:g}"
+        + (" (off, as Algorithm 1)" if args.min_keep_ratio == 0 else ""),
+    ]
+    for name, cases in benchmarks.items():
+        _, shown = orient(cases, args.response_order, args.response_seed)
+        labels = shown["labels"]
+        todo = [m for m in args.methods if not (out / "runs" / name / f"{m}.json").is_file()]
+        lines.append(
+            f"{name}: {len(cases)} cases, {len(shown['swapped'])} shown swapped; labels A "
+            f"{labels['A']}, B {labels['B']}; to run: {' '.join(todo) or 'nothing'}"
+        )
+    return "\n".join(lines)
 
 
 def load_benchmarks(
@@ -290,6 +407,18 @@ def main(argv: list[str] | None = None) -> int:
     except (TableError, DatasetError, PromptDirError, ValueError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    try:
+        options = LweOptions(
+            batch_size=args.batch_size,
+            inconsistent_swap=args.selective_swap,
+            min_keep_ratio=args.min_keep_ratio,
+        )
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if args.dry_run:
+        print(dry_run(args, benchmarks))
+        return 0
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     cache = ResponseCache(out / "cache.sqlite")
@@ -305,16 +434,20 @@ def main(argv: list[str] | None = None) -> int:
                     methods=tuple(args.methods),
                     orders=args.orders,
                     seed=args.seed,
-                    options=LweOptions(
-                        batch_size=args.batch_size, inconsistent_swap=args.selective_swap
-                    ),
+                    options=options,
                     textgrad_split=splits,
                     labelled_pools=pools,
                     dc_orders=args.dc_orders,
                     say=say,
+                    response_order=args.response_order,
+                    response_seed=args.response_seed,
+                    model=args.model,
                 )
             )
         )
+    except TableError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     finally:
         cache.close()
     print((out / "table1.md").read_text(encoding="utf-8"), end="")

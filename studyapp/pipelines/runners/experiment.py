@@ -16,9 +16,9 @@ from django.utils.dateparse import parse_datetime
 from games import get_engine
 from games.experiment.runner import ExperimentSpec, load_records, run_experiment
 from games.llm.providers import closing
-from studyapp.agents import provider_config, response_cache
 from studyapp.pipelines.models import Job
 from studyapp.pipelines.record_keys import record_key
+from studyapp.providers import provider_config, response_cache
 from studyapp.tables.models import Seat, Table, Turn
 
 SPEC_FIELDS = set(ExperimentSpec.__dataclass_fields__)

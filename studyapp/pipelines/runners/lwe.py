@@ -9,7 +9,6 @@ from typing import Any
 from asgiref.sync import async_to_sync, sync_to_async
 
 from games.llm.providers import closing
-from studyapp.agents import provider_for
 from studyapp.pipelines.lwe.algorithm import LweOptions
 from studyapp.pipelines.lwe.baselines import DC_WORD_CAP
 from studyapp.pipelines.lwe.data import PairCase, twenty_questions_pairs
@@ -18,6 +17,7 @@ from studyapp.pipelines.lwe.evaluate import evaluate, run_summary
 from studyapp.pipelines.lwe.judging import RunResult, use_prompts
 from studyapp.pipelines.models import Job
 from studyapp.pipelines.sources import jsonl_records, resolve_path, table_records
+from studyapp.providers import provider_for
 
 BUILT_IN = "twenty-questions"
 
@@ -50,6 +50,7 @@ def options_from(parameters: dict[str, Any]) -> LweOptions:
         summary_threshold=int(parameters.get("summary_threshold", 10_000)),
         temperature=float(parameters.get("temperature", 0.0)),
         inconsistent_swap=str(parameters.get("inconsistent_swap", "vanilla")),
+        min_keep_ratio=float(parameters.get("min_keep_ratio", 0.0)),
     )
 
 
@@ -98,6 +99,8 @@ def _run(job: Job, parameters: dict[str, Any]) -> dict[str, Any]:
                 runs=runs,
                 word_cap=int(parameters.get("word_cap", DC_WORD_CAP)),
                 dc_orders=int(parameters.get("dc_orders", 1)),
+                response_order=str(parameters.get("response_order", "random")),
+                response_seed=int(parameters.get("response_seed", 0)),
             )
         )
     except BaseException:

@@ -21,9 +21,9 @@ from games.experience.transcript import transcript
 from games.llm import render
 from games.llm.providers import closing
 from games.llm.usage import Usage
-from studyapp.agents import provider_for
 from studyapp.pipelines.models import Job
 from studyapp.pipelines.sources import jsonl_records, table_records
+from studyapp.providers import provider_for
 from studyapp.tables.models import PolicyRecord
 
 MODES = ("rule", "experience", "cumulative")

@@ -8,16 +8,15 @@ from typing import Any
 
 from studyapp.pipelines.models import Job
 from studyapp.pipelines.sources import jsonl_records, resolve_path, table_records
+from studyapp.pipelines.ttra.config import TTRAOptions, resolve
+from studyapp.pipelines.ttra.tasks import load_tasks, tasks_from_games
 
 
 def run(job: Job) -> dict[str, Any]:
-    from studyapp.pipelines.ttra.config import resolve
+    # torch and transformers (the ttra extra) load only when a TTRA job runs
     from studyapp.pipelines.ttra.evaluate import run_experiment, summary
-    from studyapp.pipelines.ttra.tasks import load_tasks, tasks_from_games
 
     parameters = job.parameters
-    from studyapp.pipelines.ttra.config import TTRAOptions
-
     names = {f.name for f in fields(TTRAOptions)} - {"preset"}
     # No progress bars in a worker's log: progress goes to the job row instead.
     given = {k: v for k, v in parameters.items() if k in names}

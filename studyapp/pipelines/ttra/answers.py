@@ -24,6 +24,9 @@ LETTERS = "ABCDEFGHIJ"
 _ANSWER_IS = re.compile(r"(?:answer|secret word)\s+(?:is|was)\s*:?\s*(.+?)\s*[.!]?\s*$", re.I)
 
 
+_BARE_BOX = re.compile(r"(?<!\\)boxed\{([^{}]*)\}")
+
+
 def extract_answer(text: str, kind: str = "math") -> str:
     """The model's final answer for a task of this kind; "" when it gave none.
 
@@ -40,6 +43,8 @@ def extract_answer(text: str, kind: str = "math") -> str:
     'B'
     >>> extract_answer("So the secret word is Apple.", "word")
     'Apple'
+    >>> extract_answer("so the letter is boxed{C}.", "choice")
+    'C'
     >>> extract_answer("   ")
     ''
     """
@@ -50,6 +55,9 @@ def extract_answer(text: str, kind: str = "math") -> str:
         numbers = _LAST_NUMBER.findall(text)
         return numbers[-1] if numbers else ""
     if kind == "choice":
+        bare = _BARE_BOX.findall(text)  # A.1's MathQA prompt asks for "boxed{}", no backslash
+        if bare:
+            return bare[-1].strip()
         for line in text.splitlines():
             if line.strip():
                 return line.strip()

@@ -14,6 +14,62 @@ import argparse
 import typing
 from dataclasses import MISSING, asdict, dataclass, field, fields
 
+from studyapp.pipelines.ttra.presets import PRESETS, listing, preset
+
+
+# --one-shot-from, read here so a malformed source is refused with the options (one_shot.py draws).
+@dataclass(frozen=True)
+class Source:
+    """A parsed ``--one-shot-from``: its kind (tasks, where, split, file) and argument."""
+
+    kind: str
+    field: str = ""
+    value: str = ""
+    path: str = ""
+
+    def describe(self) -> str:
+        if self.kind == "where":
+            return f"the task file's records with {self.field} = {self.value}"
+        if self.kind == "split":
+            return (
+                f"the task file's '{self.value}' split (records with split = {self.value}, all "
+                "kept out of stage 2 and the evaluation); without a split field, the task file"
+            )
+        if self.kind == "file":
+            return f"the task file {self.path} (the whole --tasks file stays for stage 2)"
+        return "the task file (the rest stays for stage 2 and the evaluation)"
+
+
+def parse_source(text: str | None) -> Source:
+    """``--one-shot-from``'s value as a `Source`; a malformed one raises ValueError.
+
+    >>> parse_source("where:level=1")
+    Source(kind='where', field='level', value='1', path='')
+    >>> parse_source("split:train").kind, parse_source("aime2023.jsonl").path
+    ('split', 'aime2023.jsonl')
+    """
+    text = (text or "tasks").strip()
+    if text == "tasks":
+        return Source("tasks")
+    if text.startswith("where:"):
+        name, sep, value = text[len("where:") :].partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise ValueError(f"--one-shot-from {text!r}: write where:FIELD=VALUE (where:level=1)")
+        return Source("where", field=name.strip(), value=value.strip())
+    if text.startswith("split:"):
+        name = text[len("split:") :].strip()
+        if not name:
+            raise ValueError(f"--one-shot-from {text!r}: write split:NAME (split:train)")
+        return Source("split", field="split", value=name)
+    if text.startswith("file:"):
+        path = text[len("file:") :].strip()
+        if not path:
+            raise ValueError("--one-shot-from file: names no file")
+        return Source("file", path=path)
+    if text.endswith(".jsonl") or "/" in text:
+        return Source("file", path=text)
+    raise ValueError(f"--one-shot-from {text!r}: tasks, where:FIELD=VALUE, split:NAME or file:PATH")
+
 
 def _opt(default: object, help: str, choices: tuple[str, ...] | None = None) -> typing.Any:
     meta: dict[str, object] = {"help": help}
@@ -48,7 +104,10 @@ class TTRAOptions:
         "options are the resolved values.",
     )
     one_shot_id: str | None = _opt(
-        None, "Id of the labeled task for stage 1; by default one is picked with the seed."
+        None,
+        "Id of the labeled task for stage 1, looked up where --one-shot-from points (an AIME 2023 "
+        "question's id with --one-shot-from file:aime2023.jsonl; a GSM8K training question's "
+        "with split:train or a train-split file); by default one is drawn with the seed.",
     )
     one_shot_ids: str | None = _opt(
         None,
@@ -58,6 +117,13 @@ class TTRAOptions:
     one_shot_per_label: bool = _opt(
         False,
         "Draw stage 1's labeled tasks with the seed, one per distinct label (appendix C).",
+    )
+    one_shot_from: str = _opt(
+        "tasks",
+        "Where stage 1's example is drawn: tasks (the task file), where:FIELD=VALUE (records "
+        "with that field, e.g. where:level=1 for MATH500, section 4.1), split:NAME (the records "
+        "of that split, all kept out of stage 2: split:train for GSM8K, appendix A.1) or "
+        "file:PATH (another task file: AIME 2023 for AIME, or GSM8K's train split).",
     )
     num_generations: int = _opt(32, "Rollouts per question, used for GRPO and the majority vote.")
     temperature: float = _opt(0.6, "Sampling temperature during training and evaluation.")
@@ -156,8 +222,9 @@ class TTRAOptions:
     prompt_set: str | None = _opt(
         None,
         "A built-in set of prompts a section of the paper uses, in force under --prompts: "
-        "a1-gsm8k (appendix A.1's 'Q: ' form), s5-clinical (appendix C's clinical frame).",
-        ("a1-gsm8k", "s5-clinical"),
+        "a1-gsm8k (appendix A.1's 'Q: ' form), a1-mathqa (A.1's MathQA prompt as printed, "
+        "'boxed{}' without a backslash), s5-clinical (appendix C's clinical frame).",
+        ("a1-gsm8k", "a1-mathqa", "s5-clinical"),
     )
     sft_data: str | None = _opt(
         None,
@@ -205,6 +272,7 @@ class TTRAOptions:
             raise ValueError("give --one-shot-id or --one-shot-ids, not both")
         if self.one_shot_ids is not None and not one_shot_id_list(self.one_shot_ids):
             raise ValueError("--one-shot-ids names no task id")
+        parse_source(self.one_shot_from)  # a malformed source is refused before anything runs
         if self.experiment == "sft" and not self.sft_data:
             raise ValueError("--experiment sft needs --sft-data FILE")
 
@@ -248,8 +316,6 @@ class PresetAction(argparse.Action):
     """``--preset NAME`` keeps the name; ``--preset list`` prints the presets and exits, like --help."""
 
     def __call__(self, parser, namespace, values, option_string=None):  # noqa: ANN001
-        from studyapp.pipelines.ttra.presets import PRESETS, listing
-
         if values == "list":
             print(listing(), end="")  # to stdout, as --help prints
             parser.exit(0)
@@ -302,8 +368,6 @@ def add_options(parser: argparse.ArgumentParser, exclude: tuple[str, ...] = ()) 
 
 def resolve(given: dict[str, object], preset_name: str | None = None) -> TTRAOptions:
     """Options from the defaults, then the preset's values, then ``given`` (explicit values)."""
-    from studyapp.pipelines.ttra.presets import preset
-
     values: dict[str, object] = {}
     if preset_name:
         values.update(preset(preset_name).values)

@@ -19,6 +19,8 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from studyapp.pipelines.ttra.answers import extract_answer, is_correct
 from studyapp.pipelines.ttra.collapse import dominant_share
 from studyapp.pipelines.ttra.config import TTRAOptions
+from studyapp.pipelines.ttra.one_shot import select
+from studyapp.pipelines.ttra.presets import preset
 from studyapp.pipelines.ttra.prompt_files import prompt_hashes
 from studyapp.pipelines.ttra.rewards import plurality
 from studyapp.pipelines.ttra.sampling import free_cuda, sample
@@ -38,7 +40,6 @@ from studyapp.pipelines.ttra.train import (
     align,
     eval_engine,
     load,
-    pick_one_shot,
     report_to,
     vllm_wanted,
 )
@@ -224,8 +225,6 @@ def run_experiment(
     Every experiment's cost, by stage and as table 1's rows (direct evaluation, SFT, TTRA, those
     that ran), goes into results.json (``cost``, ``cost_table``) and ``cost_table.md``.
     """
-    from studyapp.pipelines.ttra.presets import preset
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     work = out / "trainer"
@@ -234,7 +233,9 @@ def run_experiment(
         from studyapp.pipelines.ttra.sft import read_sft_data
 
         read_sft_data(options.sft_data or "")  # a bad SFT file fails now too
-    one_shot, pool = pick_one_shot(tasks, options)
+
+    selection = select(tasks, options)
+    one_shot, pool = selection.chosen, selection.pool
     if options.max_questions is not None:
         pool = pool[: options.max_questions]
     if not pool:
@@ -249,6 +250,7 @@ def run_experiment(
         "prompts": prompt_hashes(options.prompts, options.prompt_set),  # sha256 of each file
         "one_shot_task": one_shot[0].id,
         "one_shot_tasks": [t.id for t in one_shot],
+        "one_shot_selection": selection.record(),  # what --one-shot-from drew them from
         "questions": len(pool),
         "engines": {
             "rollouts": "vllm" if vllm_wanted(options) else "hf",

@@ -17,6 +17,10 @@ TTRL, evaluation after alignment) for every model on every benchmark, then write
 - the rank figures drawn from ``ranking.json`` (`rank_figures.draw`): ``rank_bump.png/.svg/.pdf``
   (figure 3), ``rank_scatter.png/.svg/.pdf`` (figures 10 and 11) and ``rank_figures.csv``.
 
+``python -m studyapp.pipelines.ttra.harmonize figures RUNS --out DIR`` draws the paper's other
+figures (1, 5, 6, 7, 8, 9 and 12) and its table 2 from a folder of runs instead
+(`paper_figures`).
+
 Each model-benchmark run keeps its own ``results.json`` under ``DIR/runs/``; a rerun with the same
 options reuses it, so a killed command resumes where it stopped. Options apply to every run;
 ``--set BENCHMARK.option=value`` changes one for one benchmark (the paper trains MathQA's stage 2
@@ -39,6 +43,9 @@ from pathlib import Path
 from typing import Any
 
 from studyapp.pipelines.ttra.config import TTRAOptions, _field_type, add_options, options_from_args
+from studyapp.pipelines.ttra.presets import preset
+from studyapp.pipelines.ttra.rank_figures import draw
+from studyapp.pipelines.ttra.tasks import load_tasks
 from studyapp.pipelines.ttra.timing import METHODS, SFT
 
 COST_COLUMNS = (
@@ -127,8 +134,6 @@ def benchmark_options(
     The experiment is ttra, or sft with TTRA beside it (``sft_with_ttra``) where the benchmark has
     SFT data, so every run has the scores the ranking needs and SFT's cost where there is one. A
     preset of the SFT baseline (sft-a2, sft-s6.2) without SFT data is refused."""
-    from studyapp.pipelines.ttra.presets import preset
-
     values = dict(overrides)
     name = values.pop("preset", None)
     if name:
@@ -158,8 +163,7 @@ def run_one(
 
     Returns the results and whether they were reused.
     """
-    from studyapp.pipelines.ttra.evaluate import run_experiment
-    from studyapp.pipelines.ttra.tasks import load_tasks
+    from studyapp.pipelines.ttra.evaluate import run_experiment  # torch: only when a run starts
 
     saved = out / "results.json"
     if saved.is_file():
@@ -408,8 +412,6 @@ def harmonize(
     result = ranking(models, list(benchmarks), runs)
     figures: list[str] = []
     if _main_process():  # under accelerate launch, one process writes the tables and figures
-        from studyapp.pipelines.ttra.rank_figures import draw
-
         write_outputs(out, rows, result)
         write_label_tables(out, labels)
         figures = [str(path) for path in draw(result, out)]
@@ -449,6 +451,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["figures"]:  # the paper's other figures and table 2, from a folder of runs
+        from studyapp.pipelines.ttra.paper_figures import main as figures
+
+        return figures(argv[1:])
     args = build_parser().parse_args(argv)
     models = args.model
     args.model, args.experiment = models[0], "ttra"

@@ -8,8 +8,9 @@ task with a free-text label, such as a clinical case) are Python format strings:
 are literal braces.
 
 A section of the paper that words a prompt its own way has a built-in set under ``prompts/sets/``
-(``--prompt-set``, chosen by the presets): appendix A.1's GSM8K prompt (``a1-gsm8k``) and appendix
-C's clinical frame (``s5-clinical``). The order of precedence: a ``--prompts`` directory's file, the
+(``--prompt-set``, chosen by the presets): appendix A.1's GSM8K prompt (``a1-gsm8k``), its MathQA
+prompt as printed, which asks for the letter in ``boxed{}`` with no backslash (``a1-mathqa``), and
+appendix C's clinical frame (``s5-clinical``). The order of precedence: a ``--prompts`` directory's file, the
 set's file, the built-in file.
 
 The files are read by the project's one prompt loader, ``games.llm.prompts.Catalog`` (its

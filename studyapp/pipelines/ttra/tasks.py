@@ -15,6 +15,7 @@ from pathlib import Path
 
 from games import tasks
 from games.tasks import LETTERS, TaskFileError, json_lines
+from games.twenty_questions import CANDIDATES
 from games.twenty_questions.names import question_text
 from studyapp.pipelines.ttra.prompt_files import load_prompts
 
@@ -26,7 +27,18 @@ MATH_PROMPT, CHOICE_PROMPT, WORD_PROMPT = BUILT_IN["math"], BUILT_IN["choice"], 
 @dataclass(frozen=True)
 class Task(tasks.Task):
     """A task of a task file (``games/tasks.py``, the one reader of the format) as TTRA prompts
-    it."""
+    it. ``extra`` keeps the record's other plain fields (``level``, ``split``, ``year``...) as
+    ``(name, text)`` pairs, so a run can choose its one-shot example by them (`value_of`)."""
+
+    extra: tuple[tuple[str, str], ...] = ()
+
+    def value_of(self, name: str) -> str | None:
+        """The text of the record's field ``name``; None when the record has no such field.
+
+        >>> Task("t", "q", "1", extra=(("level", "1"),)).value_of("level")
+        '1'
+        """
+        return dict(self.extra).get(name)
 
     def prompt(self, templates: Mapping[str, str] | None = None) -> str:
         """The user message the model sees (the paper's prompts, appendices A.1, B and C), from
@@ -75,9 +87,35 @@ def task_from_record(record: object, where: str, default_id: str) -> Task:
     return Task(**asdict(tasks.task_from_record(record, where, default_id)))
 
 
+STANDARD_FIELDS = frozenset({"id", "question", "answer", "options", "kind"})
+
+
+def extra_fields(record: object) -> tuple[tuple[str, str], ...]:
+    """A record's plain fields beyond the task format's own, as sorted ``(name, text)`` pairs.
+
+    >>> extra_fields({"question": "q", "answer": "1", "level": 1, "split": "test", "x": [1]})
+    (('level', '1'), ('split', 'test'))
+    """
+    if not isinstance(record, dict):
+        return ()
+    return tuple(
+        sorted(
+            (str(k), str(v))
+            for k, v in record.items()
+            if k not in STANDARD_FIELDS and isinstance(v, str | int | float | bool)
+        )
+    )
+
+
 def load_tasks(path: str | Path) -> list[Task]:
-    """Read a JSONL task file; a bad line raises `TaskFileError` naming ``file:line``."""
-    return [Task(**asdict(task)) for task in tasks.load_tasks(path)]
+    """Read a JSONL task file; a bad line raises `TaskFileError` naming ``file:line``. Each task
+    keeps its record's extra plain fields (`extra_fields`)."""
+    read = tasks.load_tasks(path)
+    records = [record for _, _, record in json_lines(path)]  # the same lines, in the same order
+    return [
+        Task(**asdict(task), extra=extra_fields(record))
+        for task, record in zip(read, records, strict=True)
+    ]
 
 
 def _names_word(text: str, word: str) -> bool:
@@ -136,8 +174,6 @@ def tasks_from_games(
     ``candidates`` defaults to the game's 157 words (`games.twenty_questions.CANDIDATES`).
     """
     if candidates is None:
-        from games.twenty_questions import CANDIDATES
-
         candidates = tuple(CANDIDATES)
     return [
         twenty_questions_task(
@@ -160,8 +196,6 @@ def load_games(
 ) -> list[Task]:
     """Tasks from an experiment results JSONL (one finished game per line); errors name the line."""
     if candidates is None:
-        from games.twenty_questions import CANDIDATES
-
         candidates = tuple(CANDIDATES)
     tasks = []
     for number, where, record in json_lines(path):

@@ -11,7 +11,6 @@ import dataclasses
 import functools
 import importlib.util
 import logging
-import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +30,8 @@ from transformers import (
 from trl import GRPOConfig, GRPOTrainer
 
 from studyapp.pipelines.ttra.collapse import Collapse, CollapseMonitor
-from studyapp.pipelines.ttra.config import TTRAOptions, one_shot_id_list
+from studyapp.pipelines.ttra.config import TTRAOptions
+from studyapp.pipelines.ttra.one_shot import select
 from studyapp.pipelines.ttra.prompt_files import load_prompts
 from studyapp.pipelines.ttra.rewards import correctness_reward, majority_vote_reward
 from studyapp.pipelines.ttra.tasks import Task, rotations
@@ -59,29 +59,10 @@ class StageResult:
 
 
 def pick_one_shot(tasks: list[Task], options: TTRAOptions) -> tuple[list[Task], list[Task]]:
-    """The labeled tasks for stage 1 and the rest (the questions of stage 2 and evaluation).
-
-    By ``one_shot_ids`` (k tasks, in that order) or ``one_shot_id``; else with
-    ``one_shot_per_label`` one task per distinct label, each drawn with the seed (appendix C: one
-    case per pathology); else one task drawn with the seed (§2.2). An unknown id raises ValueError.
-    """
-    if options.one_shot_ids is not None or options.one_shot_id is not None:
-        wanted = one_shot_id_list(options.one_shot_ids) or [str(options.one_shot_id)]
-        by_id = {t.id: t for t in tasks}
-        missing = [i for i in wanted if i not in by_id]
-        if missing:
-            raise ValueError(f"no task has id {', '.join(repr(i) for i in missing)}")
-        chosen = [by_id[i] for i in dict.fromkeys(wanted)]
-    elif options.one_shot_per_label:
-        rng = random.Random(options.seed)
-        by_label: dict[str, list[Task]] = {}
-        for task in tasks:
-            by_label.setdefault(task.answer, []).append(task)
-        chosen = [rng.choice(by_label[label]) for label in sorted(by_label)]
-    else:
-        chosen = [random.Random(options.seed).choice(tasks)]
-    ids = {t.id for t in chosen}
-    return chosen, [t for t in tasks if t.id not in ids]
+    """The labeled tasks for stage 1 and the rest (the questions of stage 2 and evaluation), as
+    ``--one-shot-from`` and the ids or the seed choose them (`one_shot.select`)."""
+    selection = select(tasks, options)
+    return selection.chosen, selection.pool
 
 
 @functools.lru_cache(maxsize=8)
@@ -103,10 +84,14 @@ def chat_prompt(task: Task, options: TTRAOptions, tokenizer: PreTrainedTokenizer
     """The prompt column: chat messages when the tokenizer has a template, else plain text.
 
     With ``max_prompt_length`` (appendix C: 4000 input tokens) the whole prompt, template and
-    system message included, is held to that many tokens by cutting the user message's start;
-    training and evaluation see the same prompt.
+    system message included, is held to that many tokens by cutting the start of the task's
+    question alone: the prompt file's frame around it (appendix C's opening instruction, the
+    closing request for a boxed answer, a choice task's options) is never cut. Training and
+    evaluation see the same prompt. A clinical case file made by ``ttra.mimic`` already fits, cut
+    section by section.
     """
-    text = task.prompt(templates(options.prompts, options.prompt_set))
+    texts = templates(options.prompts, options.prompt_set)
+    text = task.prompt(texts)
     chat = options.use_chat_template and tokenizer.chat_template is not None
     messages = (
         [{"role": "system", "content": options.system_prompt}] if options.system_prompt else []
@@ -119,7 +104,20 @@ def chat_prompt(task: Task, options: TTRAOptions, tokenizer: PreTrainedTokenizer
             overhead = len(frame if isinstance(frame, list) else frame["input_ids"])
         else:
             overhead = 0
-        text = fit_prompt(text, tokenizer, options.max_prompt_length - overhead)
+
+        def tokens(value: str) -> int:
+            return len(tokenizer(value, add_special_tokens=False)["input_ids"])
+
+        limit = options.max_prompt_length - overhead
+        if tokens(text) > limit:
+            around = tokens(dataclasses.replace(task, question="").prompt(texts))
+            room = limit - around
+            question = fit_prompt(task.question, tokenizer, room)
+            text = dataclasses.replace(task, question=question).prompt(texts)
+            while tokens(text) > limit and room > 0:  # a token merged across the seam
+                room -= 1
+                question = fit_prompt(task.question, tokenizer, room)
+                text = dataclasses.replace(task, question=question).prompt(texts)
     if chat:
         return [*messages, {"role": "user", "content": text}]
     return text

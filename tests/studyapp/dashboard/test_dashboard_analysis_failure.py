@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
-from studyapp.dashboard import cache
+from studyapp.dashboard import analysis_job
 from studyapp.dashboard.models import AnalysisResult
 
 pytestmark = pytest.mark.django_db
@@ -38,7 +38,7 @@ def test_an_unwritable_media_folder_is_shown_failed_not_queued_forever(
     assert "updating (queued)" not in page and 'hx-trigger="every' not in page
 
     computed = []
-    monkeypatch.setattr(cache, "enqueue", lambda scope, version: computed.append(version))
+    monkeypatch.setattr(analysis_job, "enqueue", lambda scope, version: computed.append(version))
     for _ in range(3):
         page = staff.get(url).content.decode()
     assert computed == []  # the same data is not queued again on each visit
@@ -46,6 +46,6 @@ def test_an_unwritable_media_folder_is_shown_failed_not_queued_forever(
 
     # Ten minutes later it is tried again.
     later = result.updated_at.timestamp() + settings.ANALYSIS_STALE_SECONDS + 1
-    monkeypatch.setattr(cache.time, "time", lambda: later)
+    monkeypatch.setattr(analysis_job.time, "time", lambda: later)
     staff.get(url)
     assert len(computed) == 1

@@ -14,7 +14,7 @@ from django.urls import reverse
 
 from analysis.__main__ import main as analysis_main
 from games import get_engine
-from studyapp.dashboard import cache
+from studyapp.dashboard import analysis_job
 from studyapp.dashboard.models import AnalysisResult
 from studyapp.participants.models import Participant, Round, Study
 from studyapp.pipelines.models import Job
@@ -97,7 +97,7 @@ def test_the_model_arm_joins_the_people_in_one_figure(staff, django_capture_on_c
     assert "not drawn together" not in page.lower()
     result = AnalysisResult.objects.get(scope="study:arm")
     drawn = pd.read_csv(
-        cache.result_dir(result.scope, result.version) / "study-twenty-questions.csv"
+        analysis_job.result_dir(result.scope, result.version) / "study-twenty-questions.csv"
     )
     series = set(drawn["series"])
     assert "mean, 95% interval: all people" in series
@@ -116,7 +116,7 @@ def test_the_page_the_export_and_the_report_agree(
     # 1. the study page (its cached computation)
     staff.get(reverse("dashboard:analysis_study", args=[study.slug]))
     result = AnalysisResult.objects.get(scope="study:arm")
-    page_dir = cache.result_dir(result.scope, result.version)
+    page_dir = analysis_job.result_dir(result.scope, result.version)
     # 2. the export
     export_checked(study.slug, str(tmp_path / "export"))
     # 3. the report, from the experiment files the jobs wrote and the people's records
@@ -158,7 +158,7 @@ def test_it_refuses_to_draw_people_and_models_under_different_rules(
     assert "rules version 1 and the models&#x27; with 2" in page
     result = AnalysisResult.objects.get(scope="study:arm")
     drawn = pd.read_csv(
-        cache.result_dir(result.scope, result.version) / "study-twenty-questions.csv"
+        analysis_job.result_dir(result.scope, result.version) / "study-twenty-questions.csv"
     )
     assert not drawn["series"].str.startswith("offline:infogain").any()
 
@@ -166,7 +166,7 @@ def test_it_refuses_to_draw_people_and_models_under_different_rules(
 def test_the_first_visit_shows_progress_while_a_server_computes(staff):
     study, _ = people_study()
     AnalysisResult.objects.create(
-        scope="study:arm", status="running", wanted=cache.data_version("study:arm")
+        scope="study:arm", status="running", wanted=analysis_job.data_version("study:arm")
     )
     page = staff.get(reverse("dashboard:analysis_study", args=[study.slug])).content.decode()
     assert "Computing the curves and tables for the first time" in page

@@ -19,7 +19,7 @@ from games.cases import case_config
 from games.undercover.agents import DescriptorAgent
 from games.undercover.engine import clue_problem
 from studyapp.participants.study_tables import arrange, table_options
-from studyapp.tables import driver, scheduling, services
+from studyapp.tables import driver, scheduling, services, think, timing
 from studyapp.tables.agent_turns import agent_seed
 from studyapp.tables.models import Seat, Table
 from studyapp.tables.rendering import render_board
@@ -244,7 +244,7 @@ def test_think_times_are_drawn_per_table_and_move_on_a_persons_scale(db):
     first = services.create_table("undercover", None, seats, seed=5, think_seed=1, **options)
     second = services.create_table("undercover", None, seats, seed=5, think_seed=2, **options)
     draws = {
-        table.pk: [scheduling.think_seconds(table, seq, [5, 40]) for seq in range(400)]
+        table.pk: [think.think_seconds(table, seq, [5, 40]) for seq in range(400)]
         for table in (first, second)
     }
     one, two = draws[first.pk], draws[second.pk]
@@ -255,9 +255,9 @@ def test_think_times_are_drawn_per_table_and_move_on_a_persons_scale(db):
     assert 12 <= statistics.median(one) <= 16.5
     assert statistics.mean(one) > statistics.median(one)
     # the same move of the same table waits alike (a redelivered turn)
-    assert scheduling.think_seconds(first, 7, [5, 40]) == one[7]
+    assert think.think_seconds(first, 7, [5, 40]) == one[7]
     snap = services.table_state(first)
-    assert scheduling.agent_delay(snap) == one[snap.next_seq]
+    assert timing.agent_delay(snap) == one[snap.next_seq]
 
 
 @pytest.mark.parametrize("disclosed", [True, False])
@@ -295,7 +295,7 @@ def test_blinded_agents_vote_together_not_one_think_time_after_another(db):
         return TableState(playing, final.engine, state, final.events[:count], final.seats, last_at)
 
     def draw(seat: int) -> float:
-        return scheduling.think_seconds(playing, f"vote:{opened}:{seat}", bounds)
+        return think.think_seconds(playing, f"vote:{opened}:{seat}", bounds)
 
     two_seconds_ago = timezone.now() - timedelta(seconds=2)
     snap = at(opened, two_seconds_ago)  # the vote has just opened
@@ -303,7 +303,7 @@ def test_blinded_agents_vote_together_not_one_think_time_after_another(db):
     first = min((i for i in snap.waiting_for() if i != 0), key=draw)
     assert scheduling.next_agent(snap) == first
     drawn = draw(first)
-    assert scheduling.agent_delay(snap) == pytest.approx(max(0.0, drawn - 2), abs=0.2)
+    assert timing.agent_delay(snap) == pytest.approx(max(0.0, drawn - 2), abs=0.2)
     # one ballot later the next agent waits what is left of its own draw, counted from when
     # the vote opened (not a whole think time after the first ballot)
     later = at(opened + 1, timezone.now())
@@ -312,11 +312,11 @@ def test_blinded_agents_vote_together_not_one_think_time_after_another(db):
     own = draw(second)
     vote_opened = table.turns.get(seq=opened - 1).created_at
     left = own - (timezone.now() - vote_opened).total_seconds()
-    assert scheduling.agent_delay(later) == pytest.approx(max(0.0, left), abs=0.2)
+    assert timing.agent_delay(later) == pytest.approx(max(0.0, left), abs=0.2)
     assert own != drawn  # each seat draws its own
     # a clue is made in turn: its think time counts from the move before it
     clue = at(1, timezone.now())
-    assert scheduling.agent_delay(clue) == scheduling.think_seconds(playing, 1, bounds)
+    assert timing.agent_delay(clue) == think.think_seconds(playing, 1, bounds)
 
 
 @pytest.mark.parametrize("disclosed", [True, False])
@@ -396,12 +396,12 @@ def test_think_times_are_drawn_per_kind_of_move(db):
             seat = scheduling.next_agent(snap)
             if seat is None:
                 continue
-            kind = scheduling.move_kind(snap, seat)
-            opened = scheduling.vote_opened(snap)
+            kind = think.move_kind(snap, seat)
+            opened = think.vote_opened(snap)
             if kind == "vote" and opened < count:  # later ballots: the seat's draw at the opening
-                delay = scheduling.think_seconds(playing, f"vote:{opened}:{seat}", bounds["vote"])
+                delay = think.think_seconds(playing, f"vote:{opened}:{seat}", bounds["vote"])
             else:
-                delay = scheduling.agent_delay(snap)  # no commit time: the whole draw
+                delay = timing.agent_delay(snap)  # no commit time: the whole draw
             low, high = bounds[kind]
             assert low <= delay <= high, (kind, delay)
             by_kind[kind].append(delay)
@@ -409,11 +409,11 @@ def test_think_times_are_drawn_per_kind_of_move(db):
     assert statistics.median(by_kind["vote"]) < statistics.median(by_kind["clue"])
     # many draws of each kind: medians at the geometric mean of their own bounds
     one = tables[0]
-    clue_draws = [scheduling.think_seconds(one, n, bounds["clue"]) for n in range(400)]
-    vote_draws = [scheduling.think_seconds(one, f"vote:{n}:1", bounds["vote"]) for n in range(400)]
+    clue_draws = [think.think_seconds(one, n, bounds["clue"]) for n in range(400)]
+    vote_draws = [think.think_seconds(one, f"vote:{n}:1", bounds["vote"]) for n in range(400)]
     assert 17 <= statistics.median(clue_draws) <= 23  # sqrt(8 * 50) = 20
     assert 3.9 <= statistics.median(vote_draws) <= 5.1  # sqrt(2 * 10) = 4.5
-    other = [scheduling.think_seconds(tables[1], n, bounds["clue"]) for n in range(400)]
+    other = [think.think_seconds(tables[1], n, bounds["clue"]) for n in range(400)]
     assert other != clue_draws  # each table draws anew
     # one pair: every kind alike (as a table created with a pair keeps it)
     assert think.resolved([1.5, 6]) == {kind: [1.5, 6.0] for kind in think.MOVE_KINDS}

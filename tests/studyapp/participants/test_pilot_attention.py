@@ -10,7 +10,8 @@ from participant_helpers import get_ready, page, win_round
 from studyapp.participants import pilots
 from studyapp.participants.management.commands.pilot import attention_checks, pilot_report
 from studyapp.participants.models import Participant
-from studyapp.participants.pilot_bot import BotResult, questionnaire_answers
+from studyapp.participants.pilot_bot import BotResult
+from studyapp.participants.pilot_pages import questionnaire_answers
 
 pytestmark = pytest.mark.django_db
 

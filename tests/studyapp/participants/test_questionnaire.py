@@ -12,7 +12,7 @@ from participant_helpers import get_ready, page, win_round
 
 from studyapp.participants import questionnaire, studyfile
 from studyapp.participants.models import Participant
-from studyapp.participants.pilot_bot import questionnaire_answers
+from studyapp.participants.pilot_pages import questionnaire_answers
 from tests.exports import export_checked
 
 pytestmark = pytest.mark.django_db

@@ -12,7 +12,7 @@ from django.test import Client
 
 from analysis import frames, metrics
 from analysis.summary import summarize
-from studyapp.dashboard.cache import page_payload
+from studyapp.dashboard.analysis_job import page_payload
 from studyapp.dashboard.records import table_records
 from studyapp.participants.models import Participant, Study
 from studyapp.participants.rounds import current_round

@@ -1,20 +1,23 @@
-"""The places where the embedded mode (jobs on the server's loop) and Celery (jobs on a worker)
-take different paths, each tested on both (docs/architecture.md, "Eager and Celery"):
+"""The places where the embedded mode (steps on the server's loop) and production (steps on an
+executor reading the Redis stream, batch work on Celery) take different paths, each tested on
+both (docs/architecture.md, "Eager and Celery"):
 
-1. ``scheduling.schedule`` through ``studyapp.dispatch``: a thread of the server after the delay /
-   a Celery task (sent only when due soon);
-2. an agent's turn: the same task in a thread of the server / on a worker;
+1. ``scheduling.schedule`` through ``studyapp.steps``: the server loop's executor after the
+   delay / an entry of the Redis stream (sent only when due soon);
+2. an agent's turn: the same step on the server's loop / on an executor (``steps.serve``);
 3. the periodic sweep: the beat schedule run on the server's loop / Celery beat's ``sweep_tables``.
 
-The Celery path runs on a real Celery worker in this process (the in-memory broker), so the
-behaviour under test is the worker's, not a stand-in. A socket connect and heartbeats go through
-the real ASGI application in both modes.
+The production path runs on a real executor in this process (``steps.serve`` on a loop of its own,
+reading the real Redis stream) and a real Celery worker (the in-memory broker), so the behaviour
+under test is theirs, not a stand-in. A socket connect and heartbeats go through the real ASGI
+application in both modes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from collections.abc import Iterator
 
@@ -25,6 +28,7 @@ from celery.signals import before_task_publish
 from django.core.cache import cache
 from django.db import OperationalError, connection
 
+from studyapp import steps
 from studyapp.celery import app
 from studyapp.tables import driver, scheduling, services, tasks
 from studyapp.tables.models import Seat, Table, Turn
@@ -73,6 +77,50 @@ def worker(celery_mode: list[str]) -> Iterator[list[str]]:
         )
     with start_worker(app, pool="threads", concurrency=2, perform_ping_check=False):
         yield celery_mode
+
+
+@pytest.fixture
+def stream(celery_mode: list[str]) -> Iterator[None]:
+    """Production's steps: sent to the site's Redis stream (REDIS_URL), which starts empty."""
+    if steps.redis() is None:
+        pytest.skip("the steps' stream needs Redis (REDIS_URL), as in production")
+    steps.redis().delete(steps.stream_key())
+    yield
+    steps.redis().delete(steps.stream_key())
+
+
+def stream_names() -> list[str]:
+    """The steps in the stream (sent, and not yet run by an executor)."""
+    return [fields[b"name"].decode() for _, fields in steps.redis().xrange(steps.stream_key())]
+
+
+def drop_stream() -> None:
+    """Every step in the stream dies with its executor before anyone ran it."""
+    steps.redis().delete(steps.stream_key())
+
+
+@pytest.fixture
+def executor(stream: None) -> Iterator[steps.Executor]:
+    """A real executor (``steps.serve``) on a loop of its own in a thread, reading the stream."""
+    if connection.vendor == "sqlite":
+        pytest.skip(
+            "SQLite's in-memory test database locks whole tables between threads; the executor "
+            "tests run on PostgreSQL (DATABASE_URL), as in production"
+        )
+    loop = asyncio.new_event_loop()
+    stop = asyncio.Event()
+    running = steps.Executor(loop, 100)
+    thread = threading.Thread(
+        target=loop.run_until_complete,
+        args=(steps.serve(stop, name="test-executor", executor=running),),
+        daemon=True,
+    )
+    thread.start()
+    try:
+        yield running
+    finally:
+        loop.call_soon_threadsafe(stop.set)
+        thread.join(20)
 
 
 def wait_until(check, seconds: float = 20.0) -> bool:
@@ -131,16 +179,17 @@ async def test_a_person_without_a_deadline_keeps_the_seat_on_connect_when_eager(
 
 
 @pytest.mark.parametrize("deadline", [0, None])
-async def test_a_person_without_a_deadline_keeps_the_seat_on_connect_under_celery(
-    worker: list[str], deadline: int | None
+async def test_a_person_without_a_deadline_keeps_the_seat_on_connect_on_an_executor(
+    executor: steps.Executor, deadline: int | None
 ) -> None:
     key = await make_session()
     table = await sync_to_async(person_table)(key, turn_deadline_seconds=deadline)
     await connect_and_beat(table.pk, key, beats=3)
-    await asyncio.sleep(1.0)  # anything sent has had time to run on the worker
+    await asyncio.sleep(1.0)  # anything sent has had time to run on the executor
     assert not await Turn.objects.filter(table=table).aexists()
     assert (await Seat.objects.aget(table=table, index=0)).kind == Seat.Kind.HUMAN
-    assert "studyapp.tables.tasks.check_deadline" not in worker
+    assert "check_deadline" not in executor.stats.ran
+    assert "check_deadline" not in stream_names()
 
 
 def test_a_deadline_of_zero_is_never_due(settings) -> None:
@@ -156,16 +205,16 @@ def test_a_deadline_of_zero_is_never_due(settings) -> None:
 # 1b. Heartbeats do not become tasks ----------------------------------------------------------
 
 
-async def test_many_heartbeats_send_at_most_one_task_per_step(celery_mode: list[str]) -> None:
+async def test_many_heartbeats_send_at_most_one_step_per_step(stream: None) -> None:
     key = await make_session()
     table = await sync_to_async(person_table)(key, turn_deadline_seconds=30)
-    celery_mode.clear()
+    drop_stream()
     # One socket's burst is cut by its rate limit; several sockets' ticks by the job's lease.
     for _ in range(10):
         await connect_and_beat(table.pk, key, beats=50)
-    deadline_checks = [name for name in celery_mode if name.endswith("check_deadline")]
-    assert len(deadline_checks) <= 1
-    assert len(celery_mode) <= 1
+    sent = await sync_to_async(stream_names)()
+    assert sent.count("check_deadline") <= 1
+    assert len(sent) <= 1
 
 
 # 2. An agent's turn: on the server loop and on a worker --------------------------------------
@@ -204,34 +253,35 @@ async def test_agents_play_a_table_to_the_end_on_the_server_loop() -> None:
     assert await await_until(finished_or_ticked)
 
 
-def test_agents_play_a_table_to_the_end_on_a_celery_worker(worker: list[str]) -> None:
+def test_agents_play_a_table_to_the_end_on_an_executor(executor: steps.Executor) -> None:
     table = agent_table(seed=3)
     assert wait_until(lambda: finished_cleanly(table))
-    assert "studyapp.tables.tasks.take_agent_turn" in worker
+    assert executor.stats.ran["take_agent_turn"] >= Turn.objects.filter(table=table).count() // 2
 
 
 # 3. A lost job: its lease lapses and the sweep schedules it again ----------------------------
 
 
-def test_the_sweep_reschedules_an_agent_turn_whose_task_was_lost(
-    celery_mode: list[str], settings
+def test_the_sweep_reschedules_an_agent_turn_whose_step_was_lost(
+    stream: None, settings, request
 ) -> None:
     settings.TABLE_JOB_LEASE_SECONDS = 1
     settings.TABLE_SWEEP_SECONDS = 0.0
     table = agent_table(seed=5)
-    assert celery_mode == ["studyapp.tables.tasks.take_agent_turn"]
-    app.control.purge()  # the task dies with its worker before anyone ran it
+    assert stream_names() == ["take_agent_turn"]
+    drop_stream()  # the step dies with its executor before anyone ran it
     assert driver.sweep() == {}  # its lease still stands: nothing is sent twice
     time.sleep(1.1)
     assert driver.sweep() == {"agent turn scheduled": 1}
+    assert stream_names() == ["take_agent_turn"]
     if connection.vendor == "sqlite":
-        return  # see the worker fixture
-    with start_worker(app, pool="threads", concurrency=1, perform_ping_check=False):
-        assert wait_until(lambda: finished_cleanly(table))
+        return  # see the executor fixture
+    request.getfixturevalue("executor")
+    assert wait_until(lambda: finished_cleanly(table))
 
 
 async def test_a_move_whose_next_step_cannot_be_scheduled_keeps_its_socket(
-    celery_mode: list[str], settings, caplog
+    stream: None, settings, caplog
 ) -> None:
     """Redis out of reach (past the pools' retries) when a person's move schedules the oracle's
     answer: the move is committed, the socket stays open (it closed with 1011 before), and the
@@ -247,17 +297,16 @@ async def test_a_move_whose_next_step_cannot_be_scheduled_keeps_its_socket(
     settings.CACHES = {
         "default": {"BACKEND": "studyapp.cache.RedisCache", "LOCATION": "redis://127.0.0.1:1/0"}
     }
-    celery_mode.clear()
     await communicator.send_json_to({"type": "question", "text": "Is it alive?"})
     assert 'data-seq="1"' in await communicator.receive_from(timeout=5)
     # the board goes out before the next step is scheduled: wait for the scheduler's word
     assert await await_until(lambda: "take_agent_turn" in caplog.text), caplog.text
     assert "not scheduled" in caplog.text
     assert await Turn.objects.filter(table=table).acount() == 1
-    assert celery_mode == []
     settings.CACHES = {"default": default}
+    assert await sync_to_async(stream_names)() == []
     await communicator.send_json_to({"type": "heartbeat"})
-    assert await await_until(lambda: celery_mode == ["studyapp.tables.tasks.take_agent_turn"])
+    assert await await_until(lambda: stream_names() == ["take_agent_turn"])
     assert await communicator.receive_nothing(timeout=0.2)  # still open: no close frame
     await communicator.disconnect()
 
@@ -327,11 +376,11 @@ def test_an_idle_limit_is_still_applied_to_a_settled_table(settings) -> None:
     assert Table.objects.get(pk=table.pk).status == Table.Status.ABORTED
 
 
-def test_a_table_waiting_on_an_agent_is_never_settled(celery_mode: list[str], settings) -> None:
+def test_a_table_waiting_on_an_agent_is_never_settled(stream: None, settings) -> None:
     settings.TABLE_SWEEP_SECONDS = 0.0
     settings.TABLE_JOB_LEASE_SECONDS = 1
     agent_table(seed=6)
-    app.control.purge()
+    drop_stream()
     assert rebuilds_in(driver.sweep) == 1  # the lease stands: nothing sent, but not settled
     assert rebuilds_in(driver.sweep) == 1
 

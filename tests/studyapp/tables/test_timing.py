@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
@@ -130,3 +131,30 @@ def test_a_blinded_agent_thinking_within_its_bounds_is_not_stuck(settings) -> No
 
     assert "waiting for seat 1" in row(thinking) and 'class="stuck"' not in row(thinking)
     assert 'class="stuck"' in row(gone)
+
+
+def imported_by(module: str) -> set[str]:
+    """Every module ``module`` imports, at its top or inside a function."""
+    import ast
+    import importlib.util
+
+    origin = importlib.util.find_spec(module).origin
+    tree = ast.parse(Path(origin).read_text(encoding="utf-8"))
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+            names |= {f"{node.module}.{alias.name}" for alias in node.names}
+    return names
+
+
+def test_the_boards_and_the_times_import_no_scheduler_and_no_agent_turn() -> None:
+    """One place for a table's times: the board reads them from timing, never from the
+    scheduler or the agent turn (which would close the circle agent_turns → services →
+    broadcast → rendering → agent_turns)."""
+    banned = {"studyapp.tables.agent_turns", "studyapp.tables.scheduling", "studyapp.tables.driver"}
+    for module in ("studyapp.tables.rendering", "studyapp.tables.timing", "studyapp.tables.think"):
+        assert not imported_by(module) & banned, module
+    assert "studyapp.tables.timing" in imported_by("studyapp.tables.rendering")

@@ -25,10 +25,12 @@ from django.db import connections
 from tqdm import tqdm
 
 from studyapp.db import TRANSIENT
-from studyapp.participants import outcomes, pilots, questionnaire, steps
+from studyapp.participants import outcomes, pilots, questionnaire, steps, table_study
 from studyapp.participants.models import Participant, Study
 from studyapp.participants.pilot_bot import BotResult, run_bots
 from studyapp.retry import retry
+from studyapp.tables import services
+from studyapp.tables.models import Table
 
 
 class Command(BaseCommand):
@@ -49,6 +51,15 @@ class Command(BaseCommand):
             metavar="N",
             help="the first N bots miss the questionnaire's attention checks on purpose (the "
             "others answer them as expected), to rehearse the study's attention policy",
+        )
+        parser.add_argument(
+            "--idle-once",
+            type=int,
+            default=0,
+            metavar="N",
+            help="the last N bots let their first turn with a deadline pass, as a person who "
+            "looked away once: the study must keep them (the turn passed, the seat theirs) and "
+            "see them finish",
         )
         parser.add_argument(
             "--prefix",
@@ -79,6 +90,7 @@ class Command(BaseCommand):
                     on_round=lambda: bar.update(1),
                     checks=attention_checks(study),
                     fail_checks=options["fail_attention"],
+                    idle_once=options["idle_once"],
                 )
             )
         # The command's own connection may have been cut while the bots played (a database
@@ -106,9 +118,6 @@ def pilot_report(study: Study, results: list[BotResult], fail_attention: int = 0
     """What the site recorded for the bots, and the problems a pilot is meant to catch: among
     them a bot screened out or flagged by an attention check it answered as designed, and a bot
     that missed one on purpose (``--fail-attention``) without the study's policy following."""
-    from studyapp.tables import services
-    from studyapp.tables.models import Table
-
     problems = [f"bot {r.index}: {r.error}" for r in results if r.error]
     # a fault a page rides out is counted (met()); a page the site failed to render is a bug
     problems += [
@@ -152,6 +161,7 @@ def pilot_report(study: Study, results: list[BotResult], fail_attention: int = 0
         }
         people.append(row)
         problems += _attention_problems(study, participant, result, result.index <= fail_attention)
+        problems += _idle_problems(participant, result)
         if not participant.is_pilot:
             problems.append(f"{participant.public_id} is not flagged as a pilot")
         if participant.status == Participant.Status.FINISHED:
@@ -176,8 +186,8 @@ def pilot_report(study: Study, results: list[BotResult], fail_attention: int = 0
         row = {
             "table": table.pk,
             "status": table.status,
-            "condition": table.opts.condition or "",
-            "round": table.opts.round,
+            "condition": table_study.of(table).condition,
+            "round": table_study.of(table).round,
             "seats": seats,
         }
         if table.status == Table.Status.FINISHED:
@@ -203,6 +213,7 @@ def pilot_report(study: Study, results: list[BotResult], fail_attention: int = 0
         "resends": sum(r.resends for r in results),
         "refused": sum(r.refused for r in results),
         "retries": sum(r.retries for r in results),
+        "idled": sum(r.idled for r in results),
         "finished": sum(finished_people.values()),
         "conditions": dict(finished_people),
         "groups": len(groups),
@@ -224,8 +235,26 @@ def met(result: BotResult) -> dict[str, Any]:
         "resends": result.resends,
         "refused": result.refused,
         "retries": result.retries,
+        "idled": result.idled,
         "interruptions": result.interruptions,
     }
+
+
+def _idle_problems(participant: Participant, result: BotResult) -> list[str]:
+    """What went wrong for a bot that let one turn's deadline pass (``--idle-once``): it must
+    have found a turn with a deadline, been told on its board that the turn was passed and the
+    seat kept, and still be in the study at the end (a missed turn is not a departure)."""
+    if not result.idle_once:
+        return []
+    who = f"bot {result.index} ({participant.public_id})"
+    if not result.idled:
+        return [f"{who} was to idle once, but no turn of its had a deadline"]
+    problems = []
+    if not result.told_missed:
+        problems.append(f"{who} idled once and its board never said the turn was passed")
+    if participant.status != Participant.Status.FINISHED:
+        problems.append(f"{who} idled once and ended {participant.status}, not finished")
+    return problems
 
 
 def _attention_problems(

@@ -1,4 +1,4 @@
-"""Analysis off the request path: computed in a background job, cached until the data changes.
+"""The dashboard's analysis job: computed off the request path, kept until the data changes.
 
 A *scope* is ``study:<slug>`` or ``tables`` (the games outside studies). Its *data version* is a
 handful of cheap aggregates (the newest turn and table ids, finished tables, participants and
@@ -11,6 +11,11 @@ The job builds the games frame chunk by chunk (:func:`studyapp.dashboard.records
 calls :func:`analysis.summary.summarize` (the one computation every path shares), and writes the
 tables, the figures (PNG, SVG, PDF and the data behind each as CSV) into
 ``MEDIA_ROOT/analysis/<scope>/<version>/``; the page only reads that folder and the payload.
+
+The computation is claimed on its ``AnalysisResult`` row as a pipeline job is on its ``Job`` row
+(:mod:`studyapp.claims`, rows): a page's claim stamps ``claimed_at`` and ``heartbeat_at``, so one
+poll of many queues it; the job beats ``heartbeat_at`` from a thread while it runs; a queued or
+running computation silent for ``ANALYSIS_STALE_SECONDS`` lost its process and is claimed again.
 """
 
 from __future__ import annotations
@@ -24,7 +29,8 @@ from typing import Any
 
 import pandas as pd
 from django.conf import settings
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Max, Q, QuerySet
+from django.utils import timezone
 
 from analysis import metrics, report
 from analysis.plots import save_figure
@@ -33,6 +39,7 @@ from studyapp import claims, dispatch
 from studyapp.dashboard.models import AnalysisResult
 from studyapp.dashboard.records import agent_games, study_games
 from studyapp.participants.models import Participant, Study
+from studyapp.pipelines.models import Job
 from studyapp.tables.models import Table, Turn
 
 TABLES = "tables"
@@ -48,8 +55,6 @@ def folder_name(scope: str) -> str:
 
 def data_version(scope: str) -> str:
     """Cheap aggregates that change whenever the scope's games, people or model arm change."""
-    from studyapp.pipelines.models import Job
-
     tables = Table.objects.aggregate(
         last=Max("pk"), done=Count("pk", filter=Q(status=Table.Status.FINISHED))
     )
@@ -88,7 +93,7 @@ def failed_for(result: AnalysisResult, version: str) -> bool:
     """The computation for this very data failed, not long ago: the page shows the failure and
     its reason, and it is not queued again on every visit (it would only fail again: a folder it
     cannot write, say). New data, or ``ANALYSIS_STALE_SECONDS`` later, tries again."""
-    recent = not claims.is_stale(result.updated_at, settings.ANALYSIS_STALE_SECONDS)
+    recent = not claims.is_stale(result.heartbeat_at, settings.ANALYSIS_STALE_SECONDS)
     return result.status == AnalysisResult.Status.FAILED and result.wanted == version and recent
 
 
@@ -101,19 +106,24 @@ def _under_way(result: AnalysisResult) -> bool:
         AnalysisResult.Status.QUEUED,
         AnalysisResult.Status.RUNNING,
     )
-    recent = not claims.is_stale(result.updated_at, settings.ANALYSIS_STALE_SECONDS)
+    recent = not claims.is_stale(result.heartbeat_at, settings.ANALYSIS_STALE_SECONDS)
     return busy and recent
 
 
 def request_computation(result: AnalysisResult, version: str) -> None:
-    """Claim the computation (the row unchanged since it was read: one visit of many queues it)
-    and hand it to the dispatcher."""
+    """Claim the computation (the row still holds the claim this visit read: one visit of many
+    queues it) and hand it to the dispatcher. The claim is a new ``claimed_at``, and it is the
+    computation's first sign of life (``heartbeat_at``)."""
+    now = timezone.now()
     claimed = claims.claim_row(
-        AnalysisResult.objects.filter(pk=result.pk, updated_at=result.updated_at),
+        AnalysisResult.objects.filter(pk=result.pk, claimed_at=result.claimed_at),
         wanted=version,
         status=AnalysisResult.Status.QUEUED,
         progress=0.0,
         message="queued",
+        claimed_at=now,
+        heartbeat_at=now,
+        updated_at=now,
     )
     if claimed:
         enqueue(result.scope, version)
@@ -121,55 +131,77 @@ def request_computation(result: AnalysisResult, version: str) -> None:
 
 def enqueue(scope: str, version: str) -> None:
     """Hand the computation to the one dispatcher (:mod:`studyapp.dispatch`; see the module)."""
-    from studyapp.dashboard.tasks import compute_analysis  # it imports this module
+    from studyapp.dashboard.tasks import compute_analysis  # Celery's pattern: tasks imports us
 
     dispatch.send(compute_analysis, (scope, version), own_thread=f"analysis-{scope}")
 
 
-def _progress(scope: str, fraction: float, message: str) -> None:
-    AnalysisResult.objects.filter(scope=scope).update(
-        status=AnalysisResult.Status.RUNNING, progress=fraction, message=message
+def _write(rows: QuerySet, **changes: Any) -> bool:
+    """Write the claim holder's row: every write is a sign of life, and ``updated_at`` is set
+    (``update()`` never sets an ``auto_now`` field)."""
+    now = timezone.now()
+    return claims.beat_row(rows, updated_at=now, **changes)
+
+
+def heartbeat(rows: QuerySet, scope: str) -> claims.Heartbeat:
+    """Beats the claim's heart while this process computes, as a pipeline job's does
+    (:func:`studyapp.pipelines.jobs.heartbeat`): every ``JOB_HEARTBEAT_SECONDS``, or a quarter of
+    ``ANALYSIS_STALE_SECONDS`` when that is shorter, so a long computation is never taken as lost."""
+    interval = min(settings.JOB_HEARTBEAT_SECONDS, settings.ANALYSIS_STALE_SECONDS / 4)
+    return claims.Heartbeat(
+        lambda: claims.beat_row(rows), interval, name=f"analysis-{scope}-heartbeat"
     )
 
 
 def compute(scope: str, version: str | None = None) -> AnalysisResult:
-    """Compute the scope's summary, figures and files; store them as the result of ``version``."""
+    """Compute the scope's summary, figures and files; store them as the result of ``version``.
+    Only while the claim this run found holds: a run whose claim was taken over (it went silent
+    past the limit) writes nothing to the row."""
     version = version or data_version(scope)
     started = time.perf_counter()
-    _progress(scope, 0.05, "reading games")
+    claim = AnalysisResult.objects.filter(scope=scope).values_list("claimed_at", flat=True).first()
+    mine = AnalysisResult.objects.filter(scope=scope, claimed_at=claim)
+
+    def progress(fraction: float, message: str) -> None:
+        _write(mine, status=AnalysisResult.Status.RUNNING, progress=fraction, message=message)
+
+    progress(0.05, "reading games")
     try:
-        if scope == TABLES:
-            games, title, allow = agent_games(), "Tables outside studies", False
-        else:
-            study = Study.objects.get(slug=scope.partition(":")[2])
-            games, title, allow = study_games(study), study.title, False
-        _progress(scope, 0.5, f"{len(games)} games read; computing curves and tables")
-        summary = summarize(games, allow_mixed=allow)
-        folder = result_dir(scope, version)
-        if folder.exists():
-            shutil.rmtree(folder)
-        report.write_tables(summary, folder)
-        _progress(scope, 0.7, "drawing figures")
-        names, keys = [], {}
-        for stem, (figure, data) in report.figures(summary).items():
-            written = save_figure(figure, folder / stem, data)
-            names.append(stem)
-            keys[stem] = figure_key(written[-1])
-        payload = page_payload(summary, games, title, names)
-        payload["figure_keys"] = keys
-        previous = AnalysisResult.objects.get(scope=scope).version
-        AnalysisResult.objects.filter(scope=scope).update(
-            version=version,
-            status=AnalysisResult.Status.DONE,
-            progress=1.0,
-            message="",
-            payload=payload,
-            seconds=round(time.perf_counter() - started, 3),
-        )
+        with heartbeat(mine, scope):
+            if scope == TABLES:
+                games, title, allow = agent_games(), "Tables outside studies", False
+            else:
+                study = Study.objects.get(slug=scope.partition(":")[2])
+                games, title, allow = study_games(study), study.title, False
+            progress(0.5, f"{len(games)} games read; computing curves and tables")
+            summary = summarize(games, allow_mixed=allow)
+            folder = result_dir(scope, version)
+            if folder.exists():
+                shutil.rmtree(folder)
+            report.write_tables(summary, folder)
+            progress(0.7, "drawing figures")
+            names, keys = [], {}
+            for stem, (figure, data) in report.figures(summary).items():
+                written = save_figure(figure, folder / stem, data)
+                names.append(stem)
+                keys[stem] = figure_key(written[-1])
+            payload = page_payload(summary, games, title, names)
+            payload["figure_keys"] = keys
+            previous = AnalysisResult.objects.get(scope=scope).version
+            _write(
+                mine,
+                version=version,
+                status=AnalysisResult.Status.DONE,
+                progress=1.0,
+                message="",
+                payload=payload,
+                seconds=round(time.perf_counter() - started, 3),
+            )
         if previous and previous != version:
             shutil.rmtree(result_dir(scope, previous), ignore_errors=True)
     except Exception as err:  # the page says what failed; the last good payload stays
-        AnalysisResult.objects.filter(scope=scope).update(
+        _write(
+            mine,
             status=AnalysisResult.Status.FAILED,
             message=f"{type(err).__name__}: {err}"[:500],
         )

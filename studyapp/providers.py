@@ -1,26 +1,21 @@
-"""Where the site's models live, and the agent that plays a seat at a table.
-
-``games`` knows how to build agents but not where models are: API keys and base URLs are Django
-settings, aligned models are folders on disk (``local:<path>``), and policies are database rows.
-This module joins the three, so the table driver and the pipeline jobs reach models the same way
-and the settings are read in one place.
+"""Where the site's models live: API keys and base URLs are Django settings, aligned models are
+folders on disk (``local:<path>``). Every caller (the tables' agent seats, the pipeline jobs, the
+study checks) reaches a model through :func:`provider_for`, so the settings are read in one place;
+each seat's call goes through :class:`RecordingProvider` (a site-wide slot, its time, its error).
+The agent that plays a seat is the tables' (:mod:`studyapp.tables.seat_agents`).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.conf import settings
 
-from games import languages
-from games.agents import make_agent
-from games.base import Agent
-from games.experience.context import human_policy
-from games.llm.agents import LLMAgent, make_llm_agent
 from games.llm.cache import ResponseCache
 from games.llm.local import LocalProvider
 from games.llm.providers import (
@@ -35,17 +30,8 @@ from games.llm.providers import (
     server_url,
 )
 from games.provenance import prompt_hashes, provenance
-
-if TYPE_CHECKING:
-    from studyapp.tables.models import Seat
-
-# The experience setting a policy was made for, used when a seat names a policy but no setting.
-POLICY_SETTINGS = {
-    "rule": "rule-policy",
-    "experience": "experience-policy",
-    "cumulative": "cumulative",
-    "human": "human-policy",
-}
+from studyapp.slots import model_slot
+from studyapp.steps import record_model_call
 
 _caches: dict[str, ResponseCache] = {}
 _local: dict[str, Provider] = {}
@@ -137,81 +123,30 @@ def provider_for(spec: str, *, cache: bool = True, live: bool = False) -> Provid
     ``live`` gives the live tables' time budget (:func:`provider_config`)."""
     if local_path(spec) is not None:
         return local_provider(spec)
-    config = provider_config(spec, live=live)
+    # one process's calls in flight per provider: an executor's loop may hold hundreds of turns
+    config = replace(provider_config(spec, live=live), concurrency=settings.MODEL_CALLS_PER_PROCESS)
     return get_provider(spec, config, cache=response_cache() if cache else None)
 
 
 class RecordingProvider:
-    """Passes calls through and keeps the message of each one that failed. An LLM agent answers a
-    failed call with its do-nothing move, and the turn it made must still say why."""
+    """Passes a seat's calls through, each in one of its spec's slots across the site
+    (:mod:`studyapp.slots`), times each for the executor's latency figures
+    (:func:`studyapp.steps.record_model_call`), and keeps the message of each one that failed. An
+    LLM agent answers a failed call with its do-nothing move, and the turn it made must still say
+    why."""
 
-    def __init__(self, provider: Provider) -> None:
+    def __init__(self, provider: Provider, spec: str = "") -> None:
         self.provider = provider
+        self.spec = spec
         self.errors: list[str] = []
 
     async def complete(self, messages: list[dict[str, str]], **params: Any) -> Completion:
-        try:
-            return await self.provider.complete(messages, **params)
-        except ProviderError as err:
-            self.errors.append(str(err))
-            raise
-
-
-def seat_setting(seat: Seat) -> str:
-    """The experience setting a seat plays under: its own, else the one its policy was made for."""
-    if seat.setting:
-        return seat.setting
-    if seat.policy_id is not None:
-        return POLICY_SETTINGS.get(seat.policy.kind, "none")
-    return "none"
-
-
-def seat_policy(seat: Seat, game: str) -> str | None:
-    """The text in force for a seat: its policy record, or the shipped human policy when the
-    setting asks for one and the seat names none."""
-    if seat.policy_id is not None:
-        if seat.policy.game != game:
-            raise ValueError(f"policy {seat.policy} is for {seat.policy.game}, not {game}")
-        return seat.policy.text
-    if seat.setting == "human-policy":
-        return human_policy(game)
-    return None
-
-
-def agent_for_seat(
-    seat: Seat, *, game: str, role: str, seed: int, live: bool = False, language: str = "en"
-) -> Agent:
-    """The agent for one turn of an agent seat. Tables do not use the response cache: every table
-    opens alike, and a cached reply would make every table play alike. ``seed`` is also the
-    sampling index, so a local model redelivered the same turn proposes the same move. ``live``:
-    the table has people, so its model calls get the live time budget, and an offline agent keeps
-    the people's rules of form (Undercover: a clue is a sentence, never a pass). ``language``: the
-    table's; a model is told it, and an offline agent, which knows English only, is refused."""
-    spec = seat.agent_spec
-    if spec.startswith("offline:"):
-        problem = languages.offline_problem(spec, language)
-        if problem:
-            raise ValueError(problem)
-        return make_agent(spec, game=game, role=role, seed=seed, sentences=live)
-    return make_llm_agent(
-        spec,
-        game=game,
-        role=role,
-        seed=seed,
-        setting=seat_setting(seat),
-        policy=seat_policy(seat, game),
-        provider=RecordingProvider(provider_for(spec, cache=False, live=live)),
-        sample=seed,
-        language=language,
-    )
-
-
-def turn_usage(agent: Agent | None) -> dict[str, Any]:
-    """What an agent's turn cost (the ``Turn.usage`` shape), with ``error`` when a model call
-    failed; empty for agents that call no model."""
-    if not isinstance(agent, LLMAgent):
-        return {}
-    usage: dict[str, Any] = agent.usage.as_dict()
-    if isinstance(agent.provider, RecordingProvider) and agent.provider.errors:
-        usage["error"] = agent.provider.errors[-1]
-    return usage
+        async with model_slot(self.spec):
+            started = time.perf_counter()
+            try:
+                return await self.provider.complete(messages, **params)
+            except ProviderError as err:
+                self.errors.append(str(err))
+                raise
+            finally:
+                record_model_call(self.spec, time.perf_counter() - started)
