@@ -13,21 +13,34 @@ $(BIN)/python:
 
 # Exactly the locked versions (requirements/, written by `make lock` from pyproject.toml), every
 # file checked against its hash, then the project itself without resolving anything again.
+# Done once per content of the lock file and pyproject.toml: the hash of both is kept in
+# .venv/.installed-<lock file> and a later call with the same hash installs nothing (a restart of
+# `make production` is seconds, not a pip run). Installing any lock forgets the other locks'
+# stamps (the environment changed under them). REINSTALL=1 installs again regardless.
+define locked_install
+	@stamp="$$(cat $(1) pyproject.toml | sha256sum | cut -d' ' -f1)"; \
+	if [ -z "$(REINSTALL)" ] && [ "$$(cat $(VENV)/.installed-$(notdir $(1)) 2>/dev/null)" = "$$stamp" ]; then \
+	  echo "$(1) already installed ($(VENV)/.installed-$(notdir $(1)); REINSTALL=1 to install again)"; \
+	else \
+	  rm -f $(VENV)/.installed-* && \
+	  echo "$(BIN)/pip install -q --require-hashes -r $(1) && $(BIN)/pip install -q --no-deps -e ." && \
+	  $(BIN)/pip install -q --require-hashes -r $(1) && $(BIN)/pip install -q --no-deps -e . && \
+	  echo "$$stamp" > $(VENV)/.installed-$(notdir $(1)); \
+	fi
+endef
+
 install: $(BIN)/python
-	$(BIN)/pip install -q --require-hashes -r requirements/lock.txt
-	$(BIN)/pip install -q --no-deps -e .
+	$(call locked_install,requirements/lock.txt)
 
 # The ttra extra too. Its torch is the CPU build 2.13.0+cpu, which pip finds in its find-links
 # folder (/opt/wheels on the lab's machines; elsewhere PIP_FIND_LINKS=https://download.pytorch.org/whl/cpu/torch/).
 install-ttra: $(BIN)/python
-	$(BIN)/pip install -q --require-hashes -r requirements/lock-ttra.txt
-	$(BIN)/pip install -q --no-deps -e .
+	$(call locked_install,requirements/lock-ttra.txt)
 
 # TTRA on NVIDIA GPUs (linux x86-64): the gpu extra's lock, PyPI's CUDA build of torch and vLLM for
 # rollouts and evaluation (docs/reproduce.md). Needs a CUDA driver; not for CPU-only machines.
 install-gpu: $(BIN)/python
-	$(BIN)/pip install -q --require-hashes -r requirements/lock-gpu.txt
-	$(BIN)/pip install -q --no-deps -e .
+	$(call locked_install,requirements/lock-gpu.txt)
 
 # Rewrite the lock files after a change to pyproject.toml's dependencies (requirements/compile).
 lock: install
@@ -45,8 +58,7 @@ chromium:
 	  echo "Chromium is not installed: the browser tests will be skipped"
 
 run: install
-	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/python manage.py seed_demo
+	$(BIN)/python manage.py prepare_site
 	@echo "Open http://$(HOST):$(PORT)/ (staff pages: http://$(HOST):$(PORT)/dashboard/)"
 	$(BIN)/daphne -b $(HOST) -p $(PORT) --access-log $(or $(ACCESS_LOG),/dev/null) \
 	  --websocket-max-message-size 4194304 --websocket-max-frame-size 4194304 studyapp.asgi:application
@@ -60,7 +72,9 @@ run: install
 # development (one exits, all stop). One copy per VAR_DIR: supervisord holds var/production.lock
 # (flock) while it runs, and a second `make production` stops with a message; the processes
 # supervisord starts die with it (deploy/supervised). A new staff password goes to
-# var/staff-password (mode 600), never to the output or the logs.
+# var/staff-password (mode 600), never to the output or the logs. A restart migrates and seeds
+# nothing: deploy/prepared.py finds the database as var/prepared says the last start left it
+# (one query, no Django); otherwise manage.py prepare_site migrates and seeds what is missing.
 WEB ?= 2
 WORKERS ?= 1
 STEPS ?= 1
@@ -69,8 +83,10 @@ production: install
 	@test -n "$$DATABASE_URL" -a -n "$$REDIS_URL" || { echo "make production needs DATABASE_URL (PostgreSQL) and REDIS_URL"; exit 2; }
 	@mkdir -p $(VAR_DIR)
 	@flock -n $(VAR_DIR)/production.lock true || { echo "make production is already running for $(VAR_DIR) (supervisord pid $$(cat $(VAR_DIR)/supervisord.pid 2>/dev/null || echo unknown)): stop it first (Ctrl-C in its terminal, or kill that pid)"; exit 1; }
-	DEBUG=false VAR_DIR=$(VAR_DIR) $(BIN)/python manage.py migrate --noinput
-	DEBUG=false VAR_DIR=$(VAR_DIR) $(BIN)/python manage.py seed_demo --password-file $(VAR_DIR)/staff-password
+	@$(BIN)/python deploy/prepared.py check $(VAR_DIR)/prepared || { \
+	  echo "DEBUG=false VAR_DIR=$(VAR_DIR) $(BIN)/python manage.py prepare_site --password-file $(VAR_DIR)/staff-password" && \
+	  DEBUG=false VAR_DIR=$(VAR_DIR) $(BIN)/python manage.py prepare_site --password-file $(VAR_DIR)/staff-password && \
+	  $(BIN)/python deploy/prepared.py write $(VAR_DIR)/prepared; }
 	@echo "Open http://$(HOST):$(PORT)/ ($(WEB) daphne processes on ports $(PORT) and up, $(STEPS) steps executor(s), $(WORKERS) worker(s), beat)"
 	@echo "Processes: VAR_DIR=$(VAR_DIR) $(BIN)/supervisorctl -c deploy/supervisord.conf status"
 	@echo "Health: curl -fsS http://$(HOST):$(PORT)/healthz (200 once the database, Redis and a worker answer)"

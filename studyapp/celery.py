@@ -2,6 +2,7 @@
 
 import logging
 import os
+import warnings
 
 from celery import Celery
 from celery.signals import (
@@ -13,6 +14,7 @@ from celery.signals import (
     worker_init,
     worker_process_init,
     worker_process_shutdown,
+    worker_ready,
     worker_shutdown,
 )
 
@@ -23,6 +25,18 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "studyapp.settings")
 app = Celery("studyapp")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@worker_ready.connect
+def without_connection_loss_notice(**_: object) -> None:
+    """Every lost broker connection made the worker print Celery 5.1's nine-line notice that a
+    future version may cancel running late-acknowledged tasks on connection loss: the site keeps
+    them running (their leases and the visibility timeout cover a lost ack), and a Redis fault is
+    meant to be a few lines (studyapp.logs.OncePerFault). Installed once the worker is ready:
+    Celery's log setup turns its own warnings to "always" before that."""
+    warnings.filterwarnings(
+        "ignore", message=r"\s*In Celery 5\.1 we introduced an optional breaking change"
+    )
 
 
 @task_prerun.connect
@@ -83,15 +97,20 @@ def size_beat_pool(**_: object) -> None:
 @after_setup_task_logger.connect
 def site_log_format(logger: logging.Logger | None = None, **_: object) -> None:
     """With ``LOG_FORMAT=json`` a worker's and beat's lines are JSON too, like the web processes'
-    (Celery's own text lines already carry time and level, and the task's name and id)."""
+    (Celery's own text lines already carry time and level, and the task's name and id). Celery's
+    handlers replace the site's, so they get its one-line-per-fault filter here (Redis away:
+    beat's SchedulingError, a worker's "Couldn't ack", studyapp.logs.OncePerFault)."""
     from django.conf import settings
 
-    if logger is None or settings.LOG_FORMAT != "json":
+    if logger is None:
         return
-    from studyapp.logs import JSONFormatter
+    from studyapp.logs import JSONFormatter, once_per_fault
 
     for handler in logger.handlers:
-        handler.setFormatter(JSONFormatter())
+        if once_per_fault() not in handler.filters:
+            handler.addFilter(once_per_fault())
+        if settings.LOG_FORMAT == "json":
+            handler.setFormatter(JSONFormatter())
 
 
 @worker_process_shutdown.connect

@@ -5,7 +5,9 @@ control ping; a worker that answers is alive and consuming from the broker). In 
 there is no worker to ask, and the answer says so.
 
 The answer is JSON: ``{"status": "ok", "checks": {"database": "ok", ...}}`` with 200, or
-``"status": "failing"``, ``"failed": [the names]`` and 503. No login is asked for and nothing is
+``"status": "failing"``, ``"failed": [the names]`` and 503. A staff login's browser also gets
+``"staff"``: launch settings that explain a problem (a proxy sending ``X-Forwarded-For`` that is
+not in ``TRUSTED_PROXIES``, with its address). No login is asked for and nothing is
 shown but each check's name and a short verdict (never a URL, a host or an exception's text,
 which may carry either: the cause goes to the log). It is not rate limited, and a study's pages'
 limits (studyapp.ratelimit) do not count it.
@@ -117,4 +119,31 @@ def healthz(request: HttpRequest) -> JsonResponse:
     }
     if failed:
         body["failed"] = failed
+    if is_staff(request):
+        body["staff"] = staff_details()
     return JsonResponse(body, status=503 if failed else 200)
+
+
+def is_staff(request: HttpRequest) -> bool:
+    """A staff login's browser (its session read only when it sends one): never an error."""
+    if settings.SESSION_COOKIE_NAME not in request.COOKIES:
+        return False
+    try:
+        return bool(request.user.is_staff)
+    except Exception:  # the database away: the checks above already say so
+        return False
+
+
+def staff_details() -> dict[str, str]:
+    """What only staff are shown: launch settings that explain a problem (studyapp.proxy)."""
+    from studyapp.proxy import UNTRUSTED
+
+    seen = UNTRUSTED.report()
+    if not seen:
+        return {"proxy": "no X-Forwarded-For from an untrusted address"}
+    peers = ", ".join(f"{peer} (since {when})" for peer, when in sorted(seen.items()))
+    return {
+        "proxy": f"X-Forwarded-For ignored from {peers}: not in TRUSTED_PROXIES, so everyone "
+        "behind it counts as one address against the new-participant limit; if it is your "
+        "proxy, add it to TRUSTED_PROXIES (docs/production.md, Reverse proxies)"
+    }

@@ -73,6 +73,7 @@ class RetryTransientDatabaseErrors:
             request.path,
             type(error).__name__,
             str(error).strip().splitlines()[0] if str(error).strip() else "",
+            extra={"fault_error": error},  # one line per fault, not per request (studyapp.logs)
         )
         response = render(request, "503.html", {"safe": safe}, status=503)
         response["Retry-After"] = "5"
@@ -107,3 +108,43 @@ def drop_unusable_connections() -> None:
 
     for conn in connections.all(initialized_only=True):
         conn.close_if_unusable_or_obsolete()
+
+
+class SecureCookiesOverHTTPS:
+    """The session and CSRF cookies are Secure whenever the request came over HTTPS: directly,
+    or through a trusted proxy's ``X-Forwarded-Proto: https`` (studyapp.proxy), not only when
+    ``HTTPS=true`` sets ``SESSION_COOKIE_SECURE``. A browser then never sends them over plain
+    HTTP, where anyone on the way could read the session. Outside the session and CSRF
+    middleware, so that it sees the cookies they set."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        from django.conf import settings
+
+        response = self.get_response(request)
+        if request.is_secure():
+            for name in (settings.SESSION_COOKIE_NAME, settings.CSRF_COOKIE_NAME):
+                if name in response.cookies:
+                    response.cookies[name]["secure"] = True
+        return response
+
+
+class ContentSecurityPolicy:
+    """``Content-Security-Policy`` on every response (``settings.CONTENT_SECURITY_POLICY``; empty
+    sends none): the pages load scripts, styles, images and sockets from this site only, so a
+    participant's or an agent's words that slipped past escaping could run nothing. The pages
+    have no inline script or style (static/js, static/css)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        from django.conf import settings
+
+        self.get_response = get_response
+        self.policy = settings.CONTENT_SECURITY_POLICY
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if self.policy and "Content-Security-Policy" not in response:
+            response["Content-Security-Policy"] = self.policy
+        return response

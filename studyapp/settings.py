@@ -105,8 +105,10 @@ TABLES_HOOKS = "studyapp.participants.hooks.ParticipantsHooks"
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "studyapp.middleware.ContentSecurityPolicy",
     "studyapp.middleware.RetryTransientDatabaseErrors",
     "studyapp.middleware.RefuseNulMiddleware",
+    "studyapp.middleware.SecureCookiesOverHTTPS",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -468,6 +470,19 @@ PROXY_SSL_HEADER = env_str("SECURE_PROXY_SSL_HEADER")
 if PROXY_SSL_HEADER:
     SECURE_PROXY_SSL_HEADER = ("HTTP_" + PROXY_SSL_HEADER.upper().replace("-", "_"), "https")
 
+# Whatever HTTPS says, the session and CSRF cookies are Secure on every response to a request
+# that came over HTTPS (a trusted proxy's X-Forwarded-Proto counts; studyapp.middleware).
+
+# Content-Security-Policy of every response (studyapp.middleware.ContentSecurityPolicy; empty: none).
+# Scripts, styles, images and sockets from this site only ('self' covers ws:/wss: to it); the
+# dashboard's figures may be data: URLs. No inline script or style on any page.
+CONTENT_SECURITY_POLICY = env_str(
+    "CONTENT_SECURITY_POLICY",
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'self'; "
+    "frame-ancestors 'none'",
+)
+
 # Reverse proxies whose X-Forwarded-For is believed (addresses or networks, comma-separated; empty
 # believes none): behind them a request's address (REMOTE_ADDR, a socket's client) is the one the
 # proxy forwarded (studyapp.proxy). Loopback by default: a proxy on the same machine.
@@ -481,6 +496,9 @@ except ValueError as _err:
 # Pilot bots (a staff pilot token on the link) are not counted.
 PARTICIPANT_RATE_BURST = env_int("PARTICIPANT_RATE_BURST", 10)
 PARTICIPANT_RATE_PER_MINUTE = env_int("PARTICIPANT_RATE_PER_MINUTE", 30)
+# Form posts of one participant (consent, checks, rounds, questionnaire, policy, withdraw) in a
+# minute; more get a 429 page that says to wait a minute. A person posts a few a minute at most.
+PARTICIPANT_POSTS_PER_MINUTE = env_int("PARTICIPANT_POSTS_PER_MINUTE", 30)
 
 # Prolific's researcher API, for `manage.py prolific approve|pay SLUG` (docs/participants.md).
 PROLIFIC_API_TOKEN = env_str("PROLIFIC_API_TOKEN")
@@ -507,16 +525,21 @@ LOGGING = {
         "without_secret_paths": {"()": "studyapp.logs.WithoutSecretPaths"},
         "brief_database_errors": {"()": "studyapp.logs.BriefDatabaseErrors"},
         "without_answered_503": {"()": "studyapp.logs.WithoutAnswered503"},
+        # Redis or the database away: a line when it goes (its cause), one per kind of failure
+        # while it is away, and a line when it answers again; repeats counted, no tracebacks.
+        "once_per_fault": {"()": "studyapp.logs.once_per_fault"},
+        # 429s (refused starts, throttled posts, fast moves): one line a minute sums them up.
+        "summed_refusals": {"()": "studyapp.logs.SummedRefusals"},
     },
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
-            "filters": ["without_secret_paths", "brief_database_errors"],
+            "filters": ["without_secret_paths", "once_per_fault", "brief_database_errors"],
             "formatter": LOG_FORMAT,
         },
         "brief": {
             "class": "logging.StreamHandler",
-            "filters": ["without_traceback", "without_secret_paths"],
+            "filters": ["without_traceback", "without_secret_paths", "once_per_fault"],
             "formatter": LOG_FORMAT,
         },
     },
@@ -524,7 +547,7 @@ LOGGING = {
     # Refused requests (bad Host, oversized bodies): one line each, not a stack.
     "loggers": {
         "django.security": {"handlers": ["brief"], "propagate": False},
-        "django.request": {"filters": ["without_answered_503"]},
+        "django.request": {"filters": ["without_answered_503", "summed_refusals"]},
     },
 }
 

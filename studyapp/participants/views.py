@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import wraps
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -45,6 +46,24 @@ def taking_part_elsewhere(request: HttpRequest, study: Study) -> HttpResponse:
 
 def too_many_starts(request: HttpRequest) -> HttpResponse:
     return render(request, "429.html", status=429)
+
+
+def too_many_posts(participant: Participant) -> bool:
+    """One more form post of this person in the minute's window is over
+    ``PARTICIPANT_POSTS_PER_MINUTE`` (a script posting a form in a loop, not a person)."""
+    limit = settings.PARTICIPANT_POSTS_PER_MINUTE
+    return bool(limit) and ratelimit.over_rate(f"posts:{participant.pk}", 60, limit)
+
+
+def posted_too_often(request: HttpRequest, participant: Participant) -> HttpResponse:
+    context = {
+        "participant": participant,
+        "limit": settings.PARTICIPANT_POSTS_PER_MINUTE,
+        "back": step_url(participant),
+    }
+    response = render(request, "participants/too_many_posts.html", context, status=429)
+    response["Retry-After"] = "60"
+    return response
 
 
 def stopped_earlier(request: HttpRequest, participant: Participant) -> HttpResponse:
@@ -84,6 +103,9 @@ def participant_page(step: str | None) -> Callable[[ParticipantView], Callable[.
             participant = identity.owned_participant(request.session, public_id)
             if participant is None:
                 return not_found(request, _("This page does not belong to this browser."))
+            if request.method == "POST" and too_many_posts(participant):
+                with override(participant.study.language):
+                    return posted_too_often(request, participant)
             steps.touch(participant)
             with override(participant.study.language):
                 return _step(request, participant)

@@ -112,6 +112,7 @@ class TableConsumer(LayerSocket):
                 message["type"],
                 type(err).__name__,
                 first,
+                extra={"fault_error": err},  # one line per fault (studyapp.logs)
             )
             await asyncio.to_thread(outages.trouble)  # the clocks pause (outages.py)
             if message["type"] == "websocket.disconnect":
@@ -244,6 +245,7 @@ class TableConsumer(LayerSocket):
             self.table_id,
             type(err).__name__,
             str(err).strip().splitlines()[0] if str(err).strip() else "",
+            extra={"fault_error": err},  # one line per fault (studyapp.logs)
         )
         await asyncio.to_thread(outages.trouble)
         await asyncio.sleep(DATABASE_PAUSES[0])

@@ -17,13 +17,16 @@ log = logging.getLogger(__name__)
 def announce(signal: Signal, **facts: Any) -> None:
     """Send ``signal`` where the table has already moved on (a turn committed, a sweep under way):
     a receiver that fails is logged with its traceback and left out, and the rest of the move or
-    the sweep goes on."""
+    the sweep goes on. The line names the facts, not their values: a finished table's state holds
+    its secret words."""
     for receiver, answer in signal.send_robust(sender=Table, **facts):
         if isinstance(answer, Exception):
+            table = facts.get("table")
             log.error(
-                "%s receiver %s failed",
-                facts,
+                "receiver %s failed (table %s; facts %s)",
                 getattr(receiver, "__qualname__", receiver),
+                getattr(table, "pk", facts.get("table_id", "?")),
+                ", ".join(sorted(facts)),
                 exc_info=answer,
             )
 

@@ -17,6 +17,7 @@ from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.layers import get_channel_layer
 from channels.utils import await_many_dispatch
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from studyapp.cache import UNREACHABLE
 from studyapp.tables.broadcast import table_group
@@ -114,9 +115,12 @@ class LayerSocket(AsyncJsonWebsocketConsumer):
             except LayerResting:
                 self.channel_layer, self.deaf = None, True  # Redis was away a moment ago
             except (*UNREACHABLE, TimeoutError) as err:
+                # a subscribe queued past its wait is Redis's fault too (studyapp.logs)
+                fault = err if isinstance(err, UNREACHABLE) else RedisTimeoutError(err)
                 log.warning(
                     "table socket without broadcasts, redis unavailable: %s",
                     err or f"no answer in {LayerGate.WAIT_SECONDS} s",
+                    extra={"fault_error": fault},
                 )
                 self.channel_layer, self.deaf = None, True
             else:
