@@ -332,22 +332,18 @@ def consumer_name() -> str:
 
 
 class Blip:
-    """Redis away: one line when it goes, one when it comes back (not one per call)."""
+    """Redis away while the executor reads: each failure is logged with its error, and the site's
+    one-line-per-fault filter (:class:`studyapp.logs.OncePerFault`) writes the fault's start once,
+    counts the repeats and writes its end when Redis answers again."""
 
     def __init__(self, what: str) -> None:
-        self.what, self.since = what, None
+        self.what = what
 
     def failed(self, err: BaseException) -> None:
-        if self.since is None:
-            self.since = time.monotonic()
-            log.warning("%s: Redis unreachable (%s: %s)", self.what, type(err).__name__, err)
+        log.warning("%s: cannot reach the steps' stream", self.what, extra={"fault_error": err})
 
     def ok(self) -> None:
-        if self.since is not None:
-            log.warning(
-                "%s: Redis reachable again after %.1f s", self.what, time.monotonic() - self.since
-            )
-            self.since = None
+        pass
 
 
 async def serve(
