@@ -156,6 +156,13 @@ def merged(spans: list[list[float]]) -> list[list[float]]:
     return out
 
 
+# Redis away: the boards' countdowns and the deadlines read no outages for a few seconds after a
+# failed read (counting none), rather than each waiting out the pools' retries again (every board
+# a socket renders on connect reads them, and a burst of connects outlasted the handshake).
+AWAY_SECONDS = 5.0
+_away_until = 0.0
+
+
 def paused_seconds(
     since: datetime | None,
     until: datetime,
@@ -169,10 +176,14 @@ def paused_seconds(
     if since is None:
         return 0.0
     start, end = since.timestamp(), until.timestamp()
+    global _away_until
+    if time.monotonic() < _away_until:
+        return 0.0
     keys = [OUTAGES] if table is None or seat is None else [OUTAGES, seat_key(table, seat)]
     try:
         found = cache.get_many(keys)  # one round trip for the site's and the seat's
     except UNREACHABLE:
+        _away_until = time.monotonic() + AWAY_SECONDS
         return 0.0
     spans = [span for key in keys for span in found.get(key) or []]
     return sum(max(0.0, min(end, b) - max(start, a)) for a, b in merged(spans))
