@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.ws_load import free_port, start_server, wait_for_port  # noqa: E402
-from benchmarks.ws_study import Person, Seating, start_steps, tree_cpu  # noqa: E402
+from benchmarks.ws_study import Person, Seating, start_steps, start_worker, tree_cpu  # noqa: E402
 
 SPEC = "openai-compatible:bench"
 
@@ -195,6 +195,9 @@ def main(args: argparse.Namespace) -> None:
     ports = [free_port() for _ in range(args.servers)]
     servers = [start_server(port, env) for port in ports]
     executors = [start_steps(env, f"bench-steps-{n}") for n in range(args.steps)]
+    # The baseline of the design before the executors (a commit before 28 Nov): agent turns as
+    # Celery tasks on --celery-workers workers of 2 prefork processes, counted as the executors.
+    executors += [start_worker(env, "prefork", 2, 0) for _ in range(args.celery_workers)]
     results = []
     try:
         for port in ports:
@@ -219,6 +222,7 @@ def main(args: argparse.Namespace) -> None:
                 "latency_s": args.latency,
                 "servers": args.servers,
                 "steps_executors": args.steps,
+                "celery_workers": args.celery_workers,
                 "cores": os.cpu_count(),
                 "runs": results,
                 "targets": {"ratio_at_64": 1.25, "ratio_at_200": 1.5, "executor_rss_mb": 1024},
@@ -238,6 +242,13 @@ if __name__ == "__main__":
     parser.add_argument("--latency", type=float, default=1.5, help="the model's seconds per call")
     parser.add_argument("--servers", type=int, default=2, help="daphne processes")
     parser.add_argument("--steps", type=int, default=1, help="steps executors")
+    parser.add_argument(
+        "--celery-workers",
+        type=int,
+        default=0,
+        help="Celery workers of 2 processes (the baseline: run with --steps 0 on a commit from "
+        "before the steps executors, where agent turns were Celery tasks)",
+    )
     parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL", ""))
     parser.add_argument("--redis-url", default=os.environ.get("REDIS_URL", ""))
     main(parser.parse_args())
