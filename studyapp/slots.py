@@ -22,6 +22,7 @@ from django.conf import settings
 from django.core.cache import caches
 
 from studyapp.cache import UNREACHABLE
+from studyapp.claims import redis_client
 
 TAKE = """
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])
@@ -45,8 +46,6 @@ def limit_for(spec: str) -> int:
 
 
 def redis_for_slots() -> object | None:
-    from studyapp.claims import redis_client
-
     return redis_client(caches["default"])
 
 

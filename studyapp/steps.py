@@ -47,8 +47,10 @@ from django.conf import settings
 from django.core.cache import caches
 
 from studyapp.background import server_loop, serving
-from studyapp.cache import UNREACHABLE
+from studyapp.cache import UNREACHABLE, redis_resilience
+from studyapp.claims import redis_client
 from studyapp.db import returning_connections
+from studyapp.dispatch import celery_mode
 
 log = logging.getLogger(__name__)
 
@@ -86,8 +88,6 @@ class Step:
 
 def redis() -> Any:
     """The site's Redis client (the cache's), or None when the cache is not Redis."""
-    from studyapp.claims import redis_client
-
     return redis_client(caches["default"])
 
 
@@ -99,8 +99,6 @@ def stream_key() -> str:
 def stream_mode() -> bool:
     """Whether steps go through the Redis stream to executor processes (a broker and a Redis
     cache are configured: the production topology)."""
-    from studyapp.dispatch import celery_mode
-
     return celery_mode() and redis() is not None
 
 
@@ -357,8 +355,6 @@ async def serve(
     executor's, and publish what it holds. Runs until ``stop`` is set."""
     from redis.asyncio import Redis
     from redis.exceptions import ResponseError
-
-    from studyapp.cache import redis_resilience
 
     stop = stop or asyncio.Event()
     name = name or consumer_name()
