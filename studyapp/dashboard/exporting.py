@@ -101,6 +101,7 @@ def export_study(
         chunk=chunk,
         progress=progress,
         include_all_people=include_all_people,
+        count_pilots=include_pilots,
         readme_note=lambda folder: _people_note(
             folder, left_out(study, include_pilots), include_pilots
         ),
@@ -130,7 +131,8 @@ def _people_note(out: Path, omitted: dict[str, int], include_pilots: bool) -> st
         + (f" ({left})." if left else " (none here).")
     )
     lines.append(
-        "Pilots (simulated participants) are included, flagged in `pilot`."
+        "Pilots (simulated participants) are included, flagged in `pilot`, and counted in the "
+        "analysis (--include-pilots)."
         if include_pilots
         else "Pilots (simulated participants) are left out."
     )
@@ -172,6 +174,7 @@ def export_tables(
     progress: bool = False,
     readme_note: Callable[[Path], str] | None = None,
     include_all_people: bool = False,
+    count_pilots: bool = False,
 ) -> list[Path]:
     """:func:`_export_tables` into a staging folder beside ``out``, moved into place only when
     whole: a failure (a full disk, a killed process) leaves ``out`` as it was, never a 0-byte or
@@ -197,6 +200,7 @@ def export_tables(
             extra,
             progress,
             include_all_people,
+            count_pilots,
         )
         if readme_note is not None:
             with (staging / "README.md").open("a", encoding="utf-8") as readme_file:
@@ -239,6 +243,7 @@ def _export_tables(
     extra: dict[str, tuple[pd.DataFrame, dict[str, tuple[str, str]]]] | None = None,
     progress: bool = False,
     include_all_people: bool = False,
+    count_pilots: bool = False,
 ) -> list[Path]:
     """Stream the games and turns of ``tables`` (and ``people``, when given) to ``out``, in
     chunks of ``chunk`` tables; ``processes=2`` writes the turns in a second process (see the
@@ -278,8 +283,12 @@ def _export_tables(
         all_games = (
             typed(pd.concat(parts, ignore_index=True), GAME_COLUMNS) if parts else empty["games"]
         )
+        # pilots asked for (--include-pilots) count in the analysis too; the files keep the flag
+        counted = (
+            all_games.assign(pilot=False) if count_pilots and "pilot" in all_games else all_games
+        )
         report = write_report(
-            all_games,
+            counted,
             out / "analysis",
             allow_mixed=allow_mixed,
             include_all_people=include_all_people,

@@ -7,6 +7,8 @@ import re
 
 import pytest
 
+from tests.e2e.waits import wait_for_js
+
 pytestmark = pytest.mark.e2e
 
 
@@ -21,9 +23,10 @@ def ask(page, text: str) -> None:
     field = page.get_by_label("Your question")
     field.fill(text)
     field.press("Enter")
-    page.wait_for_function(
+    wait_for_js(
+        page,
         f"document.querySelectorAll('#history .answer').length > {before}"
-        " || document.querySelector('#result') !== null"
+        " || document.querySelector('#result') !== null",
     )
 
 
@@ -58,9 +61,7 @@ def test_a_person_waits_in_the_lobby_with_a_countdown_then_leaves(page) -> None:
     assert "1 of 3" in page.locator("#lobby-filled").inner_text()
     countdown = page.locator("#lobby-deadline time")
     first = countdown.inner_text()
-    page.wait_for_function(
-        f"document.querySelector('#lobby-deadline time').textContent !== {first!r}"
-    )
+    wait_for_js(page, f"document.querySelector('#lobby-deadline time').textContent !== {first!r}")
     assert re.fullmatch(r"(\d+ min )?\d+ s", countdown.inner_text())
     page.get_by_role("button", name="Leave").click()
     page.wait_for_url(re.compile(r"/$"))

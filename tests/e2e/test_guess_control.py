@@ -11,6 +11,7 @@ import pytest
 
 from games.twenty_questions import CANDIDATES
 from tests.e2e.test_play_in_the_browser import ask, chunks, set_question
+from tests.e2e.waits import wait_for_js
 
 pytestmark = pytest.mark.e2e
 
@@ -19,7 +20,7 @@ def start(page) -> None:
     page.goto("/")
     page.get_by_role("button", name="Start a game").click()
     page.wait_for_url(re.compile(r"/tables/\d+/$"))
-    page.wait_for_function("document.querySelector('#socket-status')?.hidden !== false")
+    wait_for_js(page, "document.querySelector('#socket-status')?.hidden !== false")
 
 
 def guess(page, word: str) -> None:
@@ -28,9 +29,10 @@ def guess(page, word: str) -> None:
     field = page.get_by_label("Your guess")
     field.fill(word)
     page.get_by_role("button", name="Guess").click()
-    page.wait_for_function(
+    wait_for_js(
+        page,
         f"document.querySelectorAll('#history .answer').length > {before}"
-        " || document.querySelector('#result') !== null"
+        " || document.querySelector('#result') !== null",
     )
 
 
@@ -89,9 +91,10 @@ def test_a_person_guesses_with_the_guess_control(page) -> None:
         field = page.get_by_label("Your guess")
         field.press_sequentially(word.lower(), delay=10)
         page.get_by_role("button", name="Guess").click()
-        page.wait_for_function(
+        wait_for_js(
+            page,
             f"document.querySelectorAll('#history .answer').length > {asked + 1}"
-            " || document.querySelector('#result') !== null"
+            " || document.querySelector('#result') !== null",
         )
         if page.locator("#result").count():
             break

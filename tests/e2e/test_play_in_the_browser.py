@@ -7,6 +7,7 @@ import re
 import pytest
 
 from games.twenty_questions import CANDIDATES
+from tests.e2e.waits import wait_for_js
 
 pytestmark = pytest.mark.e2e
 
@@ -33,9 +34,10 @@ def ask(page, text: str) -> str:
     field = page.get_by_label("Your question")
     field.fill(text)
     field.press("Enter")
-    page.wait_for_function(
+    wait_for_js(
+        page,
         f"document.querySelectorAll('#history .answer').length > {before}"
-        " || document.querySelector('#result') !== null"
+        " || document.querySelector('#result') !== null",
     )
     if page.locator("#result").count():
         return "Yes"
@@ -81,7 +83,7 @@ PROMPT = """() => {
 
 def wait_for_prompt(page) -> tuple[str, str]:
     """What the board asks of this seat now, read in one go (frames keep arriving)."""
-    return tuple(page.wait_for_function(PROMPT).json_value())
+    return tuple(wait_for_js(page, PROMPT))
 
 
 def test_a_person_plays_undercover_with_four_agents_and_reloads(page) -> None:
@@ -102,7 +104,7 @@ def test_a_person_plays_undercover_with_four_agents_and_reloads(page) -> None:
         else:
             page.locator(".move-form input[name=target]").first.check()
             page.get_by_role("button", name="Vote").click()
-        page.wait_for_function(f"document.querySelector('#board').dataset.seq !== '{seq}'")
+        wait_for_js(page, f"document.querySelector('#board').dataset.seq !== '{seq}'")
         if clues == 1 and not reloaded:
             page.reload()
             reloaded = True

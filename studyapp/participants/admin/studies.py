@@ -9,6 +9,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest, HttpResponse
@@ -16,11 +17,12 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html, format_html_join
 
-from studyapp.participants import design, payrules, pilots
+from studyapp.participants import design, payrules, pilots, prolific
 from studyapp.participants.admin.base import StaffModelAdmin
 from studyapp.participants.admin.exports import invites_csv
 from studyapp.participants.models import Condition, Invite, Participant, Study, StudyGroup
 from studyapp.participants.models.validation import parse_amount
+from studyapp.participants.prolific_client import ProlificClient, ProlificError
 
 
 class InviteBatchForm(forms.Form):
@@ -279,10 +281,6 @@ class StudyAdmin(StaffModelAdmin):
     def check_ledger(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
         """What ``manage.py prolific status`` prints, as messages: every disagreement between
         the ledger (approvals, bonus batches, what each person is recorded paid) and Prolific."""
-        from django.conf import settings
-
-        from studyapp.participants import prolific
-        from studyapp.participants.prolific_client import ProlificClient, ProlificError
 
         for study in queryset:
             try:
