@@ -55,15 +55,23 @@ def test_screened_people_and_pilots_are_left_out_and_counted(db, tmp_path):
         "export_study", study.slug, "--out", str(out), "--format", "csv", "--quiet",
         "--include-pilots", "--processes", "1",
     )  # fmt: skip
+    # pilots asked for (--include-pilots) are counted; the screened person is still left out
     notes = (out / "analysis" / "notes.md").read_text()
-    assert "1 pilot, 1 screened" in notes and "--include-all-people" in notes
+    assert "1 screened" in notes and "pilot" not in notes.split("(")[0]
+    assert "--include-all-people" in notes
     counted = pd.read_csv(out / "analysis" / "people_left_out.csv")
-    assert dict(zip(counted["reason"], counted["people"], strict=True)) == {
-        "pilot": 1,
-        "screened": 1,
-    }
+    assert dict(zip(counted["reason"], counted["people"], strict=True)) == {"screened": 1}
     analysed = set(pd.read_csv(out / "analysis" / "human_curves.csv")["player"])
-    assert screened.public_id not in analysed and len(analysed) == 2
+    assert screened.public_id not in analysed and pilot.public_id in analysed
+    assert len(analysed) == 3
+    without = tmp_path / "no-pilots"
+    call_command(
+        "export_study", study.slug, "--out", str(without), "--format", "csv", "--quiet",
+        "--processes", "1",
+    )  # fmt: skip
+    assert pilot.public_id not in set(
+        pd.read_csv(without / "analysis" / "human_curves.csv")["player"]
+    )
     # the people's games stay in the files, flagged: left out only of the measures
     written = pd.read_csv(out / "games.csv")
     assert screened.public_id in set(written["player"]) and written["pilot"].any()
