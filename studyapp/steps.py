@@ -4,8 +4,8 @@ holds no process and no thread. Batch work (pipeline jobs, the dashboard's analy
 and beat) stays on Celery (:mod:`studyapp.dispatch`).
 
 An app registers its steps by name (:func:`register`: the async handler an executor awaits, and
-a sync twin for a command or a plain test with no loop to hand the step to) and sends them with
-:func:`send`, which alone decides where a step runs:
+a sync twin for a command or a plain test with no loop to hand the step to) and enqueues them with
+:func:`enqueue`, which alone decides where a step runs:
 
 - **stream** (a broker is configured, ``make production``): the step is added to a Redis stream
   (``XADD``) with the time it is due; executor processes (``manage.py run_steps``, any number on
@@ -83,7 +83,7 @@ class Step:
     delivered: int = 1
 
 
-# --- sending ------------------------------------------------------------------------------------
+# --- enqueueing ------------------------------------------------------------------------------
 
 
 def redis() -> Any:
@@ -102,7 +102,7 @@ def stream_mode() -> bool:
     return celery_mode() and redis() is not None
 
 
-def send(
+def enqueue(
     name: str,
     args: tuple = (),
     kwargs: dict[str, Any] | None = None,

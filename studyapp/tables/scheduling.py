@@ -3,7 +3,7 @@
 Three steps move a table along without a human: an agent's turn, a turn deadline and a lobby's
 wait limit (each at the time :mod:`studyapp.tables.timing` gives: an agent's pace and think time,
 a turn's due time with the site's outages in it), each registered by :mod:`studyapp.tables.steps` and sent through
-:func:`studyapp.steps.send` (an executor's event loop: a process of its own in production, the
+:func:`studyapp.steps.enqueue` (an executor's event loop: a process of its own in production, the
 server's loop under ``make run``). Each step names the table and the ``seq`` it was scheduled
 for, rebuilds the table from its log when it runs and does nothing if the table has moved on, so
 a step delivered twice (claimed from a dead executor, a reconnect that schedules again) is
@@ -93,7 +93,7 @@ def schedule(name: str, args: tuple, delay: float, *, table: Table, again: bool 
     try:
         if not lease.queue(delay, again=again):
             return False
-        sent = steps.send(
+        sent = steps.enqueue(
             name, args, {"lease": lease.key}, delay=delay, may_run_now=name == "take_agent_turn"
         )
         if not sent:

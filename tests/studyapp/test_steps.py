@@ -67,11 +67,11 @@ async def test_an_executor_holds_at_most_its_limit() -> None:
 
 def test_with_no_loop_and_no_broker_a_step_runs_inline_in_order(settings) -> None:
     settings.CELERY_TASK_ALWAYS_EAGER = True
-    assert steps.send("test_nap", ("first", 0.0))
+    assert steps.enqueue("test_nap", ("first", 0.0))
     assert [label for label, _ in RAN] == ["first"]
-    assert not steps.send("test_nap", ("later", 0.0), delay=30, may_run_now=False)
+    assert not steps.enqueue("test_nap", ("later", 0.0), delay=30, may_run_now=False)
     with pytest.raises(KeyError):
-        steps.send("no_such_step")
+        steps.enqueue("no_such_step")
 
 
 # Through the real Redis stream ---------------------------------------------------------------
@@ -104,7 +104,7 @@ def test_a_dead_executors_steps_are_claimed_and_run_by_a_live_one(stream, settin
     key = steps.stream_key()
     client.xgroup_create(key, steps.GROUP, id="0", mkstream=True)
     for n in range(5):
-        assert steps.send("test_nap", (f"orphan{n}", 0.0))
+        assert steps.enqueue("test_nap", (f"orphan{n}", 0.0))
     # an executor read them and died before running any: they are pending under its name
     taken = client.xreadgroup(steps.GROUP, "dead-executor", {key: ">"}, count=10)
     assert len(taken[0][1]) == 5
@@ -117,7 +117,7 @@ def test_a_dead_executors_steps_are_claimed_and_run_by_a_live_one(stream, settin
         while len(RAN) < 5 and time.time() < deadline:
             time.sleep(0.1)
         assert sorted(label for label, _ in RAN) == [f"orphan{n}" for n in range(5)]
-        assert steps.send("test_nap", ("fresh", 0.0), delay=0.3)
+        assert steps.enqueue("test_nap", ("fresh", 0.0), delay=0.3)
         while len(RAN) < 6 and time.time() < deadline:
             time.sleep(0.1)
         assert RAN[-1][0] == "fresh"
@@ -140,7 +140,7 @@ def test_a_live_executors_waiting_steps_are_not_taken_by_another(stream, setting
     try:
         time.sleep(0.5)
         for n in range(4):
-            steps.send("test_nap", (f"late{n}", 0.0), delay=4.0)  # longer than the stale time
+            steps.enqueue("test_nap", (f"late{n}", 0.0), delay=4.0)  # longer than the stale time
         time.sleep(1.5)
         assert executors[0].stats.waiting == 4
         second = run_executor("second", stops[1], executors[1])
@@ -160,7 +160,7 @@ def test_a_restarted_executor_takes_up_its_own_pending_steps_at_once(stream, set
     client = stream
     key = steps.stream_key()
     client.xgroup_create(key, steps.GROUP, id="0", mkstream=True)
-    steps.send("test_nap", ("mine", 0.0))
+    steps.enqueue("test_nap", ("mine", 0.0))
     client.xreadgroup(steps.GROUP, "steps-1", {key: ">"}, count=10)  # then killed
     loop, stop = asyncio.new_event_loop(), asyncio.Event()
     thread = run_executor("steps-1", stop, steps.Executor(loop, 10))
