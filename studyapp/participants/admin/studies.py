@@ -17,12 +17,13 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html, format_html_join
 
-from studyapp.participants import design, payrules, pilots, prolific
+from studyapp.participants import design, payrules, pilots
 from studyapp.participants.admin.base import StaffModelAdmin
 from studyapp.participants.admin.exports import invites_csv
 from studyapp.participants.models import Condition, Invite, Participant, Study, StudyGroup
 from studyapp.participants.models.validation import parse_amount
-from studyapp.participants.prolific_client import ProlificClient, ProlificError
+from studyapp.participants.prolific.client import ProlificClient, ProlificError
+from studyapp.participants.prolific.ledger_check import check_ledger
 
 
 class InviteBatchForm(forms.Form):
@@ -285,7 +286,7 @@ class StudyAdmin(StaffModelAdmin):
         for study in queryset:
             try:
                 client = ProlificClient(settings.PROLIFIC_API_TOKEN, settings.PROLIFIC_API_URL)
-                checked, found = prolific.check_ledger(study, client)
+                checked, found = check_ledger(study, client)
             except ProlificError as err:
                 self.message_user(
                     request, f"{study.slug}: could not read Prolific: {err.detail}", messages.ERROR

@@ -6,7 +6,7 @@ doing it: a :class:`BonusBatch` is saved (``creating``) before the create call, 
 (``created``) after it, is marked ``paying`` before the pay call and ``paid`` after it. A run that
 was cut off, or that got an error or no answer, leaves its batch in the state that says what may
 have happened, and the next run settles it against Prolific before paying anyone again
-(studyapp.participants.prolific).
+(studyapp.participants.prolific: settlement, bonuses).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.urls import reverse
 from participant_helpers import get_ready, page, win_round
-from test_prolific_payments import arrive_from_prolific, finish, pid, run
+from prolific_helpers import arrive_from_prolific, finish, pid, run
 from test_study_designs import admin_post
 from test_study_files import FULL, apply_text, without
 

@@ -1,5 +1,5 @@
 """``manage.py prolific approve SLUG`` and ``manage.py prolific pay SLUG``: pay a study's people
-through Prolific's API (studyapp.participants.prolific), with ``--dry-run`` to see what would be
+through Prolific's API (studyapp.participants.prolific: approvals, bonuses), with ``--dry-run`` to see what would be
 done first. ``manage.py prolific status SLUG`` lists every disagreement between the ledger and
 Prolific (and fails when there is one); it changes nothing. One run per study at a time: a second waits for the first (the study's payment lock).
 Needs PROLIFIC_API_TOKEN (and PROLIFIC_API_URL for another server than Prolific's)."""
@@ -12,9 +12,9 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from studyapp import locks
-from studyapp.participants import prolific
 from studyapp.participants.models import Study
-from studyapp.participants.prolific_client import ProlificClient, ProlificError
+from studyapp.participants.prolific import approvals, bonuses, ledger_check, records
+from studyapp.participants.prolific.client import ProlificClient, ProlificError
 
 
 class Command(BaseCommand):
@@ -45,7 +45,7 @@ class Command(BaseCommand):
                 client = ProlificClient(settings.PROLIFIC_API_TOKEN, settings.PROLIFIC_API_URL)
             except ProlificError as err:
                 raise CommandError(str(err)) from err
-        run = prolific.approve if options["what"] == "approve" else prolific.pay
+        run = approvals.approve if options["what"] == "approve" else bonuses.pay
 
         def waiting() -> None:
             self.stdout.write(
@@ -70,7 +70,7 @@ class Command(BaseCommand):
             amount = f" {outcome.amount:.2f} {study.currency}" if outcome.amount is not None else ""
             line = f"{outcome.participant} {outcome.action}{amount}: {outcome.detail}"
             (self.stdout if outcome.ok else self.stderr).write(line)
-        counts = prolific.summary(outcomes)
+        counts = records.summary(outcomes)
         verb = "would be done" if dry_run else "done"
         self.stdout.write(f"{counts['ok']} {verb}, {counts['failed']} failed")
         if counts["failed"]:
@@ -79,9 +79,9 @@ class Command(BaseCommand):
     def status(self, study: Study) -> None:
         try:
             client = ProlificClient(settings.PROLIFIC_API_TOKEN, settings.PROLIFIC_API_URL)
-            checked, found = prolific.check_ledger(study, client)
+            checked, found = ledger_check.check_ledger(study, client)
         except ProlificError as err:
-            for item in prolific.open_items(study):
+            for item in ledger_check.open_items(study):
                 self.stdout.write(f"{item.who}: {item.what}")
             raise CommandError(
                 f"could not read Prolific ({err.detail}): only the ledger's open records are "

@@ -9,7 +9,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from test_prolific_payments import STUDY_ID, arrive_from_prolific, finish, pid, run
+from prolific_helpers import STUDY_ID, arrive_from_prolific, finish, pid, run
 
 from studyapp.participants.models import ApprovalRecord, Participant
 from studyapp.participants.rounds import mark_dropped
