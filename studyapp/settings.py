@@ -506,6 +506,22 @@ PROLIFIC_API_URL = env_str("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/
 # A bulk bonus payment whose pay call got no answer is paid again only if Prolific still shows
 # none of it this long after (Prolific pays asynchronously, "in the following minutes").
 PROLIFIC_SETTLE_SECONDS = env_int("PROLIFIC_SETTLE_SECONDS", 1800)
+# A study's launch (docs/participants.md, Launching a study): the site's address for the study link
+# a Prolific draft carries, and Prolific's fee on rewards when no token asks its cost calculator.
+SITE_URL = env_str("SITE_URL")
+PROLIFIC_FEE_RATE = env_str("PROLIFIC_FEE_RATE", "0.333")
+# Model prices for a study's spend plan and budget (studyapp.participants.spend_plan), per million
+# tokens (input, output) in MODEL_PRICE_CURRENCY; a study's model_prices replace them (in its own
+# currency). Offline and local agents cost nothing; a model listed nowhere has no price, and the
+# plan says so.
+MODEL_PRICE_CURRENCY = "USD"
+MODEL_PRICES = {
+    "openai:gpt-4o-mini": ("0.15", "0.60"),
+    "openai:gpt-4o": ("2.50", "10.00"),
+    "openai:gpt-4.1-mini": ("0.40", "1.60"),
+    "anthropic:claude-3-5-haiku-latest": ("0.80", "4.00"),
+    "anthropic:claude-sonnet-4-0": ("3.00", "15.00"),
+}
 
 # Logs: warnings and errors to stderr. Nothing at INFO carries a secret word, a completion code or
 # a session key (tests/studyapp/test_secrecy_attacks.py checks the captured log).

@@ -42,6 +42,24 @@ only the study listing would), ``lagging`` (submission ids whose status still re
 REVIEW`` after they were approved, as a bulk approval Prolific carries out in the background),
 ``drop_next_bulk_approve`` (answer the next bulk approval "in progress" and approve nothing: a
 background approval that never happened).
+
+Launching a study (``manage.py prolific draft|check|publish``, ``study plan``):
+
+- ``POST studies/``: a draft study, checked as Prolific does (``name``, ``description``,
+  ``external_study_url``, ``prolific_id_option``, ``estimated_completion_time`` and ``reward`` as
+  whole numbers above zero (the reward in the currency's minor unit), ``total_available_places``,
+  and ``completion_codes``: a list of ``{"code", "code_type", "actions": [{"action", ...}]}``,
+  each code unique, each action one of Prolific's); 400 naming the field, else 201 with the study
+  object (``id``, ``status`` ``UNPUBLISHED`` and every field sent).
+- ``GET studies/<id>/``: the study object; 404 if there is none.
+- ``POST studies/<id>/transition/`` ``{"action": "PUBLISH"}``: the study's ``status`` becomes
+  ``ACTIVE``; 400 for another action or a study already published.
+- ``POST study-cost-calculator/`` ``{"reward", "total_available_places"}``: ``{"total_cost"}``,
+  in minor units, reward × places × (1 + ``fee_rate``) as a fractional number, as Prolific's
+  answer is a double.
+
+State: ``studies`` (id -> the study object), ``published`` (ids in the order published), and
+``edit_study(id, **fields)`` to change a draft as someone on Prolific's site would.
 """
 
 from __future__ import annotations
@@ -82,6 +100,9 @@ class FakeProlific:
         self.page_size = 100
         self.pay_calls: list[str] = []
         self.bonus_cents: dict[str, list[int]] = {}  # submission id -> bonuses paid, in cents
+        self.studies: dict[str, dict[str, Any]] = {}
+        self.published: list[str] = []
+        self.fee_rate = 0.42
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -101,6 +122,10 @@ class FakeProlific:
     def add_submission(self, submission_id: str, participant_id: str, study_id: str) -> None:
         self.submissions[submission_id] = {"participant": participant_id, "study": study_id}
 
+    def edit_study(self, study_id: str, **fields: Any) -> None:
+        with self._lock:
+            self.studies[study_id].update(fields)
+
     # -- the API ------------------------------------------------------------------------------
 
     def answer(self, method: str, path: str, body: Any) -> tuple[int, Any]:
@@ -115,9 +140,18 @@ class FakeProlific:
                     return self._list_submissions(parts[1], parse_qs(query))
                 if len(parts) == 2 and parts[0] == "submissions":
                     return self._get_submission(parts[1])
+                if len(parts) == 2 and parts[0] == "studies":
+                    found = self.studies.get(parts[1])
+                    return (200, found) if found else (404, {"error": {"detail": "Not found."}})
                 return 404, {"error": {"detail": "Not found."}}
             if method != "POST":
                 return 405, {"error": "method not allowed"}
+            if parts == ["studies"]:
+                return self._create_study(body)
+            if len(parts) == 3 and parts[0] == "studies" and parts[2] == "transition":
+                return self._study_transition(parts[1], body)
+            if parts == ["study-cost-calculator"]:
+                return self._cost(body)
             if parts == ["submissions", "bulk-approve"]:
                 return self._bulk_approve(body)
             if len(parts) == 3 and parts[0] == "submissions" and parts[2] == "transition":
@@ -127,6 +161,69 @@ class FakeProlific:
             if len(parts) == 3 and parts[0] == "bulk-bonus-payments" and parts[2] == "pay":
                 return self._pay(parts[1])
             return 404, {"error": {"detail": "Not found."}}
+
+    ACTIONS = (
+        "AUTOMATICALLY_APPROVE",
+        "MANUALLY_REVIEW",
+        "REQUEST_RETURN",
+        "ADD_TO_PARTICIPANT_GROUP",
+        "REMOVE_FROM_PARTICIPANT_GROUP",
+        "DYNAMIC_PAYMENT",
+    )
+
+    @staticmethod
+    def _whole(value: Any) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+    def _create_study(self, body: Any) -> tuple[int, Any]:
+        if not isinstance(body, dict):
+            return 400, {"error": {"detail": "a JSON object is required"}}
+        for key in ("name", "description", "external_study_url", "prolific_id_option"):
+            if not isinstance(body.get(key), str) or not body[key]:
+                return 400, {"error": {key: ["This field is required."]}}
+        for key in ("estimated_completion_time", "reward", "total_available_places"):
+            if not self._whole(body.get(key)):
+                return 400, {"error": {key: ["A whole number above zero is required."]}}
+        codes = body.get("completion_codes")
+        if not isinstance(codes, list) or not codes:
+            return 400, {"error": {"completion_codes": ["At least one code is required."]}}
+        seen = set()
+        for entry in codes:
+            code = entry.get("code") if isinstance(entry, dict) else None
+            actions = entry.get("actions") if isinstance(entry, dict) else None
+            if not isinstance(code, str) or not code or code in seen:
+                return 400, {
+                    "error": {"completion_codes": [f"code {code!r} is missing or repeated"]}
+                }
+            seen.add(code)
+            if not isinstance(entry.get("code_type"), str) or not isinstance(actions, list):
+                return 400, {"error": {"completion_codes": [f"code {code}: code_type and actions"]}}
+            for action in actions:
+                if not isinstance(action, dict) or action.get("action") not in self.ACTIONS:
+                    return 400, {"error": {"completion_codes": [f"code {code}: bad action"]}}
+        study_id = uuid.uuid4().hex[:24]
+        study = {**body, "id": study_id, "status": "UNPUBLISHED"}
+        self.studies[study_id] = study
+        return 201, study
+
+    def _study_transition(self, study_id: str, body: Any) -> tuple[int, Any]:
+        study = self.studies.get(study_id)
+        if study is None:
+            return 404, {"error": {"detail": "Not found."}}
+        if not isinstance(body, dict) or body.get("action") != "PUBLISH":
+            return 400, {"error": {"detail": "action must be PUBLISH"}}
+        if study["status"] != "UNPUBLISHED":
+            return 400, {"error": {"detail": f"The study is {study['status']}."}}
+        study["status"] = "ACTIVE"
+        self.published.append(study_id)
+        return 200, study
+
+    def _cost(self, body: Any) -> tuple[int, Any]:
+        reward = body.get("reward") if isinstance(body, dict) else None
+        places = body.get("total_available_places") if isinstance(body, dict) else None
+        if not self._whole(reward) or not self._whole(places):
+            return 400, {"error": {"detail": "reward and total_available_places are required"}}
+        return 200, {"total_cost": reward * places * (1 + self.fee_rate)}
 
     def _bulk_approve(self, body: Any) -> tuple[int, Any]:
         ids = body.get("submission_ids") if isinstance(body, dict) else None

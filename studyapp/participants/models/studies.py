@@ -8,9 +8,6 @@ agreed never rewrites what they saw. What the fields may hold is
 
 from __future__ import annotations
 
-from decimal import Decimal
-from urllib.parse import urlencode
-
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator
@@ -21,12 +18,10 @@ from django.utils.translation import ngettext
 from studyapp.participants import design, payrules, questionnaire
 from studyapp.participants.models.consent import ConsentVersion, next_consent_version
 from studyapp.participants.models.people import Participant
+from studyapp.participants.models.recruitment import StudyRecruitment
 from studyapp.participants.models.validation import (
     check_list_problem,
     parse_amount,
-    validate_amount,
-    validate_code,
-    validate_completion_url,
     validate_currency,
 )
 from studyapp.tables import think
@@ -67,7 +62,7 @@ def duration_text(minutes: int) -> str:
     return _("about %(duration)s") % {"duration": " ".join(parts)}
 
 
-class Study(models.Model):
+class Study(StudyRecruitment):
     """What staff set up in the admin: the game, how many cumulative rounds, the consent text, pay."""
 
     GAME_CHOICES = [
@@ -174,17 +169,6 @@ class Study(models.Model):
         help_text="How long the study takes, shown on the welcome page. Empty: "
         f"{MINUTES_PER_ROUND} minutes a round plus {MINUTES_SETUP} for consent and instructions.",
     )
-    payment_amount = models.DecimalField(
-        max_digits=8, decimal_places=2, default=Decimal("10.00"), validators=[validate_amount]
-    )
-    currency = models.CharField(max_length=3, default="USD")
-    bonus_per_reward = models.DecimalField(
-        max_digits=8,
-        decimal_places=2,
-        default=Decimal("0.00"),
-        validators=[validate_amount],
-        help_text="Optional bonus rule: this amount per point of total reward (0 = no bonus).",
-    )
     consent_text = models.TextField()
     consent_version = models.CharField(max_length=32, default="1")
     instructions = models.TextField(blank=True)
@@ -209,36 +193,6 @@ class Study(models.Model):
         default="flag",
         help_text="What a failed attention check of the questionnaire leads to.",
     )
-    screened_pay = models.CharField(
-        max_length=8,
-        choices=payrules.RULE_CHOICES,
-        default="none",
-        help_text="What people screened out by a failed attention check are paid (say so in "
-        "the consent text); the page that ends their study tells them.",
-    )
-    dropped_pay = models.CharField(
-        max_length=8,
-        choices=payrules.RULE_CHOICES,
-        default="played",
-        help_text="What people who stop before the end are paid (they stopped, the idle policy "
-        "dropped them, staff marked them dropped, or they withdrew); every page that tells "
-        "them what they are paid says this rule.",
-    )
-    lobby_timeout_pay = models.CharField(
-        max_length=8,
-        choices=payrules.RULE_CHOICES,
-        default="time",
-        help_text="What people whose lobby timed out (lobby_timeout = exit) are paid: by "
-        "default the minutes they gave, since they waited through no fault of theirs.",
-    )
-    code_actions = models.JSONField(
-        default=payrules.default_actions,
-        blank=True,
-        help_text="The Prolific action each ending's code needs, by ending (finished, dropped, "
-        "screened, lobby_timeout, failed_checks): approve (Prolific pays the reward; the "
-        "ending must pay in full), return (what is owed is paid as a bonus) or reject (nothing "
-        "paid). Set each code on Prolific with this action. See docs/participants.md.",
-    )
     debrief_text = models.TextField(
         blank=True,
         help_text="Shown after the questionnaire, before the code: what the study was about "
@@ -255,41 +209,6 @@ class Study(models.Model):
         help_text="The welcome page's opening paragraph (what the study is). Empty: the built-in "
         "text, which names the game and, for Who is Undercover, says that the other players are "
         "people and computer agents.",
-    )
-    completion_url = models.CharField(
-        max_length=200,
-        blank=True,
-        validators=[validate_completion_url],
-        help_text="Where finishing sends people, e.g. https://app.prolific.com/submissions/complete "
-        "(the code is added as ?cc=CODE), or a path on this site.",
-    )
-    code_finished = models.CharField(max_length=64, blank=True, validators=[validate_code])
-    code_dropped = models.CharField(
-        max_length=64,
-        blank=True,
-        validators=[validate_code],
-        help_text="For people who stop early; paid by the study's dropped_pay rule.",
-    )
-    code_screened = models.CharField(
-        max_length=64,
-        blank=True,
-        validators=[validate_code],
-        help_text="For people screened out by a failed attention check (attention_failure = "
-        "screen).",
-    )
-    code_failed_checks = models.CharField(
-        max_length=64,
-        blank=True,
-        validators=[validate_code],
-        help_text="For people who fail the comprehension checks (recruiters usually ask them to "
-        "return the study instead; leave empty for that).",
-    )
-    code_lobby_timeout = models.CharField(
-        max_length=64,
-        blank=True,
-        validators=[validate_code],
-        help_text="For people whose lobby timed out before a table formed; paid by the study's "
-        "lobby_timeout_pay rule.",
     )
     language = models.CharField(
         max_length=8,
@@ -362,7 +281,7 @@ class Study(models.Model):
             validate_currency(self.currency)
         except ValidationError as err:
             errors.setdefault("currency", []).extend(err.messages)
-        for field in ("payment_amount", "bonus_per_reward"):
+        for field in ("payment_amount", "bonus_per_reward", "model_budget"):
             value = getattr(self, field)
             if value is None:
                 continue
@@ -372,7 +291,7 @@ class Study(models.Model):
                 errors.setdefault(field, []).extend(err.messages)
         for field, problem in payrules.problems(self):
             errors.setdefault(field, []).append(problem)
-        for field, problem in self.setup_problems():
+        for field, problem in [*self.setup_problems(), *self.launch_problems()]:
             errors.setdefault(field, []).append(problem)
         if errors:
             raise ValidationError(errors)
@@ -381,35 +300,6 @@ class Study(models.Model):
     def idle_limit_minutes(self) -> int:
         """The idle limit as people read it, in whole minutes (rounded up; 0: no limit)."""
         return -(-int(self.idle_limit_seconds or 0) // 60)
-
-    def setup_problems(self) -> list[tuple[str, str]]:
-        """``(field, why)`` for an active study that returns people to Prolific without the codes
-        they need there (finished; dropped, since those who stop are paid by the study's
-        dropped_pay rule or asked to return; screened, when an attention check can screen people
-        out). Amounts and the codes' form are
-        the fields' own validators (:data:`validate_amount`, :data:`validate_code`)."""
-        problems = []
-        if self.active and self.recruiter_name == "Prolific":
-            needed = ["code_finished", "code_dropped"]
-            screens = self.attention_failure == "screen" and bool(
-                questionnaire.checks(self.questionnaire)
-            )
-            if screens:
-                needed.append("code_screened")
-            for field in needed:
-                if not getattr(self, field):
-                    problems.append(
-                        (field, "An active Prolific study needs this code: Prolific pays by it.")
-                    )
-            if self.payment_amount is not None and self.payment_amount <= 0:
-                problems.append(
-                    (
-                        "payment_amount",
-                        "An active Prolific study pays a reward above zero (Prolific pays it "
-                        "when a submission is approved).",
-                    )
-                )
-        return problems
 
     def save(self, *args: object, **kwargs: object) -> None:
         """Save, keeping consent versions honest: a consent text that changes after anyone agreed
@@ -461,31 +351,6 @@ class Study(models.Model):
     @property
     def duration(self) -> str:
         return duration_text(self.duration_minutes)
-
-    def completion_link(self, code: str) -> str:
-        """The recruiter's return address with the code, or '' when the study has none."""
-        if not self.completion_url:
-            return ""
-        try:  # a row saved past the admin form (before this check existed) must not redirect away
-            validate_completion_url(self.completion_url)
-        except ValidationError:
-            return ""
-        joiner = "&" if "?" in self.completion_url else "?"
-        return f"{self.completion_url}{joiner}{urlencode({'cc': code})}"
-
-    @property
-    def recruiter_name(self) -> str:
-        return (
-            "Prolific" if "prolific" in self.completion_url.lower() else _("the recruitment site")
-        )
-
-    @property
-    def return_instruction(self) -> str:
-        """What people who cannot take part do instead of entering a code (Prolific's way)."""
-        return _(
-            "Please return the study on %(recruiter)s (the Return button on the study's page "
-            "there), so your place goes to someone else. You need no completion code."
-        ) % {"recruiter": self.recruiter_name}
 
     def progress(self) -> dict[str, int]:
         """Counts for the admin's live view of the study."""

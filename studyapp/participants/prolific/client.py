@@ -1,6 +1,7 @@
-"""Prolific's researcher API, the few calls that paying people needs (studyapp.participants.
-prolific runs them): approving submissions, creating and paying a bulk bonus payment, listing a
-study's submissions. Each call is sent once; a refusal or an unreachable Prolific is a
+"""Prolific's researcher API, the few calls that paying people and launching a study need
+(studyapp.participants.prolific runs them): approving submissions, creating and paying a bulk
+bonus payment, listing a study's submissions; drafting, reading and publishing a study and asking
+its cost. Each call is sent once; a refusal or an unreachable Prolific is a
 :class:`ProlificError` whose ``detail`` fits one line."""
 
 from __future__ import annotations
@@ -98,6 +99,35 @@ class ProlificClient:
 
     def pay_bonuses(self, bulk_id: str) -> None:
         self._post(f"bulk-bonus-payments/{bulk_id}/pay/")
+
+    def create_study(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A draft study (``POST studies/``); Prolific answers the study with its ``id``."""
+        data = self._post("studies/", body)
+        if not isinstance(data.get("id"), str) or not data["id"]:
+            raise ProlificError(f"Prolific created a study without an id: {data!r:.200}")
+        return data
+
+    def study(self, study_id: str) -> dict[str, Any]:
+        """A study as Prolific holds it (``GET studies/<id>/``)."""
+        data = self._call("GET", self._base + f"studies/{study_id}/", None)
+        if not isinstance(data.get("id"), str):
+            raise ProlificError(f"Prolific showed a study without an id: {data!r:.200}")
+        return data
+
+    def publish_study(self, study_id: str) -> dict[str, Any]:
+        """Publish a draft (``POST studies/<id>/transition/`` ``{"action": "PUBLISH"}``)."""
+        return self._post(f"studies/{study_id}/transition/", {"action": "PUBLISH"})
+
+    def study_cost(self, reward: int, places: int) -> int:
+        """What a study of ``places`` at ``reward`` (minor units) costs with Prolific's VAT and
+        fees, in minor units of the account's currency (``POST study-cost-calculator/``)."""
+        data = self._post(
+            "study-cost-calculator/", {"reward": reward, "total_available_places": places}
+        )
+        total = data.get("total_cost")
+        if isinstance(total, bool) or not isinstance(total, int | float):
+            raise ProlificError(f"Prolific's cost calculator answered no total_cost: {data!r:.200}")
+        return round(total)
 
     def submissions(self, study_id: str) -> list[dict[str, Any]]:
         """Every submission of a Prolific study (``GET studies/<id>/submissions/``, following

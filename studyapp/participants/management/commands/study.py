@@ -1,14 +1,22 @@
-"""``manage.py study export SLUG > study.toml`` and ``manage.py study apply study.toml``."""
+"""``manage.py study export SLUG > study.toml``, ``manage.py study apply study.toml`` and
+``manage.py study plan SLUG --places N [--json]`` (the spend plan:
+studyapp.participants.spend_plan; Prolific's cost calculator is asked when PROLIFIC_API_TOKEN is
+set)."""
 
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
+from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from studyapp.participants import payrules, studyfile
+from studyapp.participants import payrules, spend_plan, studyfile
 from studyapp.participants.models import Study
+from studyapp.participants.prolific import launch
+from studyapp.participants.prolific.client import ProlificClient, ProlificError
 
 
 class Command(BaseCommand):
@@ -18,6 +26,10 @@ class Command(BaseCommand):
         sub = parser.add_subparsers(dest="action", required=True)
         export = sub.add_parser("export", help="print the study's file")
         export.add_argument("slug")
+        plan = sub.add_parser("plan", help="what the study's places will cost, before launch")
+        plan.add_argument("slug")
+        plan.add_argument("--places", type=int, required=True)
+        plan.add_argument("--json", action="store_true", help="print one JSON object")
         apply = sub.add_parser("apply", help="create or update the study a file describes")
         apply.add_argument("file", help="a study file, or - for standard input")
         apply.add_argument(
@@ -27,6 +39,9 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: object, **options: object) -> None:
+        if options["action"] == "plan":
+            self.plan(str(options["slug"]), options["places"], bool(options["json"]))
+            return
         if options["action"] == "export":
             study = Study.objects.filter(slug=options["slug"]).first()
             if study is None:
@@ -63,3 +78,30 @@ class Command(BaseCommand):
         import sys
 
         return sys.stdin.read()
+
+    def plan(self, slug: str, places: Any, as_json: bool) -> None:
+        study = Study.objects.filter(slug=slug).first()
+        if study is None:
+            raise CommandError(f"no study {slug!r}")
+        if not isinstance(places, int) or places < 1:
+            raise CommandError(f"--places must be a whole number of at least 1, not {places!r}")
+        calculated = None
+        warning = ""
+        if settings.PROLIFIC_API_TOKEN:
+            try:
+                client = ProlificClient(settings.PROLIFIC_API_TOKEN, settings.PROLIFIC_API_URL)
+                calculated = launch.cost_in_minor(study, client, places)
+            except ProlificError as err:
+                warning = f"Prolific's cost calculator could not be asked ({err.detail})"
+        try:
+            report = spend_plan.plan(study, places, calculated)
+        except ValueError as err:
+            raise CommandError(str(err)) from None
+        if warning:
+            report["prolific"]["warning"] = warning
+        if as_json:
+            self.stdout.write(json.dumps(report, indent=2))
+        else:
+            self.stdout.write(spend_plan.text(report))
+            if warning:
+                self.stderr.write(warning + "; the fee rate was used")
