@@ -13,7 +13,6 @@ from django.core.management import CommandError, call_command
 from launch_helpers import undercover_study
 
 from studyapp.participants.prolific import launch
-
 from tests.fakes.prolific_server import FakeProlific
 
 pytestmark = pytest.mark.django_db
