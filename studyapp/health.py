@@ -23,9 +23,11 @@ import logging
 from collections.abc import Callable
 
 from django.conf import settings
-from django.db import connections
+from django.db import DatabaseError, connections
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
+
+from studyapp.participants import budget
 
 log = logging.getLogger(__name__)
 
@@ -139,11 +141,16 @@ def staff_details() -> dict[str, str]:
     from studyapp.proxy import UNTRUSTED
 
     seen = UNTRUSTED.report()
+    try:
+        notes = budget.staff_notes()  # studies whose model budget was reached
+    except DatabaseError:  # the database away: the checks already say so
+        notes = {}
     if not seen:
-        return {"proxy": "no X-Forwarded-For from an untrusted address"}
+        return {"proxy": "no X-Forwarded-For from an untrusted address", **notes}
     peers = ", ".join(f"{peer} (since {when})" for peer, when in sorted(seen.items()))
     return {
+        **notes,
         "proxy": f"X-Forwarded-For ignored from {peers}: not in TRUSTED_PROXIES, so everyone "
         "behind it counts as one address against the new-participant limit; if it is your "
-        "proxy, add it to TRUSTED_PROXIES (docs/production.md, Reverse proxies)"
+        "proxy, add it to TRUSTED_PROXIES (docs/production.md, Reverse proxies)",
     }

@@ -61,9 +61,57 @@ from studyapp.dashboard.records import (
     table_chunks,
     turn_log,
 )
+from studyapp.participants import budget
 from studyapp.participants.models import Study
 from studyapp.providers import site_provenance
 from studyapp.tables.models import Seat, Table
+
+# usage.csv: what the study's models spent (studyapp.participants.spend), beside the plan.
+USAGE_COLUMNS: dict[str, tuple[str, str]] = {
+    "study": ("string", "study slug"),
+    "model": ("string", "model spec; the row 'total' adds up every model"),
+    "calls": ("Int64", "model calls made at the study's tables, pilots' included (paid too)"),
+    "input_tokens": ("Int64", "input tokens of those calls"),
+    "output_tokens": ("Int64", "output tokens of those calls"),
+    "cost": ("string", "their cost at the study's prices, in its currency; empty without a price"),
+    "currency": ("string", "the study's currency"),
+    "planned_calls": ("Int64", "the plan's calls for the study's places (empty without places)"),
+    "planned_cost": ("string", "the plan's cost for the study's places"),
+}
+
+
+def usage_frame(study: Study) -> pd.DataFrame:
+    """One row per model the study called, and a total, with the plan beside each."""
+    shown = budget.page_context(study)
+    spent, plan = shown["spend"], shown["plan"] or {}
+    rows = [
+        {
+            "study": study.slug,
+            "model": spec,
+            "calls": row.get("calls", 0),
+            "input_tokens": row.get("input_tokens", 0),
+            "output_tokens": row.get("output_tokens", 0),
+            "cost": row.get("cost"),
+            "currency": study.currency,
+            "planned_calls": row.get("planned_calls"),
+            "planned_cost": row.get("planned_cost"),
+        }
+        for spec, row in shown["spend_rows"]
+    ]
+    rows.append(
+        {
+            "study": study.slug,
+            "model": "total",
+            "calls": spent["calls"],
+            "input_tokens": spent["input_tokens"],
+            "output_tokens": spent["output_tokens"],
+            "cost": spent["cost"],
+            "currency": study.currency,
+            "planned_calls": plan.get("calls"),
+            "planned_cost": plan.get("cost"),
+        }
+    )
+    return typed(pd.DataFrame(rows, columns=list(USAGE_COLUMNS)), USAGE_COLUMNS)
 
 
 def export_study(
@@ -93,6 +141,7 @@ def export_study(
                 consent_versions_frame(study, include_pilots),
                 CONSENT_VERSION_COLUMNS,
             ),
+            "usage": (usage_frame(study), USAGE_COLUMNS),
         },
         title=f"Study {study.slug}: {study.title}",
         name=f"study-{study.slug}",

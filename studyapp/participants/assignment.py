@@ -26,6 +26,7 @@ from typing import Any
 
 from django.db import transaction
 
+from studyapp.participants import budget
 from studyapp.participants.models import Condition, Participant, Study
 
 # Who holds (or has held) a place in a condition: people who drop out keep theirs, since their
@@ -82,7 +83,10 @@ def open_conditions(study: Study, *, pilot: bool = False, people: int = 1) -> li
 
 
 def is_full(study: Study, *, pilot: bool = False) -> bool:
-    """True when the study has conditions and none of them takes anyone more."""
+    """True when the study has conditions and none of them takes anyone more, or its model
+    budget is reached and it is to show as full then (studyapp.participants.budget)."""
+    if budget.closed(study):
+        return True
     return study.conditions.exists() and not open_conditions(study, pilot=pilot)
 
 
@@ -126,6 +130,8 @@ def assign(participant: Participant) -> dict[str, Any]:
 
     The study row is locked while drawing, so two arrivals at the same moment get consecutive
     arrival numbers (on SQLite the database takes one writer at a time anyway)."""
+    if budget.closed(participant.study):
+        raise StudyFull
     with transaction.atomic():
         study = Study.objects.select_for_update().get(pk=participant.study_id)
         conditions = list(study.conditions.all())

@@ -120,8 +120,10 @@ def of_study(study: Any) -> StudySpend:
 def per_table(study: Any) -> dict[str, dict[str, float]]:
     """The study's finished tables' model use, per model, averaged over those tables: ``calls``,
     ``input_tokens`` and ``output_tokens`` per table (what the plan takes as a game's measured
-    length once the study has some)."""
+    length once the study has some). Tables where the budget's stand-in took the models' seats
+    are left out: they say nothing of a model's game."""
     finished = study_tables(study).filter(status=Table.Status.FINISHED)
+    finished = finished.exclude(options__has_key=table_study.BUDGET_STAND_IN)
     count = finished.count()
     if not count:
         return {}

@@ -35,13 +35,14 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from django.conf import settings
+from django.core.cache import cache
 
 from games import get_engine
 from games.agents import make_agent
 from games.cases import case_config
 from games.runner import play_game
 from studyapp.participants import design as designs
-from studyapp.participants import prices, spend
+from studyapp.participants import prices, spend, table_study
 from studyapp.participants.models import MINUTES_SETUP, Study
 from studyapp.participants.models.validation import currency_decimals
 
@@ -136,7 +137,12 @@ def model_plan(study: Study, places: int) -> dict[str, Any]:
     counts = tables_of(places, rounds, arms, shares)
     games = sum(tables for tables, _ in counts)
     measured = spend.per_table(study)
-    finished = spend.study_tables(study).filter(status="finished").count()
+    finished = (
+        spend.study_tables(study)
+        .filter(status="finished")
+        .exclude(options__has_key=table_study.BUDGET_STAND_IN)
+        .count()
+    )
     calls: dict[str, float] = defaultdict(float)
     tokens_in: dict[str, float] = defaultdict(float)
     tokens_out: dict[str, float] = defaultdict(float)
@@ -231,7 +237,7 @@ def plan(study: Study, places: int, calculated: int | None = None) -> dict[str, 
     model_cost = None if None in costs else sum((Decimal(c) for c in costs), Decimal(0))
     recruit = prolific_cost(study, places, calculated)
     total = None if model_cost is None else model_cost + Decimal(recruit["total"])
-    budget = study.model_budget
+    budget = None if study.model_budget is None else Decimal(str(study.model_budget))
     return {
         "study": study.slug,
         "places": places,
@@ -305,3 +311,19 @@ def text(report: dict[str, Any]) -> str:
         f"duration: about {duration['per_person']} minutes a person ({duration['source']})"
     )
     return "\n".join(lines)
+
+
+def shown_plan(study: Study) -> dict[str, Any] | None:
+    """The plan for the study's places (set when it was drafted on Prolific, or in the admin) as
+    the pages show it beside the spend, kept a few minutes in the cache; None without places."""
+    if not study.places:
+        return None
+    key = f"study-plan:{study.pk}:{study.version}:{study.places}:{study.model_budget}"
+    found = cache.get(key)
+    if found is None:
+        try:
+            found = plan(study, study.places)
+        except ValueError:
+            return None
+        cache.set(key, found, 300)
+    return found

@@ -22,8 +22,8 @@ from django.urls import reverse
 
 from games.base import Config
 from games.cases import case_config, case_seed
+from studyapp.participants import budget, table_study
 from studyapp.participants import design as designs
-from studyapp.participants import table_study
 from studyapp.participants.models import Participant, Round, Study
 from studyapp.tables import lobby, services, think
 from studyapp.tables.models import PolicyRecord, Seat, Table
@@ -42,7 +42,9 @@ def open_table(
     """A table of round ``number`` (1-based) seating ``design``: the round's case config and
     seed (case ``number - 1`` of the study's sequence), ``seats`` as the services take them,
     ``options`` the table's (:func:`table_options`, the seat order, ``lobby``, ``group``; their
-    ``study`` is the slug, hence the positional-only parameters)."""
+    ``study`` is the slug, hence the positional-only parameters). A table that could pass the
+    study's model budget seats the stand-in in its models' place (:mod:`.budget`)."""
+    seats, options = budget.seats_within(study, seats, options)
     return services.create_table(
         study.game,
         round_config(study, number, design["players"]),

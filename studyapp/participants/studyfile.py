@@ -71,8 +71,11 @@ SCALAR_FIELDS = [
     "code_screened",
     "code_failed_checks",
     "code_lobby_timeout",
+    "model_budget",
+    "model_prices",
+    "over_budget",
 ]
-MONEY_FIELDS = ("payment_amount", "bonus_per_reward")
+MONEY_FIELDS = ("payment_amount", "bonus_per_reward", "model_budget")
 # What makes collected data incomparable with what would come after a change.
 PROTECTED_FIELDS = ("game", "design", "seed", "rounds", "oracle_spec")
 # What people who already took part read or were promised: once they have, a change would
@@ -122,7 +125,7 @@ def study_dict(study: Study) -> dict[str, Any]:
     data: dict[str, Any] = {}
     for field in SCALAR_FIELDS:
         value = getattr(study, field)
-        if field in MONEY_FIELDS:
+        if field in MONEY_FIELDS and value is not None:
             value = str(value)
         data[field] = value
     data["design"] = study.design or {}
@@ -196,7 +199,7 @@ def default(field: str) -> Any:
     if field in ("checks", "questionnaire", "conditions"):
         return []
     value = Study._meta.get_field(field).get_default()
-    return str(value) if field in MONEY_FIELDS else value
+    return str(value) if field in MONEY_FIELDS and value is not None else value
 
 
 def declared(data: dict[str, Any], current: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -260,7 +263,7 @@ def protected_changes(study: Study, data: dict[str, Any]) -> list[str]:
     ]
     if _conditions_key(wanted["conditions"]) != _conditions_key(current["conditions"]):
         changed.append("conditions")
-    for field in MONEY_FIELDS:
+    for field in ("payment_amount", "bonus_per_reward"):  # pay (a model budget may fall)
         if _lower(current.get(field), wanted.get(field)):
             changed.append(f"{field} (lowered)")
     return changed

@@ -24,6 +24,9 @@ GROUP = "group"  # the number of the group seated here (a group design)
 LOBBY_KIND = "lobby_kind"  # which joiners share a lobby
 GROUP_LOBBY = "group_lobby"  # a group design's first lobby, where groups form
 GROUP_FORMED = "group_formed"  # on a closed group lobby: the group's number, or "full"
+# Seats the design's stand-in took because the model budget was reached: seat index (or
+# "replacement", the lobby's) -> the model it stood in for (studyapp.participants.budget).
+BUDGET_STAND_IN = "budget_stand_in"
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,8 @@ from django.views.decorators.http import require_POST
 
 from games.twenty_questions.engine import NO_QUESTION
 from studyapp import slots, steps
-from studyapp.participants import table_study
+from studyapp.participants import budget, table_study
+from studyapp.participants.models import Study
 from studyapp.participants.pseudonyms import public_ids_by_seat
 from studyapp.tables import driver, think, timing
 from studyapp.tables.models import Seat, Table
@@ -175,6 +176,9 @@ def table_list(request: HttpRequest) -> HttpResponse:
         "paused": sum(row.paused for row in rows),
         "agents": agents_at_work(),
     }
+    shown_study = Study.objects.filter(slug=study).first() if study else None
+    if shown_study is not None:  # the study's model spend beside its plan and budget
+        context.update(budget.page_context(shown_study))
     template = "dashboard/_table_rows.html" if request.htmx else "dashboard/tables.html"
     return render(request, template, context)
 

@@ -20,6 +20,7 @@ from django.utils.html import format_html, format_html_join
 from studyapp.participants import design, payrules, pilots
 from studyapp.participants.admin.base import StaffModelAdmin
 from studyapp.participants.admin.exports import invites_csv
+from studyapp.participants.admin.launch import LAUNCH_FIELDS, LaunchAdmin
 from studyapp.participants.models import Condition, Invite, Participant, Study, StudyGroup
 from studyapp.participants.models.validation import parse_amount
 from studyapp.participants.prolific.client import ProlificClient, ProlificError
@@ -44,7 +45,13 @@ class AmountField(forms.CharField):
 
 
 # Fields the form may leave out (a form from before they existed): they keep their value.
-KEPT_WHEN_MISSING = ("dropped_pay", "lobby_timeout_pay", "code_actions")
+KEPT_WHEN_MISSING = (
+    "dropped_pay",
+    "lobby_timeout_pay",
+    "code_actions",
+    "model_prices",
+    "over_budget",
+)
 
 
 class StudyForm(forms.ModelForm):
@@ -58,11 +65,14 @@ class StudyForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        for name in ("payment_amount", "bonus_per_reward"):
+        for name in ("payment_amount", "bonus_per_reward", "model_budget"):
             if name in self.fields:
                 old = self.fields[name]
                 self.fields[name] = AmountField(
-                    label=old.label, help_text=old.help_text, initial=old.initial
+                    label=old.label,
+                    help_text=old.help_text,
+                    initial=old.initial,
+                    required=name != "model_budget",  # empty: no cap
                 )
         for name in (*KEPT_WHEN_MISSING, "missed_turns_limit"):
             if name in self.fields:
@@ -83,6 +93,12 @@ class StudyForm(forms.ModelForm):
     def clean_code_actions(self) -> Any:
         return self._kept("code_actions")
 
+    def clean_model_prices(self) -> Any:
+        return self._kept("model_prices")
+
+    def clean_over_budget(self) -> Any:
+        return self._kept("over_budget")
+
     def clean_missed_turns_limit(self) -> int:
         value = self.cleaned_data.get("missed_turns_limit")
         if value is None:
@@ -100,14 +116,20 @@ class ConditionInline(admin.TabularInline):
 
 
 @admin.register(Study)
-class StudyAdmin(StaffModelAdmin):
+class StudyAdmin(LaunchAdmin, StaffModelAdmin):
     form = StudyForm
     list_display = ["title", "slug", "game", "rounds", "active", "started", "finished", "dropped"]
     list_filter = ["active", "game"]
     prepopulated_fields = {"slug": ["title"]}
     inlines = [ConditionInline]
-    actions = ["check_models", "check_ledger"]
-    readonly_fields = ["progress_summary", "links", "consent_history", "endings"]
+    actions = ["check_models", "check_ledger", *LaunchAdmin.launch_actions]
+    readonly_fields = [
+        "progress_summary",
+        "links",
+        "consent_history",
+        "endings",
+        *LaunchAdmin.launch_readonly,
+    ]
     fieldsets = [
         (
             None,
@@ -189,6 +211,7 @@ class StudyAdmin(StaffModelAdmin):
                 ]
             },
         ),
+        ("Launch: Prolific and the model budget (docs/participants.md)", {"fields": LAUNCH_FIELDS}),
     ]
 
     @admin.display(description="Each ending: its code, Prolific action and pay")

@@ -1,5 +1,6 @@
 """``manage.py study export SLUG > study.toml``, ``manage.py study apply study.toml`` and
-``manage.py study plan SLUG --places N [--json]`` (the spend plan:
+``manage.py study spend SLUG [--json]`` (the spend so far, beside the budget:
+studyapp.participants.budget) and ``manage.py study plan SLUG --places N [--json]`` (the spend plan:
 studyapp.participants.spend_plan; Prolific's cost calculator is asked when PROLIFIC_API_TOKEN is
 set)."""
 
@@ -13,7 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from studyapp.participants import payrules, spend_plan, studyfile
+from studyapp.participants import budget, payrules, spend_plan, studyfile
 from studyapp.participants.models import Study
 from studyapp.participants.prolific import launch
 from studyapp.participants.prolific.client import ProlificClient, ProlificError
@@ -30,6 +31,9 @@ class Command(BaseCommand):
         plan.add_argument("slug")
         plan.add_argument("--places", type=int, required=True)
         plan.add_argument("--json", action="store_true", help="print one JSON object")
+        spent = sub.add_parser("spend", help="what the study's models have spent so far")
+        spent.add_argument("slug")
+        spent.add_argument("--json", action="store_true", help="print one JSON object")
         apply = sub.add_parser("apply", help="create or update the study a file describes")
         apply.add_argument("file", help="a study file, or - for standard input")
         apply.add_argument(
@@ -41,6 +45,9 @@ class Command(BaseCommand):
     def handle(self, *args: object, **options: object) -> None:
         if options["action"] == "plan":
             self.plan(str(options["slug"]), options["places"], bool(options["json"]))
+            return
+        if options["action"] == "spend":
+            self.spend(str(options["slug"]), bool(options["json"]))
             return
         if options["action"] == "export":
             study = Study.objects.filter(slug=options["slug"]).first()
@@ -105,3 +112,13 @@ class Command(BaseCommand):
             self.stdout.write(spend_plan.text(report))
             if warning:
                 self.stderr.write(warning + "; the fee rate was used")
+
+    def spend(self, slug: str, as_json: bool) -> None:
+        study = Study.objects.filter(slug=slug).first()
+        if study is None:
+            raise CommandError(f"no study {slug!r}")
+        report = budget.status(study)
+        if as_json:
+            self.stdout.write(json.dumps(report, indent=2))
+            return
+        self.stdout.write(budget.text(report))
