@@ -2,7 +2,8 @@
 usage per model; once the next table could pass the budget, no table opens with a priced model
 (the stand-in takes its seats and the table says so, or the study shows as full), staff are told
 once (a log line, the admin page, /healthz); the study file and the admin validate the budget and
-the prices as amounts."""
+the prices as amounts; the export's usage.csv carries the spend beside the plan; and the study
+admin's actions draft, check and publish the Prolific study."""
 
 from __future__ import annotations
 
@@ -10,16 +11,19 @@ import json
 import logging
 from decimal import Decimal
 
+import pandas as pd
 import pytest
 from django.urls import reverse
 from launch_helpers import MODEL, undercover_study
 from test_study_designs import admin_post
 from test_study_files import apply_text
 
+from studyapp.dashboard.exporting import export_study
 from studyapp.participants import assignment, budget, spend, study_tables, table_study
 from studyapp.participants import design as designs
 from studyapp.participants.models import Study
 from studyapp.tables.models import Table, Turn
+from tests.fakes.prolific_server import FakeProlific
 
 pytestmark = pytest.mark.django_db
 
@@ -151,3 +155,35 @@ def study_file(extra: str, spec: str = "offline:kb") -> str:
         + extra
         + f'[design]\nseats = [{{kind = "person"}}, {agent}, {agent}, {agent}]\n'
     )
+
+
+def test_staff_see_a_reached_budget_on_healthz_and_others_do_not(staff, client):
+    study = undercover_study(model_prices=PRICES, model_budget="0.40", over_budget="stand-in")
+    played(study, 20, 1000)
+    budget.seats_within(study, study_tables.seat_list(designs.effective(study)["design"]), {})
+    shown = staff.get("/healthz").json()
+    assert f"model_budget:{study.slug}" in shown["staff"]
+    assert "staff" not in client.get("/healthz").json()
+
+
+def test_the_export_writes_the_spend_per_model_beside_the_plan(tmp_path):
+    study = undercover_study(model_prices=PRICES, places=2)
+    played(study, 12, 1000)
+    export_study(study, tmp_path)
+    usage = pd.read_csv(tmp_path / "usage.csv", keep_default_na=False, dtype=object)
+    rows = {row["model"]: row for row in usage.to_dict("records")}
+    assert rows[MODEL]["calls"] == "12" and rows[MODEL]["cost"] == "0.2400"
+    assert rows["total"]["calls"] == "12" and rows[MODEL]["planned_calls"] != ""
+
+
+def test_the_admin_action_drafts_checks_and_publishes_on_prolific(staff, settings):
+    study = undercover_study(places=10)
+    url = reverse("admin:participants_study_changelist")
+    with FakeProlific() as server:
+        settings.PROLIFIC_API_TOKEN, settings.PROLIFIC_API_URL = server.token, server.url
+        settings.SITE_URL = "https://games.example.org"
+        for action in ("draft_on_prolific", "check_prolific_study", "publish_prolific_study"):
+            staff.post(url, {"action": action, "_selected_action": [study.pk]})
+    study.refresh_from_db()
+    assert study.prolific_study and server.published == [study.prolific_study]
+    assert server.studies[study.prolific_study]["total_available_places"] == 10

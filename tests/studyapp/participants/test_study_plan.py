@@ -10,6 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from launch_helpers import MODEL, undercover_study
 
+from studyapp.tables.models import Table, Turn
 from tests.fakes.prolific_server import FakeProlific
 
 pytestmark = pytest.mark.django_db
@@ -75,3 +76,30 @@ def test_it_refuses_a_plan_for_no_places():
     study = undercover_study()
     with pytest.raises(CommandError, match="--places"):
         call_command("study", "plan", study.slug, "--places", "0")
+
+
+def test_a_twenty_questions_plan_takes_every_game_to_its_question_cap(settings, study):
+    settings.PROLIFIC_API_TOKEN = ""
+    study.oracle_spec = MODEL
+    study.save()
+    report = plan(study.slug, "--places", "3")
+    assert report["games"] == 6  # one person a table, two rounds
+    assert report["models"][MODEL]["calls"] == 6 * 20  # each question one oracle call
+
+
+def test_the_plan_takes_the_study_own_tables_once_it_has_some(settings):
+    settings.PROLIFIC_API_TOKEN = ""
+    study = undercover_study()
+    for _ in range(3):
+        table = Table.objects.create(
+            game="undercover", config={}, options={"study": study.slug}, status="finished"
+        )
+        for seq in range(10):
+            Turn.objects.create(
+                table=table, seq=seq, seat=1, event={"type": "clue"}, actor=MODEL,
+                usage={"calls": 1, "input_tokens": 500, "output_tokens": 20},
+            )  # fmt: skip
+    report = plan(study.slug, "--places", "5")
+    assert report["source"].startswith("measured")
+    assert report["models"][MODEL] == {**report["models"][MODEL], "calls": 100,
+        "input_tokens": 50_000, "output_tokens": 2_000}  # fmt: skip
