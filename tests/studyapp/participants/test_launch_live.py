@@ -69,8 +69,9 @@ def test_the_plan_of_model_calls_is_near_what_a_pilot_then_makes(site, model):
     print(f"planned {planned['models'][MODEL]['calls']} calls, the pilot made {made}: {ratio:.2f}")
     assert 0.6 <= ratio <= 1.6, (planned["models"][MODEL], made)
     spent = json.loads(site.manage("study", "spend", "uc-plan", "--json"))
-    # what the turns recorded (a turn recorded twice by two steps keeps one usage): near every
-    # call the loopback answered
+    # what the turns recorded: near every call the loopback answered (a move computed and then
+    # not committed, such as an agent's ballot whose turn a person's ballot took first, keeps
+    # no usage)
     assert 0.9 * made <= spent["models"][MODEL]["calls"] <= made
 
 
