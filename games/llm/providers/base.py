@@ -39,6 +39,26 @@ class Completion:
     latency_s: float = 0.0
     retries: int = 0
     cached: bool = False
+    # The provider's own word on why the reply ended (OpenAI ``finish_reason``, Anthropic
+    # ``stop_reason``); ``cut`` is True when the output limit ended it (``"length"``,
+    # ``"max_tokens"``), so a caller can tell a whole reply from one cut short.
+    finish_reason: str | None = None
+    cut: bool = False
+
+
+# The finish reasons that mean "stopped by the output limit": OpenAI's Chat Completions say
+# ``length``, Anthropic's Messages API ``max_tokens``.
+CUT_REASONS = ("length", "max_tokens")
+
+
+@dataclass(frozen=True)
+class Sent:
+    """What a provider's ``_send`` got back: the text, token counts and the finish reason."""
+
+    text: str
+    input_tokens: int
+    output_tokens: int
+    finish_reason: str | None = None
 
 
 class ProviderError(RuntimeError):
@@ -150,7 +170,7 @@ class SDKProvider:
 
     async def _send(
         self, client: Any, messages: list[Message], system: str | None, **params: Any
-    ) -> tuple[str, int, int]:
+    ) -> Sent:
         raise NotImplementedError
 
     async def complete(
@@ -181,6 +201,7 @@ class SDKProvider:
             request["server"] = self.server
         key = request_key(request, sample)
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
+            reason = hit.get("finish_reason")
             return Completion(
                 text=hit["text"],
                 input_tokens=hit["input_tokens"],
@@ -188,6 +209,8 @@ class SDKProvider:
                 input_chars=input_chars,
                 output_chars=len(hit["text"]),
                 cached=True,
+                finish_reason=reason,
+                cut=reason in CUT_REASONS,
             )
         client, limit = await self._opened()
         async with limit:
@@ -195,7 +218,7 @@ class SDKProvider:
             token = _attempts.set(box)
             started = time.perf_counter()
             try:
-                text, input_tokens, output_tokens = await self._send(
+                sent = await self._send(
                     client,
                     messages,
                     system,
@@ -214,16 +237,23 @@ class SDKProvider:
                 _attempts.reset(token)
             latency = time.perf_counter() - started
         if self.cache is not None:
-            reply = {"text": text, "input_tokens": input_tokens, "output_tokens": output_tokens}
+            reply = {
+                "text": sent.text,
+                "input_tokens": sent.input_tokens,
+                "output_tokens": sent.output_tokens,
+                "finish_reason": sent.finish_reason,
+            }
             self.cache.put(key, reply)
         return Completion(
-            text=text,
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
+            text=sent.text,
+            input_tokens=sent.input_tokens,
+            output_tokens=sent.output_tokens,
             input_chars=input_chars,
-            output_chars=len(text),
+            output_chars=len(sent.text),
             latency_s=latency,
             retries=max(box[0] - 1, 0),
+            finish_reason=sent.finish_reason,
+            cut=sent.finish_reason in CUT_REASONS,
         )
 
     async def aclose(self) -> None:

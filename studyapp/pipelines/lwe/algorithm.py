@@ -9,6 +9,7 @@ contradicts itself when the two responses swap places.
 from __future__ import annotations
 
 import asyncio
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +26,15 @@ from studyapp.pipelines.lwe.judging import (
     render,
     tagged,
 )
-from studyapp.pipelines.lwe.llm import METHOD, PROBE, Ledger, Provider, ask
+from studyapp.pipelines.lwe.llm import (
+    METHOD,
+    PROBE,
+    Completion,
+    Ledger,
+    Provider,
+    ask,
+    ask_completion,
+)
 
 
 @dataclass(frozen=True)
@@ -45,18 +54,39 @@ class LweOptions:
     # writes no swap response from LWE); "lwe" is the project's variant, which re-judges the
     # swapped pair with LWE's own sample-specific prompt (a reading of algorithm 2's line 13).
     inconsistent_swap: str = "vanilla"
+    # Output limits sized to what the call must return (tokens). RefineMetaPrompt returns the
+    # whole meta-prompt, so its limit is the current meta-prompt's length in tokens (counted as
+    # one per CHARS_PER_TOKEN_BOUND characters, an over-count for prose) plus ``refine_tokens``
+    # of room to grow; the summary returns at most ``summary_threshold`` characters and gets
+    # ``summary_tokens``. Every other call keeps llm.CALL_TOKENS (2,048). The paper gives no limit.
+    refine_tokens: int = 4096
+    summary_tokens: int = 4096
 
     def __post_init__(self) -> None:
         if self.inconsistent_swap not in SWAP_SOURCES:
             raise ValueError(f"inconsistent_swap must be one of {SWAP_SOURCES}")
         if not 0.0 <= self.min_keep_ratio < 1.0:
             raise ValueError("min_keep_ratio must be at least 0 and below 1")
+        for name in ("refine_tokens", "summary_tokens"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be a positive number of tokens")
+
+    def refine_limit(self, meta_prompt: str) -> int:
+        """The output limit of a refinement of ``meta_prompt``: its length plus room to grow."""
+        return math.ceil(len(meta_prompt) / CHARS_PER_TOKEN_BOUND) + self.refine_tokens
 
 
 SWAP_SOURCES = ("vanilla", "lwe")
 # The shortest reply taken for a meta-prompt: fewer characters hold no instruction set (an "ok",
 # a bare refusal); such a reply keeps the previous meta-prompt whatever min_keep_ratio says.
 MIN_META_PROMPT_CHARS = 50
+# Characters per token assumed when sizing a refinement's limit: English prose runs about four
+# characters a token in the GPT and Claude tokenizers; three leaves a margin for code and lists.
+CHARS_PER_TOKEN_BOUND = 3
+
+
+def cut_note(completion: Completion) -> str:
+    return f"cut by the output limit (finish reason {completion.finish_reason})"
 
 
 def initial_meta_prompt() -> str:
@@ -123,9 +153,15 @@ class MetaPrompt:
         self.history: list[dict[str, Any]] = history if history is not None else []
 
     async def _ask(
-        self, step: str, prompt: str, purpose: str = METHOD, images: list[str | None] = ()
-    ) -> str:
-        return await ask(
+        self,
+        step: str,
+        prompt: str,
+        purpose: str = METHOD,
+        images: list[str | None] = (),
+        max_tokens: int | None = None,
+    ) -> Completion:
+        limit = {"max_tokens": max_tokens} if max_tokens else {}
+        return await ask_completion(
             self.provider,
             self.ledger,
             step,
@@ -133,6 +169,7 @@ class MetaPrompt:
             temperature=self.options.temperature,
             purpose=purpose,
             images=images,
+            **limit,
         )
 
     async def evaluation_prompt(self, case: PairCase, purpose: str = METHOD) -> str:
@@ -147,7 +184,7 @@ class MetaPrompt:
 
     async def reflect(self, case: PairCase, evaluation_prompt: str, judgment: str) -> str:
         """Feedback: the judge's own critique of how the meta-prompt served this case."""
-        return await self._ask(
+        completion = await self._ask(
             "feedback",
             render(
                 "feedback",
@@ -158,6 +195,7 @@ class MetaPrompt:
             ),
             images=[case.image],
         )
+        return completion.text
 
     def remember(
         self, case: PairCase, evaluation_prompt: str, judgment: str, feedback: str
@@ -188,19 +226,29 @@ class MetaPrompt:
         )
         # The batch's images go along, in the batch's order, as the authors' code sends them.
         images = [item["image"] for item in self.buffer]
+        limit = self.options.refine_limit(self.text)
         reply = await self._ask(
-            "refine", render("refine", meta_prompt=self.text, batch=batch), images=images
+            "refine",
+            render("refine", meta_prompt=self.text, batch=batch),
+            images=images,
+            max_tokens=limit,
         )
-        proposed = tagged(reply, "meta_prompt") or ""
+        proposed = tagged(reply.text, "meta_prompt") or ""
         event: dict[str, Any] = {
             "step": "refine",
             "after_case": after,
             "cases": [item["id"] for item in self.buffer],
             "length_before": len(self.text),
             "proposed_length": len(proposed),
+            "max_tokens": limit,
         }
         self.buffer = []
-        if len(proposed) < MIN_META_PROMPT_CHARS:
+        if reply.cut:
+            # A reply the limit ended holds at best part of a meta-prompt: recorded as cut (the
+            # run's notes count them), never taken for a refusal.
+            event["kept_previous"], event["cut"] = True, True
+            event["reason"] = cut_note(reply)
+        elif len(proposed) < MIN_META_PROMPT_CHARS:
             event["kept_previous"], event["reason"] = True, "no meta-prompt in the reply"
         elif len(proposed) < self.options.min_keep_ratio * len(self.text):
             event["kept_previous"] = True
@@ -224,17 +272,21 @@ class MetaPrompt:
                 length=len(self.text),
                 limit=self.options.summary_threshold,
             ),
+            max_tokens=self.options.summary_tokens,
         )
-        summary = tagged(reply, "meta_prompt") or ""
+        summary = "" if reply.cut else tagged(reply.text, "meta_prompt") or ""
         kept = not summary or len(summary) >= len(self.text)
-        event = {
+        event: dict[str, Any] = {
             "step": "summarise",
             "after_case": after,
             "length_before": len(self.text),
             "proposed_length": len(summary),
+            "max_tokens": self.options.summary_tokens,
             "kept_previous": kept,
             "length_after": len(self.text) if kept else len(summary),
         }
+        if reply.cut:
+            event["cut"], event["reason"] = True, cut_note(reply)
         if not kept:
             self.text = summary
             event["meta_prompt"] = summary

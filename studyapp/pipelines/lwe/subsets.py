@@ -37,6 +37,7 @@ import math
 import os
 import random
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -197,7 +198,7 @@ async def run_lwe(
     vanilla_chars: int,
     path: Path,
     response: dict[str, Any] | None = None,
-    min_keep_ratio: float = 0.0,
+    options: LweOptions | None = None,
 ) -> dict[str, Any]:
     """LWE in one order over ``cases`` (shown in ``response``'s ordering), saved to ``path``
     (reused when it is there and was judged in that ordering)."""
@@ -212,7 +213,7 @@ async def run_lwe(
         provider,
         orders=1,
         seed=seed,
-        options=LweOptions(batch_size=batch, min_keep_ratio=min_keep_ratio),
+        options=replace(options or LweOptions(), batch_size=batch),
         vanilla_chars=vanilla_chars,
         response_order=response["order"],
         response_seed=response["seed"] or 0,
@@ -413,7 +414,11 @@ async def play(
                     vanilla_chars,
                     path,
                     table1_order(args.table1, bench),
-                    args.min_keep_ratio,
+                    LweOptions(
+                        min_keep_ratio=args.min_keep_ratio,
+                        refine_tokens=args.refine_tokens,
+                        summary_tokens=args.summary_tokens,
+                    ),
                 )
     finally:
         await close_clients()

@@ -40,7 +40,7 @@ from studyapp.pipelines.lwe.data import (
     load_cases,
     orient,
 )
-from studyapp.pipelines.lwe.evaluate import evaluate
+from studyapp.pipelines.lwe.evaluate import cut_replies, cut_replies_note, evaluate
 from studyapp.pipelines.lwe.judging import PromptDirError, use_prompts
 from studyapp.pipelines.lwe.llm import Provider
 
@@ -137,7 +137,12 @@ async def run_table(
                 acc = result["summary"]["accuracy"]["mean"]
                 say(f"{bench} {method}: {state}, accuracy {acc:.3f}")
     rows = table_rows(results, list(benchmarks), [m for m in METHOD_ORDER if m in methods])
-    write_table(out, rows, list(benchmarks), ordering_note(wanted_order))
+    notes = [ordering_note(wanted_order)]
+    for (bench, method), result in results.items():
+        cut = result.get("cut_replies") or cut_replies(result["runs"])
+        if cut:
+            notes.append(f"{bench} {method}: {cut_replies_note(cut)}.")
+    write_table(out, rows, list(benchmarks), "\n\n".join(notes))
     return rows
 
 
@@ -299,6 +304,19 @@ def add_lwe_arguments(parser: argparse.ArgumentParser) -> None:
         help="Seed of the random response ordering (recorded in every run's JSON).",
     )
     parser.add_argument(
+        "--refine-tokens",
+        type=int,
+        default=4096,
+        help="LWE: output tokens a refinement gets beyond the current meta-prompt's length "
+        "(default 4096; the paper gives no limit); a cut reply is counted in the run's notes.",
+    )
+    parser.add_argument(
+        "--summary-tokens",
+        type=int,
+        default=4096,
+        help="LWE: output tokens of the meta-prompt's summary (default 4096).",
+    )
+    parser.add_argument(
         "--min-keep-ratio",
         type=float,
         default=0.0,
@@ -318,6 +336,8 @@ def dry_run(args: argparse.Namespace, benchmarks: dict[str, list[PairCase]]) -> 
         + (f" (seed {args.response_seed})" if args.response_order == "random" else "")
         + f"; min keep ratio {args.min_keep_ratio:g}"
         + (" (off, as Algorithm 1)" if args.min_keep_ratio == 0 else ""),
+        f"output limits: refinement = meta-prompt length + {args.refine_tokens} tokens; "
+        f"summary {args.summary_tokens} tokens; other calls 2048",
     ]
     for name, cases in benchmarks.items():
         _, shown = orient(cases, args.response_order, args.response_seed)
@@ -412,6 +432,8 @@ def main(argv: list[str] | None = None) -> int:
             batch_size=args.batch_size,
             inconsistent_swap=args.selective_swap,
             min_keep_ratio=args.min_keep_ratio,
+            refine_tokens=args.refine_tokens,
+            summary_tokens=args.summary_tokens,
         )
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
