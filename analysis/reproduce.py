@@ -10,7 +10,8 @@ Targets: ``table1`` (token lengths), ``table2``, ``table3``, ``table4`` (role na
 paper's Table 2 layout, ``<target>.tex``; ``figure3`` draws its curves into
 ``figure3_curves.png/.svg/.pdf`` with the data drawn in ``figure3_curves.csv``, apart from the table.
 
-A block (task, setting, model) whose games were all voided (the oracle failed in each) is not
+A block (task, setting, model) whose games were all voided (the oracle failed, or failed model calls
+ended the game: an Undercover seat or a questioner failing three times in a row) is not
 dropped: it is shown with "–", n = 0 and the reason, and the command warns (exit 1 with
 ``--strict``).
 """
@@ -41,7 +42,13 @@ from analysis.summary import summarize
 from games.experiment import reproduce as plan
 from games.experiment.records import load_records
 from games.experiment.spec import role_note
-from games.experiment.summary import TABLE2_COLUMNS, is_scored, oracle_failed, wilson
+from games.experiment.summary import (
+    TABLE2_COLUMNS,
+    is_scored,
+    oracle_failed,
+    void_reason,
+    wilson,
+)
 
 TABLE_COLUMNS = (*TABLE2_COLUMNS, "played", "note")
 TABLE1_COLUMNS = ("task", "model", "part", "tokens", "sd", "n", "counted_with")
@@ -112,17 +119,19 @@ def write_outputs(
 
 
 def voided_reason(records: list[dict[str, Any]]) -> str:
-    """Why the unscored games of a block were not scored, most frequent error first."""
+    """Why the unscored games of a block were not scored, most frequent reason first, with the
+    first error of a game a model's failures ended (the oracle's, an Undercover seat's)."""
     errors: Counter[str] = Counter()
     for record in records:
-        if record.get("taken_over"):
-            errors["a person's seat was taken over"] += 1
-        elif oracle_failed(record):
-            failures = record.get("failures") or []
-            first = str(failures[0].get("error", "")) if failures else ""
-            if len(first) > 160:
-                first = first[:160].rsplit(" ", 1)[0] + " …"
-            errors[f"the oracle failed ({first})" if first else "the oracle failed"] += 1
+        reason = void_reason(record)
+        if reason is None:
+            continue
+        failures = record.get("failures") or []
+        first = str(failures[0].get("error", "")) if failures else ""
+        if len(first) > 160:
+            first = first[:160].rsplit(" ", 1)[0] + " …"
+        failed = oracle_failed(record) or record.get("ended") == "model_failed"
+        errors[f"{reason}: {first}" if failed and first else reason] += 1
     return "; ".join(f"{what}: {n}" for what, n in errors.most_common(3))
 
 

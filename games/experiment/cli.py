@@ -38,7 +38,7 @@ from games.experiment.spec import (
     provider_configs,
     role_note,
 )
-from games.experiment.summary import format_summary, summarize
+from games.experiment.summary import format_summary, summarize, voided_note
 from games.llm import prompts
 from games.llm.cache import ResponseCache
 from games.llm.providers import (
@@ -252,4 +252,6 @@ def run(args: argparse.Namespace) -> int:
     except ResumeConflict as err:
         raise SystemExit(f"error: {err}") from None
     print(format_summary(summarize(records)), file=sys.stdout)
+    if voided := voided_note(records):
+        print(voided, file=sys.stdout)
     return 0

@@ -288,8 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def add_lwe_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--response-order``, ``--response-seed`` and ``--min-keep-ratio`` (shared with the
-    subset analyses, which take Table 1's ordering)."""
+    """``--response-order``, ``--response-seed``, ``--min-keep-ratio`` and the output limits."""
     parser.add_argument(
         "--response-order",
         choices=RESPONSE_ORDERS,
@@ -304,6 +303,19 @@ def add_lwe_arguments(parser: argparse.ArgumentParser) -> None:
         help="Seed of the random response ordering (recorded in every run's JSON).",
     )
     parser.add_argument(
+        "--min-keep-ratio",
+        type=float,
+        default=0.0,
+        help="LWE: discard a refined meta-prompt shorter than this share of the current one "
+        "(not in the paper's Algorithm 1; default 0, off; earlier versions used 0.25).",
+    )
+    add_output_limit_arguments(parser)
+
+
+def add_output_limit_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--refine-tokens`` and ``--summary-tokens``: LWE's output limits (shared with the subset
+    analyses)."""
+    parser.add_argument(
         "--refine-tokens",
         type=int,
         default=4096,
@@ -315,13 +327,6 @@ def add_lwe_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=4096,
         help="LWE: output tokens of the meta-prompt's summary (default 4096).",
-    )
-    parser.add_argument(
-        "--min-keep-ratio",
-        type=float,
-        default=0.0,
-        help="LWE: discard a refined meta-prompt shorter than this share of the current one "
-        "(not in the paper's Algorithm 1; default 0, off; earlier versions used 0.25).",
     )
 
 

@@ -16,7 +16,9 @@ LESSON = "Check each claim in a response against the question before weighing it
 
 def long_refinement(version: int) -> str:
     """Refinement ``version`` is about 3,500 characters longer than the one before it."""
-    return f"<meta_prompt>Meta-prompt version {version}. " + LESSON * 44 * version + "</meta_prompt>"
+    return (
+        f"<meta_prompt>Meta-prompt version {version}. " + LESSON * 44 * version + "</meta_prompt>"
+    )
 
 
 @pytest.fixture
