@@ -44,18 +44,20 @@ from games.experiment.summary import wilson
 from games.llm.cache import ResponseCache
 from games.llm.providers import close_clients, config_from_env, get_provider
 from studyapp.pipelines.lwe.algorithm import LweOptions
+from studyapp.pipelines.lwe.benchmark_args import (
+    TableError,
+    add_benchmark_arguments,
+    load_benchmarks,
+    named_values,
+)
 from studyapp.pipelines.lwe.data import DatasetError, PairCase
 from studyapp.pipelines.lwe.evaluate import evaluate
 from studyapp.pipelines.lwe.judging import CaseResult, PromptDirError
 from studyapp.pipelines.lwe.metrics import cumulative_accuracy, score
 from studyapp.pipelines.lwe.subset_files import draw, write_csv, write_markdown
 from studyapp.pipelines.lwe.table1 import (
-    TableError,
-    add_benchmark_arguments,
     add_output_limit_arguments,
     check_response_order,
-    load_benchmarks,
-    named_values,
     saved_order,
 )
 
