@@ -135,6 +135,14 @@ def voided_reason(records: list[dict[str, Any]]) -> str:
     return "; ".join(f"{what}: {n}" for what, n in errors.most_common(3))
 
 
+def leaks_test_problems(records: list[dict[str, Any]]) -> bool:
+    """Whether a math block's earlier games were drawn from its own test problems."""
+    return any(
+        r["game"] == "math" and r.get("experience_games") and not r.get("experience_tasks")
+        for r in records
+    )
+
+
 def ended_at_cap(record: dict[str, Any]) -> bool:
     """Whether an Undercover game ended because its vote rounds ran out (the engine's cap)."""
     outcome = record.get("outcome") or {}
@@ -160,6 +168,9 @@ def block_notes(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], li
         scored = sum(1 for r in group if is_scored(r))
         capped = sum(1 for r in group if is_scored(r) and ended_at_cap(r))
         note = f"{capped} of {scored} ended at the vote cap" if capped else ""
+        if leaks_test_problems(group):
+            leak = "earlier games drawn from the test problems (--math-experience-tasks)"
+            note = f"{note}; {leak}" if note else leak
         if scored < len(group):
             reason = voided_reason(group)
             voided = f"{len(group) - scored} of {len(group)} games voided ({reason})"

@@ -59,6 +59,11 @@ def add_experiment(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--config", type=Path, help="TOML grid of models × settings")
     parser.add_argument("--game", choices=(*GAME_NAMES, MATH))
     parser.add_argument("--math-tasks", type=Path, help="math: JSONL task file (TTRA's format)")
+    parser.add_argument(
+        "--math-experience-tasks",
+        type=Path,
+        help="math: JSONL problems the earlier games draw from (default: the test file's own)",
+    )
     parser.add_argument("--model", help="model spec, e.g. openai:gpt-4o or offline:infogain")
     parser.add_argument("--oracle", help="Twenty Questions oracle spec (default: the same model)")
     parser.add_argument("--setting", choices=SETTINGS, default="none")
@@ -160,6 +165,8 @@ def specs_from_args(args: argparse.Namespace) -> tuple[list[ExperimentSpec], Pat
         evaluated_role=resolved_role(game, grid.get("evaluated_role", args.evaluated_role)),
         max_tokens_for=args.max_tokens_for,
         tasks=str(grid.get("tasks", args.math_tasks or "")) or None,
+        experience_tasks=str(grid.get("experience_tasks", args.math_experience_tasks or ""))
+        or None,
         max_vote_rounds=grid.get("max_vote_rounds", args.max_vote_rounds),
     )
     # Per-model options in a grid: [options."openai:o3"] max_tokens = 32000, reasoning_effort = "high"

@@ -83,6 +83,8 @@ def game_record(
         "started_at": started,
         "finished_at": finished,
         "provenance": provenance,
+        # Math only: the file the earlier games' problems came from (None: the test problems).
+        **({"experience_tasks": spec.experience_tasks} if spec.game == "math" else {}),
         # Undercover only: the rule that chose the scored seat ("difference", "normal" or "any");
         # the role the seat held is outcome[evaluated_seat]["role"].
         **({"evaluated_role": spec.scored_role} if spec.scored_role else {}),

@@ -72,6 +72,9 @@ class ExperimentSpec:
     # (("openai-compatible:deepseek-r1", 32768),); the evaluated model's max_tokens wins.
     max_tokens_for: tuple[tuple[str, int], ...] = ()
     tasks: str | None = None  # math: the JSONL task file (games.mathtest)
+    # math: where the earlier games' problems are drawn from; None = the test file itself (the
+    # paper does not say; its problems are then seen, and judged, before the test).
+    experience_tasks: str | None = None
     # Undercover: the engine's cap on vote rounds (None: its default, 6); the paper states none.
     max_vote_rounds: int | None = None
 
@@ -81,12 +84,16 @@ class ExperimentSpec:
             if not self.tasks:
                 raise ValueError("the math testbed needs a task file (tasks=..., --math-tasks)")
             load_tasks(self.tasks)  # raises TaskFileError naming the bad line
+            if self.experience_tasks:
+                load_tasks(self.experience_tasks)
             if self.setting == "cumulative":
                 raise ValueError("the math testbed has no cumulative setting")
             if self.setting == "human-policy" and not self.policy:
                 raise ValueError("math has no shipped human policy: pass one (--human-policy)")
         else:
             get_engine(self.game)
+            if self.experience_tasks:
+                raise ValueError("experience_tasks is for the math testbed only")
         parse_spec(self.model)
         self.options_for(self.model)  # raises on an unknown effort or a too small budget
         if self.memory_word_cap < 1:
