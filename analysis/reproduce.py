@@ -37,6 +37,7 @@ from analysis.report import (
     table_latex,
     table_markdown,
 )
+from analysis.reproduce_figure4 import add_command as add_figure4
 from analysis.safe_csv import safe_frame
 from analysis.summary import summarize
 from games.experiment import reproduce as plan
@@ -73,6 +74,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     layout.add_argument("--strict", action="store_true")
     layout.add_argument("--tokenizer", type=Path)
     layout.set_defaults(func=run_layout)
+    add_figure4(commands)
 
 
 def run(args: argparse.Namespace) -> int:
