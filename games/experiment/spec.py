@@ -176,12 +176,18 @@ def evaluated_seat(game: str, seed: int, config: Config, role: str | None = None
     return random.Random(derive_seed(seed, "evaluated-seat")).choice(seats)
 
 
+# The paper does not say which seat it scored; the note says the default is read from its numbers.
+DIFFERENCE_INFERRED = "inferred; --evaluated-role normal scores a normal seat"
+
+
 def role_note(role: str | None, players: int) -> str:
     """What a table's note says about the Undercover seat scored. With every seat played by the
     same model, a uniformly drawn seat wins at least 1/players of the games (the civilians' wins
-    weigh (players - 1)/players, the difference's 1/players, and one side always wins)."""
+    weigh (players - 1)/players, the difference's 1/players, and one side always wins). The
+    difference seat is the paper's by inference (its numbers rule out any seat, not a normal one;
+    docs/reproduce.md), and its note says so."""
     if role == "difference":
-        return "scored: the difference seat"
+        return f"scored: the difference seat ({DIFFERENCE_INFERRED})"
     if role == "normal":
         return "scored: a normal seat"
     return f"scored: any seat, drawn uniformly (at least 1/{players} = {1 / players:.2f} won)"
