@@ -38,6 +38,8 @@ Knobs (constructor keywords, also plain attributes you may change while it runs)
   characters) is cut to it and ends with the provider's finish reason for a cut reply
   (OpenAI ``finish_reason: "length"``, Anthropic ``stop_reason: "max_tokens"``), as a real model
   stops at its limit; a whole reply ends ``"stop"`` / ``"end_turn"``.
+- ``reasoning_tokens``: (default 0) when set, OpenAI-format usage reports this many
+  ``completion_tokens_details.reasoning_tokens``, as a thinking model's does.
 - ``seed``: faults are drawn from ``random.Random(seed)``, so a run's fault pattern is repeatable
   up to thread scheduling.
 - ``openai_prefix``: the path the OpenAI wire format is served under (``/v1``; a Gemini-style
@@ -238,6 +240,11 @@ class _Handler(BaseHTTPRequestHandler):
                     "prompt_tokens": input_tokens,
                     "completion_tokens": output_tokens,
                     "total_tokens": input_tokens + output_tokens,
+                    **(
+                        {"completion_tokens_details": {"reasoning_tokens": fake.reasoning_tokens}}
+                        if fake.reasoning_tokens
+                        else {}
+                    ),
                 },
             }
         else:
@@ -294,8 +301,10 @@ class FakeLLMServer:
         api_key: str | None = None,
         image_types: tuple[str, ...] | None = None,
         honour_max_tokens: bool = True,
+        reasoning_tokens: int = 0,
     ) -> None:
         self.honour_max_tokens = honour_max_tokens
+        self.reasoning_tokens = reasoning_tokens
         self.openai_prefix = openai_prefix
         self.api_key = api_key
         self.image_types = image_types

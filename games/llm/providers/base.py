@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import logging
 import time
 import weakref
 from collections.abc import AsyncIterator
@@ -21,6 +22,7 @@ from games.llm.providers.config import (
     ANTHROPIC_URL,
     OPENAI_URL,
     ProviderConfig,
+    needs_reasoning_budget,
     parse_spec,
     server_url,
 )
@@ -44,6 +46,9 @@ class Completion:
     # ``"max_tokens"``), so a caller can tell a whole reply from one cut short.
     finish_reason: str | None = None
     cut: bool = False
+    # Tokens the provider says the model spent thinking (OpenAI's and Gemini's usage
+    # ``completion_tokens_details.reasoning_tokens``); 0 where it reports none.
+    reasoning_tokens: int = 0
 
 
 # The finish reasons that mean "stopped by the output limit": OpenAI's Chat Completions say
@@ -59,6 +64,10 @@ class Sent:
     input_tokens: int
     output_tokens: int
     finish_reason: str | None = None
+    reasoning_tokens: int = 0
+
+
+log = logging.getLogger(__name__)
 
 
 class ProviderError(RuntimeError):
@@ -135,6 +144,7 @@ class SDKProvider:
             weakref.WeakKeyDictionary()
         )
         self._watched: weakref.WeakSet[asyncio.AbstractEventLoop] = weakref.WeakSet()
+        self._thinking_noted = False
 
     def _loop_state(self) -> tuple[Any, asyncio.Semaphore]:
         loop = asyncio.get_running_loop()
@@ -236,6 +246,7 @@ class SDKProvider:
             finally:
                 _attempts.reset(token)
             latency = time.perf_counter() - started
+        self._note_thinking(sent)
         if self.cache is not None:
             reply = {
                 "text": sent.text,
@@ -254,6 +265,25 @@ class SDKProvider:
             retries=max(box[0] - 1, 0),
             finish_reason=sent.finish_reason,
             cut=sent.finish_reason in CUT_REASONS,
+            reasoning_tokens=sent.reasoning_tokens,
+        )
+
+    def _note_thinking(self, sent: Sent) -> None:
+        """The provider's own signal that a model thinks (reasoning tokens in its usage) for a
+        model the name patterns did not take for one (``needs_reasoning_budget``): said once,
+        since its thinking eats the ordinary output limit (a cut reply is marked ``cut``)."""
+        if not sent.reasoning_tokens or self._thinking_noted or self.config.options.max_tokens:
+            return
+        if needs_reasoning_budget(self.spec):
+            return
+        self._thinking_noted = True
+        log.warning(
+            "%s spent %d output tokens on reasoning (the provider's usage says so) but is not "
+            "recognised as a reasoning model, so it gets the ordinary output limit; give it a "
+            "larger one (--max-tokens-for %s=16384, or max_tokens in its model options)",
+            self.spec,
+            sent.reasoning_tokens,
+            self.spec,
         )
 
     async def aclose(self) -> None:

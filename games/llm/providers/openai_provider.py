@@ -101,9 +101,11 @@ class OpenAIProvider(SDKProvider):
         choice = response.choices[0] if response.choices else None
         text = (choice.message.content or "") if choice else ""
         usage = response.usage
+        details = usage.completion_tokens_details if usage else None
         return Sent(
             text,
             usage.prompt_tokens if usage else 0,
             usage.completion_tokens if usage else 0,
             choice.finish_reason if choice else None,  # "length" when max_tokens cut it
+            (details.reasoning_tokens or 0) if details else 0,
         )

@@ -44,3 +44,26 @@ async def test_a_cached_cut_reply_is_still_marked_cut(llm_server, tmp_path):
         cache.close()
     assert again.cached and again.cut and again.finish_reason == "length"
     assert again.text == first.text and len(llm_server.requests) == 1
+
+
+async def test_a_model_the_provider_says_thinks_is_named_once_when_its_name_did_not_say_so(
+    llm_server, caplog
+):
+    llm_server.reasoning_tokens = 900
+    provider = openai_provider(llm_server)
+    with caplog.at_level("WARNING", logger="games.llm.providers.base"):
+        first = await provider.complete(USER, max_tokens=1024)
+        await provider.complete([{"role": "user", "content": "Again."}], max_tokens=1024)
+    assert first.reasoning_tokens == 900
+    warned = [r.getMessage() for r in caplog.records if "reasoning" in r.getMessage()]
+    assert len(warned) == 1 and "openai-compatible:fake-model spent 900" in warned[0]
+    assert "--max-tokens-for openai-compatible:fake-model=16384" in warned[0]
+
+
+async def test_a_recognised_reasoning_model_is_not_warned_about(llm_server, caplog):
+    llm_server.reasoning_tokens = 900
+    config = ProviderConfig(api_key="test", base_url=llm_server.openai_base_url, max_retries=0)
+    provider = get_provider("openai-compatible:deepseek-r1", config)
+    with caplog.at_level("WARNING", logger="games.llm.providers.base"):
+        await provider.complete(USER, max_tokens=1024)
+    assert not [r for r in caplog.records if "reasoning" in r.getMessage()]
