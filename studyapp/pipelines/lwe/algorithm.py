@@ -9,7 +9,6 @@ contradicts itself when the two responses swap places.
 from __future__ import annotations
 
 import asyncio
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,10 +54,11 @@ class LweOptions:
     # swapped pair with LWE's own sample-specific prompt (a reading of algorithm 2's line 13).
     inconsistent_swap: str = "vanilla"
     # Output limits sized to what the call must return (tokens). RefineMetaPrompt returns the
-    # whole meta-prompt, so its limit is the current meta-prompt's length in tokens (counted as
-    # one per CHARS_PER_TOKEN_BOUND characters, an over-count for prose) plus ``refine_tokens``
-    # of room to grow; the summary returns at most ``summary_threshold`` characters and gets
-    # ``summary_tokens``. Every other call keeps llm.CALL_TOKENS (2,048). The paper gives no limit.
+    # whole meta-prompt, so its limit is the current meta-prompt's length (a token for every
+    # character: no tokenizer needs more for prose, so the current text always fits) plus
+    # ``refine_tokens`` of room to grow, up to REFINE_TOKENS_CEILING; the summary returns at most
+    # ``summary_threshold`` characters and gets ``summary_tokens``. Every other call keeps
+    # llm.CALL_TOKENS (2,048). The paper gives no limit.
     refine_tokens: int = 4096
     summary_tokens: int = 4096
 
@@ -73,16 +73,17 @@ class LweOptions:
 
     def refine_limit(self, meta_prompt: str) -> int:
         """The output limit of a refinement of ``meta_prompt``: its length plus room to grow."""
-        return math.ceil(len(meta_prompt) / CHARS_PER_TOKEN_BOUND) + self.refine_tokens
+        return min(len(meta_prompt) + self.refine_tokens, REFINE_TOKENS_CEILING)
 
 
 SWAP_SOURCES = ("vanilla", "lwe")
 # The shortest reply taken for a meta-prompt: fewer characters hold no instruction set (an "ok",
 # a bare refusal); such a reply keeps the previous meta-prompt whatever min_keep_ratio says.
 MIN_META_PROMPT_CHARS = 50
-# Characters per token assumed when sizing a refinement's limit: English prose runs about four
-# characters a token in the GPT and Claude tokenizers; three leaves a margin for code and lists.
-CHARS_PER_TOKEN_BOUND = 3
+# The most output tokens a refinement is given: the paper's judges (gpt-4.1, gemini-2.5-pro,
+# claude-sonnet-4.5) write at least this many. A meta-prompt is summarised past 10,000
+# characters, so the ceiling binds only when summaries keep failing.
+REFINE_TOKENS_CEILING = 32_768
 
 
 def cut_note(completion: Completion) -> str:

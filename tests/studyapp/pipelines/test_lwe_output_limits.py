@@ -8,8 +8,10 @@ import pytest
 
 from studyapp.pipelines.lwe.algorithm import LweOptions, run_lwe
 from studyapp.pipelines.lwe.evaluate import evaluate
+from studyapp.pipelines.lwe.table1 import main as table1
 from tests.fakes.llm_server import CHARS_PER_TOKEN
 from tests.studyapp.pipelines.synthetic import SyntheticJudge, make_cases, provider_for
+from tests.studyapp.pipelines.test_lwe_table1 import benchmark_file
 
 LESSON = "Check each claim in a response against the question before weighing its style. "
 
@@ -52,7 +54,7 @@ async def test_a_long_refinement_is_kept_and_the_meta_prompt_is_summarised_past_
     assert refines[2]["length_after"] > 10_000
     # Each refinement's limit covers the meta-prompt it rewrites plus room to grow.
     limits = refine_limits(server)
-    assert limits[2] == -(-refines[2]["length_before"] // 3) + 4096 and limits[2] > limits[0]
+    assert limits[2] == refines[2]["length_before"] + 4096 and limits[2] > limits[0]
     summaries = [e for e in run.history if e["step"] == "summarise"]
     assert len(summaries) == 1 and summaries[0]["after_case"] == 12
     assert summaries[0]["kept_previous"] is False
@@ -60,8 +62,15 @@ async def test_a_long_refinement_is_kept_and_the_meta_prompt_is_summarised_past_
     assert not run.ledger.cut
 
 
+def far_longer(version: int) -> str:
+    """A refinement some 14,000 characters long: more than the initial meta-prompt's length
+    plus 100 tokens of room (about 4,000 characters at the fake's 4 a token)."""
+    return long_refinement(4 * version)
+
+
 async def test_a_refinement_cut_by_its_limit_is_recorded_as_cut_and_counted(judge, server):
-    options = LweOptions(refine_tokens=100)  # too little room for a 3,500-character rewrite
+    judge.refine = far_longer
+    options = LweOptions(refine_tokens=100)
     run = await run_lwe(make_cases("ABBA"), provider_for(server), options=options)
 
     (event,) = run.history
@@ -72,6 +81,7 @@ async def test_a_refinement_cut_by_its_limit_is_recorded_as_cut_and_counted(judg
 
 
 async def test_the_runs_record_counts_the_replies_the_limit_cut(judge, server):
+    judge.refine = far_longer
     result = await evaluate(
         "lwe",
         make_cases("ABBA"),
@@ -87,3 +97,17 @@ async def test_the_runs_record_counts_the_replies_the_limit_cut(judge, server):
 def test_it_refuses_an_output_limit_below_one_token():
     with pytest.raises(ValueError, match="refine_tokens"):
         LweOptions(refine_tokens=0)
+
+
+def test_table1s_notes_name_the_replies_the_limit_cut(tmp_path, judge, server, monkeypatch):
+    judge.refine = far_longer
+    monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    vl = benchmark_file(tmp_path, "vl", "ABBA")
+    out = tmp_path / "out"
+    argv = ["--model", "openai-compatible:judge", "--benchmark", f"VL={vl}", "--out", str(out),
+            "--methods", "vanilla", "lwe", "--orders", "1", "--refine-tokens", "1",
+            "--quiet"]  # fmt: skip
+    assert table1(argv) == 0
+    notes = (out / "table1.md").read_text()
+    assert "VL lwe: 1 replies were cut by the output limit (refine 1)" in notes
