@@ -227,22 +227,23 @@ class MetaPrompt:
         )
         # The batch's images go along, in the batch's order, as the authors' code sends them.
         images = [item["image"] for item in self.buffer]
+        prompt = render("refine", meta_prompt=self.text, batch=batch)
         limit = self.options.refine_limit(self.text)
-        reply = await self._ask(
-            "refine",
-            render("refine", meta_prompt=self.text, batch=batch),
-            images=images,
-            max_tokens=limit,
-        )
-        proposed = tagged(reply.text, "meta_prompt") or ""
+        reply = await self._ask("refine", prompt, images=images, max_tokens=limit)
         event: dict[str, Any] = {
             "step": "refine",
             "after_case": after,
             "cases": [item["id"] for item in self.buffer],
             "length_before": len(self.text),
-            "proposed_length": len(proposed),
-            "max_tokens": limit,
         }
+        if reply.cut and limit < REFINE_TOKENS_CEILING:
+            # Cut by its limit: asked once more with the most a refinement may have; the cut
+            # reply stays counted in the ledger and named here.
+            event["cut_first"] = {"max_tokens": limit, "finish_reason": reply.finish_reason}
+            limit = REFINE_TOKENS_CEILING
+            reply = await self._ask("refine", prompt, images=images, max_tokens=limit)
+        proposed = tagged(reply.text, "meta_prompt") or ""
+        event["proposed_length"], event["max_tokens"] = len(proposed), limit
         self.buffer = []
         if reply.cut:
             # A reply the limit ended holds at best part of a meta-prompt: recorded as cut (the

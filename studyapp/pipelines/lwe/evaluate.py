@@ -78,8 +78,9 @@ def cut_replies_note(cut: dict[str, int]) -> str:
         return ""
     steps = ", ".join(f"{step} {count}" for step, count in sorted(cut.items()))
     return (
-        f"{sum(cut.values())} replies were cut by the output limit ({steps}); a cut refinement or "
-        "summary keeps the previous meta-prompt (see each run's history)"
+        f"{sum(cut.values())} replies were cut by the output limit ({steps}); a cut refinement is "
+        "asked again at 32,768 tokens, and one cut again, or a cut summary, keeps the previous "
+        "meta-prompt (see each run's history)"
     )
 
 

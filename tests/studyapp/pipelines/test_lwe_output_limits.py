@@ -68,16 +68,34 @@ def far_longer(version: int) -> str:
     return long_refinement(4 * version)
 
 
-async def test_a_refinement_cut_by_its_limit_is_recorded_as_cut_and_counted(judge, server):
+async def test_a_refinement_cut_by_its_limit_is_counted_and_asked_again_with_more_room(
+    judge, server
+):
     judge.refine = far_longer
-    options = LweOptions(refine_tokens=100)
-    run = await run_lwe(make_cases("ABBA"), provider_for(server), options=options)
+    run = await run_lwe(
+        make_cases("ABBA"), provider_for(server), options=LweOptions(refine_tokens=100)
+    )
+
+    event, summary = run.history  # the retry's long meta-prompt is then summarised
+    assert event["cut_first"] == {"max_tokens": len(run.initial_meta_prompt) + 100,
+                                  "finish_reason": "length"}  # fmt: skip
+    assert event["kept_previous"] is False and event["max_tokens"] == 32_768
+    assert event["proposed_length"] > 20_000  # the retry, whole, kept
+    assert summary["step"] == "summarise" and summary["kept_previous"] is False
+    assert refine_limits(server) == [len(run.initial_meta_prompt) + 100, 32_768]
+    assert run.ledger.cut == {"refine": 1} and run.ledger.cut_reasons == {"length": 1}
+
+
+async def test_a_refinement_cut_even_at_the_ceiling_keeps_the_previous_one_and_says_why(
+    judge, server
+):
+    judge.refine = lambda n: "<meta_prompt>" + LESSON * 1700 + "</meta_prompt>"  # 138,000 chars
+    run = await run_lwe(make_cases("ABBA"), provider_for(server), options=LweOptions())
 
     (event,) = run.history
     assert event["kept_previous"] and event["cut"]
     assert event["reason"] == "cut by the output limit (finish reason length)"
-    assert run.ledger.cut == {"refine": 1} and run.ledger.cut_reasons == {"length": 1}
-    assert run.meta_prompt == run.initial_meta_prompt
+    assert run.ledger.cut == {"refine": 2} and run.meta_prompt == run.initial_meta_prompt
 
 
 async def test_the_runs_record_counts_the_replies_the_limit_cut(judge, server):
