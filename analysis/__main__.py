@@ -6,6 +6,7 @@ python -m analysis report EXPORT_DIR --out DIR   (a folder export_study wrote: i
 python -m analysis export results.jsonl --format csv|parquet --out DIR
 python -m analysis reproduce table1|table2|table3|table4|figure3 --model SPEC --out DIR [--dry-run]
 python -m analysis reproduce-layout TARGET --out DIR
+python -m analysis reproduce-figure4 EXPORT_DIR [results.jsonl ...] --out DIR   (the human study)
 """
 
 from __future__ import annotations

@@ -97,10 +97,10 @@ GAME_COLUMNS: dict[str, tuple[str, str]] = {
     ),
     "ended": (
         "string",
-        "how the game ended: finished (played to its end), aborted (the table stopped it, e.g. "
-        "when its person left and the study's dropout rule ends the game), or unfinished (its "
-        "person dropped out before the end); an aborted or unfinished game has no reward or win "
-        "and is left out of every score, its moves are in turns",
+        "how the game ended: finished (played to its end), aborted (the table stopped it, e.g. when "
+        "its person left and the study's dropout rule ends the game), unfinished (its person dropped "
+        "out), model_failed (failed model calls ended an experiment's game); an aborted or unfinished "
+        "game has no reward or win; a game not finished is left out of every score, moves in turns",
     ),
     "reward": (
         "float64",

@@ -386,21 +386,62 @@ def figures(summary: Summary) -> dict[str, tuple[Figure, pd.DataFrame]]:
     return out
 
 
-def write_tables(summary: Summary, out: str | Path) -> list[Path]:
+def voided_games(games: pd.DataFrame) -> dict[str, int]:
+    """The games left out of every score, by reason: the oracle failed, failed model calls ended
+    the game (``ended`` "model_failed": an Undercover seat or a questioner failing three times in
+    a row), another early end, or a person's seat taken over."""
+    if not len(games):
+        return {}
+    ended = (
+        games["ended"].astype("string").fillna("finished")
+        if "ended" in games
+        else pd.Series("finished", index=games.index)
+    )
+
+    def flag(name: str) -> pd.Series:
+        if name not in games:
+            return pd.Series(False, index=games.index)
+        return games[name].fillna(False).astype(bool)
+
+    taken, oracle = flag("taken_over"), flag("oracle_failed")
+    reasons = {
+        "the oracle failed": oracle & ~taken,
+        "ended by failed model calls": (ended == "model_failed") & ~oracle & ~taken,
+        "ended early (aborted or unfinished)": ~ended.isin(["finished", "model_failed"])
+        & ~oracle
+        & ~taken,
+        "a person's seat was taken over": taken,
+    }
+    return {why: int(rows.sum()) for why, rows in reasons.items() if rows.any()}
+
+
+def voided_text(voided: dict[str, int], games: int) -> str:
+    why = "; ".join(f"{what}: {n}" for what, n in voided.items())
+    return f"{sum(voided.values())} of {games} games voided, counted in no n ({why})."
+
+
+def write_tables(
+    summary: Summary, out: str | Path, voided: dict[str, int] | None = None
+) -> list[Path]:
     """Table 2 (``table.md``, ``table.html``, ``table.csv``) and every other table of the summary
     as formula-safe CSV (``curves``, ``differences``, ``participants``, ``human_curves``,
     ``human_mean``, ``win_rates``; ``people_left_out`` when someone was), plus ``notes.md`` when people were left
-    out (pilots, screened, withdrawn) or the people and the models cannot share a figure."""
+    out (pilots, screened, withdrawn), games were voided (``voided``, :func:`voided_games`; also
+    named under ``table.md``) or the people and the models cannot share a figure."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "table.md", out / "table.html"]
-    written[0].write_text(table_markdown(summary.table, summary.differences), encoding="utf-8")
+    voided_line = voided_text(voided, summary.games) if voided else ""
+    table = table_markdown(summary.table, summary.differences)
+    written[0].write_text(table + (f"\n{voided_line}\n" if voided_line else ""), encoding="utf-8")
     written[1].write_text(table_html(summary.table, summary.differences), encoding="utf-8")
     for name, frame in summary.frames().items():
         path = out / f"{name}.csv"
         safe_frame(frame).to_csv(path, index=False)
         written.append(path)
     lines = []
+    if voided_line:
+        lines += ["# Games voided\n\n", voided_line + "\n\n"]
     if summary.people_left_out:
         lines += [
             "# People left out\n\n",
@@ -433,7 +474,7 @@ def write_report(
     figure it supports (PNG, SVG, PDF, and the figure's data as CSV); return the paths.
     ``include_all_people``: pilots and screened or withdrawn people count too."""
     summary = summarize(games, allow_mixed=allow_mixed, include_all_people=include_all_people)
-    written = write_tables(summary, out)
+    written = write_tables(summary, out, voided_games(games))
     for stem, (figure, data) in figures(summary).items():
         written += save_figure(figure, Path(out) / stem, data)
     return written

@@ -10,7 +10,8 @@ Targets: ``table1`` (token lengths), ``table2``, ``table3``, ``table4`` (role na
 paper's Table 2 layout, ``<target>.tex``; ``figure3`` draws its curves into
 ``figure3_curves.png/.svg/.pdf`` with the data drawn in ``figure3_curves.csv``, apart from the table.
 
-A block (task, setting, model) whose games were all voided (the oracle failed in each) is not
+A block (task, setting, model) whose games were all voided (the oracle failed, or failed model calls
+ended the game: an Undercover seat or a questioner failing three times in a row) is not
 dropped: it is shown with "–", n = 0 and the reason, and the command warns (exit 1 with
 ``--strict``).
 """
@@ -36,12 +37,19 @@ from analysis.report import (
     table_latex,
     table_markdown,
 )
+from analysis.reproduce_figure4 import add_command as add_figure4
 from analysis.safe_csv import safe_frame
 from analysis.summary import summarize
 from games.experiment import reproduce as plan
 from games.experiment.records import load_records
 from games.experiment.spec import role_note
-from games.experiment.summary import TABLE2_COLUMNS, is_scored, oracle_failed, wilson
+from games.experiment.summary import (
+    TABLE2_COLUMNS,
+    is_scored,
+    oracle_failed,
+    void_reason,
+    wilson,
+)
 
 TABLE_COLUMNS = (*TABLE2_COLUMNS, "played", "note")
 TABLE1_COLUMNS = ("task", "model", "part", "tokens", "sd", "n", "counted_with")
@@ -66,6 +74,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     layout.add_argument("--strict", action="store_true")
     layout.add_argument("--tokenizer", type=Path)
     layout.set_defaults(func=run_layout)
+    add_figure4(commands)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -112,18 +121,28 @@ def write_outputs(
 
 
 def voided_reason(records: list[dict[str, Any]]) -> str:
-    """Why the unscored games of a block were not scored, most frequent error first."""
+    """Why the unscored games of a block were not scored, most frequent reason first, with the
+    first error of a game a model's failures ended (the oracle's, an Undercover seat's)."""
     errors: Counter[str] = Counter()
     for record in records:
-        if record.get("taken_over"):
-            errors["a person's seat was taken over"] += 1
-        elif oracle_failed(record):
-            failures = record.get("failures") or []
-            first = str(failures[0].get("error", "")) if failures else ""
-            if len(first) > 160:
-                first = first[:160].rsplit(" ", 1)[0] + " …"
-            errors[f"the oracle failed ({first})" if first else "the oracle failed"] += 1
+        reason = void_reason(record)
+        if reason is None:
+            continue
+        failures = record.get("failures") or []
+        first = str(failures[0].get("error", "")) if failures else ""
+        if len(first) > 160:
+            first = first[:160].rsplit(" ", 1)[0] + " …"
+        failed = oracle_failed(record) or record.get("ended") == "model_failed"
+        errors[f"{reason}: {first}" if failed and first else reason] += 1
     return "; ".join(f"{what}: {n}" for what, n in errors.most_common(3))
+
+
+def leaks_test_problems(records: list[dict[str, Any]]) -> bool:
+    """Whether a math block's earlier games were drawn from its own test problems."""
+    return any(
+        r["game"] == "math" and r.get("experience_games") and not r.get("experience_tasks")
+        for r in records
+    )
 
 
 def ended_at_cap(record: dict[str, Any]) -> bool:
@@ -151,6 +170,9 @@ def block_notes(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], li
         scored = sum(1 for r in group if is_scored(r))
         capped = sum(1 for r in group if is_scored(r) and ended_at_cap(r))
         note = f"{capped} of {scored} ended at the vote cap" if capped else ""
+        if leaks_test_problems(group):
+            leak = "earlier games drawn from the test problems (--math-experience-tasks)"
+            note = f"{note}; {leak}" if note else leak
         if scored < len(group):
             reason = voided_reason(group)
             voided = f"{len(group) - scored} of {len(group)} games voided ({reason})"

@@ -38,7 +38,7 @@ from games.experiment.spec import (
     provider_configs,
     role_note,
 )
-from games.experiment.summary import format_summary, summarize
+from games.experiment.summary import format_summary, summarize, voided_note
 from games.llm import prompts
 from games.llm.cache import ResponseCache
 from games.llm.providers import (
@@ -59,6 +59,11 @@ def add_experiment(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--config", type=Path, help="TOML grid of models × settings")
     parser.add_argument("--game", choices=(*GAME_NAMES, MATH))
     parser.add_argument("--math-tasks", type=Path, help="math: JSONL task file (TTRA's format)")
+    parser.add_argument(
+        "--math-experience-tasks",
+        type=Path,
+        help="math: JSONL problems the earlier games draw from (default: the test file's own)",
+    )
     parser.add_argument("--model", help="model spec, e.g. openai:gpt-4o or offline:infogain")
     parser.add_argument("--oracle", help="Twenty Questions oracle spec (default: the same model)")
     parser.add_argument("--setting", choices=SETTINGS, default="none")
@@ -160,6 +165,8 @@ def specs_from_args(args: argparse.Namespace) -> tuple[list[ExperimentSpec], Pat
         evaluated_role=resolved_role(game, grid.get("evaluated_role", args.evaluated_role)),
         max_tokens_for=args.max_tokens_for,
         tasks=str(grid.get("tasks", args.math_tasks or "")) or None,
+        experience_tasks=str(grid.get("experience_tasks", args.math_experience_tasks or ""))
+        or None,
         max_vote_rounds=grid.get("max_vote_rounds", args.max_vote_rounds),
     )
     # Per-model options in a grid: [options."openai:o3"] max_tokens = 32000, reasoning_effort = "high"
@@ -252,4 +259,6 @@ def run(args: argparse.Namespace) -> int:
     except ResumeConflict as err:
         raise SystemExit(f"error: {err}") from None
     print(format_summary(summarize(records)), file=sys.stdout)
+    if voided := voided_note(records):
+        print(voided, file=sys.stdout)
     return 0

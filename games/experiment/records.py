@@ -83,6 +83,8 @@ def game_record(
         "started_at": started,
         "finished_at": finished,
         "provenance": provenance,
+        # Math only: the file the earlier games' problems came from (None: the test problems).
+        **({"experience_tasks": spec.experience_tasks} if spec.game == "math" else {}),
         # Undercover only: the rule that chose the scored seat ("difference", "normal" or "any");
         # the role the seat held is outcome[evaluated_seat]["role"].
         **({"evaluated_role": spec.scored_role} if spec.scored_role else {}),
@@ -117,20 +119,33 @@ def append_record(path: Path, record: dict[str, Any]) -> None:
         handle.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
+# A record's ``ended`` when failed model calls ended its game (the runner's ``abort``): the game
+# is voided, as the analysis voids every game that did not end as "finished".
+MODEL_FAILED = "model_failed"
+
+
 def failure_marks(game: str, events: list[dict[str, Any]], failures: list) -> dict[str, Any]:
     """What a record says about failed model calls, so the analysis can leave out games that
     measure an outage rather than the evaluated model: ``voids`` (Twenty Questions questions the
     oracle could not answer, not counted), ``oracle_failed`` (the oracle failed so often that the
     game was ended; its reward is not the questioner's doing) and ``failures`` (every move an agent
-    did not make itself, with the reason)."""
-    oracle_failed = game == "twenty-questions" and any(
-        event["type"] == "abort" and event.get("failed_seat") == 1 for event in events
-    )
-    return {
+    did not make itself, with the reason).
+
+    Any other game ended by failed model calls (a Who is Undercover seat, or a Twenty Questions
+    questioner, failing ``max_failures`` times in a row) is voided the same way: ``ended`` is
+    ``"model_failed"`` and ``failed_seat`` names the seat, so no reader scores its 0 reward as
+    the evaluated model's loss (:func:`games.experiment.summary.is_scored`, the analysis's
+    ``scored``). A game that ended normally has neither key."""
+    aborts = [e for e in events if e["type"] == "abort" and e.get("failed_seat") is not None]
+    oracle_failed = game == "twenty-questions" and any(e["failed_seat"] == 1 for e in aborts)
+    marks: dict[str, Any] = {
         "voids": sum(event["type"] == "void" for event in events),
         "oracle_failed": oracle_failed,
         "failures": failures,
     }
+    if aborts and not oracle_failed:
+        marks["ended"], marks["failed_seat"] = MODEL_FAILED, aborts[-1]["failed_seat"]
+    return marks
 
 
 def utc_now() -> str:

@@ -188,6 +188,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, required=True, help="folder for records and tables")
     parser.add_argument("--math-tasks", type=Path, help="table2: JSONL math problems (AIME 2025)")
     parser.add_argument(
+        "--math-experience-tasks",
+        type=Path,
+        help="table2: JSONL problems the earlier math games draw from (AIME 2024, say); default "
+        "the test problems themselves, as the paper leaves it unsaid",
+    )
+    parser.add_argument(
         "--no-math", action="store_true", help="table2 without its math block (no task file)"
     )
     parser.add_argument(
@@ -338,6 +344,9 @@ def plan_specs(args: argparse.Namespace) -> list[ExperimentSpec]:
                             evaluated_role=args.evaluated_role if game == UC else None,
                             max_tokens_for=tuple(args.max_tokens_for),
                             tasks=str(args.math_tasks) if game == MATH else None,
+                            experience_tasks=str(args.math_experience_tasks)
+                            if game == MATH and args.math_experience_tasks
+                            else None,
                             max_vote_rounds=args.max_vote_rounds if game == UC else None,
                         )
                     )

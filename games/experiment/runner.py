@@ -197,10 +197,10 @@ class Runner:
 
     def warmup_config(self, spec: ExperimentSpec, sample: int, index: int, seed: int) -> Config:
         """The config of an earlier game. Math: the ``index``-th of N distinct problems drawn
-        for this sample from the task file (the paper does not say where its five came from)."""
+        for this sample from ``experience_tasks``, else the test file (the paper does not say)."""
         if spec.game != MATH:
             return self.new_config(spec, seed)
-        tasks = load_tasks(spec.tasks)
+        tasks = load_tasks(spec.experience_tasks or spec.tasks)
         order = random.Random(derive_seed(spec.seed, "math-warmup", sample)).sample(
             range(len(tasks)), len(tasks)
         )

@@ -72,6 +72,9 @@ class ExperimentSpec:
     # (("openai-compatible:deepseek-r1", 32768),); the evaluated model's max_tokens wins.
     max_tokens_for: tuple[tuple[str, int], ...] = ()
     tasks: str | None = None  # math: the JSONL task file (games.mathtest)
+    # math: where the earlier games' problems are drawn from; None = the test file itself (the
+    # paper does not say; its problems are then seen, and judged, before the test).
+    experience_tasks: str | None = None
     # Undercover: the engine's cap on vote rounds (None: its default, 6); the paper states none.
     max_vote_rounds: int | None = None
 
@@ -81,12 +84,16 @@ class ExperimentSpec:
             if not self.tasks:
                 raise ValueError("the math testbed needs a task file (tasks=..., --math-tasks)")
             load_tasks(self.tasks)  # raises TaskFileError naming the bad line
+            if self.experience_tasks:
+                load_tasks(self.experience_tasks)
             if self.setting == "cumulative":
                 raise ValueError("the math testbed has no cumulative setting")
             if self.setting == "human-policy" and not self.policy:
                 raise ValueError("math has no shipped human policy: pass one (--human-policy)")
         else:
             get_engine(self.game)
+            if self.experience_tasks:
+                raise ValueError("experience_tasks is for the math testbed only")
         parse_spec(self.model)
         self.options_for(self.model)  # raises on an unknown effort or a too small budget
         if self.memory_word_cap < 1:
@@ -169,12 +176,18 @@ def evaluated_seat(game: str, seed: int, config: Config, role: str | None = None
     return random.Random(derive_seed(seed, "evaluated-seat")).choice(seats)
 
 
+# The paper does not say which seat it scored; the note says the default is read from its numbers.
+DIFFERENCE_INFERRED = "inferred; --evaluated-role normal scores a normal seat"
+
+
 def role_note(role: str | None, players: int) -> str:
     """What a table's note says about the Undercover seat scored. With every seat played by the
     same model, a uniformly drawn seat wins at least 1/players of the games (the civilians' wins
-    weigh (players - 1)/players, the difference's 1/players, and one side always wins)."""
+    weigh (players - 1)/players, the difference's 1/players, and one side always wins). The
+    difference seat is the paper's by inference (its numbers rule out any seat, not a normal one;
+    docs/reproduce.md), and its note says so."""
     if role == "difference":
-        return "scored: the difference seat"
+        return f"scored: the difference seat ({DIFFERENCE_INFERRED})"
     if role == "normal":
         return "scored: a normal seat"
     return f"scored: any seat, drawn uniformly (at least 1/{players} = {1 / players:.2f} won)"

@@ -8,7 +8,8 @@ Improve % against ``none``.
 exports read) calls it on the games frame, so none can disagree. No pandas and no Django, because
 dependencies point from ``analysis`` to ``games`` and never back; the quantiles and intervals are
 scipy's. The games that count are the same everywhere (:func:`is_scored`): a game whose answering
-seat failed, or a person's seat an agent took over, is left out.
+seat failed, a game ended by failed model calls (an Undercover seat, a questioner), or a person's
+seat an agent took over, is left out, and :func:`voided_note` says how many.
 """
 
 from __future__ import annotations
@@ -63,9 +64,42 @@ def oracle_failed(record: Mapping[str, Any]) -> bool:
 
 
 def is_scored(record: Mapping[str, Any]) -> bool:
-    """Whether a game counts: its answering seat did not fail, and a person's seat was not taken
-    over by an agent (a missed deadline or a dropout)."""
-    return not oracle_failed(record) and not record.get("taken_over")
+    """Whether a game counts: its answering seat did not fail, it was played to its end (not
+    ended by failed model calls, ``ended`` "model_failed", nor stopped by its table), and a
+    person's seat was not taken over by an agent (a missed deadline or a dropout)."""
+    return (
+        not oracle_failed(record)
+        and (record.get("ended") or "finished") == "finished"
+        and not record.get("taken_over")
+    )
+
+
+def void_reason(record: Mapping[str, Any]) -> str | None:
+    """Why a game is not scored, in words (None for a scored game)."""
+    if record.get("taken_over"):
+        return "a person's seat was taken over"
+    if oracle_failed(record):
+        return "the oracle failed"
+    ended = record.get("ended") or "finished"
+    if ended == "model_failed":
+        return f"ended by failed model calls (seat {record.get('failed_seat')})"
+    if ended != "finished":
+        return f"ended early ({ended})"
+    return None
+
+
+def voided_note(records: Iterable[Mapping[str, Any]]) -> str:
+    """How many games were voided and why ("" when none was): they are counted in no n."""
+    records = list(records)
+    reasons: dict[str, int] = defaultdict(int)
+    for record in records:
+        reason = void_reason(record)
+        if reason is not None:
+            reasons[reason.split(" (seat")[0]] += 1
+    if not reasons:
+        return ""
+    why = "; ".join(f"{what}: {n}" for what, n in sorted(reasons.items()))
+    return f"{sum(reasons.values())} of {len(records)} games voided, counted in no n ({why})"
 
 
 def player_kind(player: str) -> str:

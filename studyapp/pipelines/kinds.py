@@ -44,7 +44,15 @@ KINDS: dict[str, Kind] = {
     "lwe": Kind(
         "studyapp.pipelines.runners.lwe.run",
         "Learning While Evaluating: the judge refines its meta-prompt every b cases.",
-        {**LWE_DEFAULTS, "batch_size": 4, "summary_threshold": 10_000, "min_keep_ratio": 0.0},
+        {
+            **LWE_DEFAULTS,
+            "batch_size": 4,
+            "summary_threshold": 10_000,
+            "min_keep_ratio": 0.0,
+            # output limits: refinement = current meta-prompt's length + this; the summary's own
+            "refine_tokens": 4096,
+            "summary_tokens": 4096,
+        },
     ),
     "selective-lwe": Kind(
         "studyapp.pipelines.runners.lwe.run",
@@ -54,6 +62,8 @@ KINDS: dict[str, Kind] = {
             "batch_size": 4,
             "summary_threshold": 10_000,
             "min_keep_ratio": 0.0,  # off, as Algorithm 1; 0.25 the guard of earlier versions
+            "refine_tokens": 4096,
+            "summary_tokens": 4096,
             "inconsistent_swap": "vanilla",  # as published; "lwe": the project's variant
         },
     ),

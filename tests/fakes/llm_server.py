@@ -33,6 +33,13 @@ Knobs (constructor keywords, also plain attributes you may change while it runs)
 - ``no_tag_share``: share of replies whose ``<answer>`` tags are stripped from the reply text.
 - ``script``: a list of faults (``"429"``, ``"500"``, ``"timeout"``, ``"no-tag"`` or None) served to
   the next requests in order before any random draw, for tests that need an exact sequence.
+- ``honour_max_tokens``: (default True) a reply longer than the request's output limit
+  (``max_tokens``, ``max_completion_tokens``; one token counted per ``CHARS_PER_TOKEN``
+  characters) is cut to it and ends with the provider's finish reason for a cut reply
+  (OpenAI ``finish_reason: "length"``, Anthropic ``stop_reason: "max_tokens"``), as a real model
+  stops at its limit; a whole reply ends ``"stop"`` / ``"end_turn"``.
+- ``reasoning_tokens``: (default 0) when set, OpenAI-format usage reports this many
+  ``completion_tokens_details.reasoning_tokens``, as a thinking model's does.
 - ``seed``: faults are drawn from ``random.Random(seed)``, so a run's fault pattern is repeatable
   up to thread scheduling.
 - ``openai_prefix``: the path the OpenAI wire format is served under (``/v1``; a Gemini-style
@@ -67,6 +74,8 @@ from typing import Any
 
 Responder = Callable[[dict[str, Any]], str]
 
+# The fake's token: this many characters (its usage counts and its output limit both use it).
+CHARS_PER_TOKEN = 4
 _TAGS = re.compile(r"<\s*/?\s*answer\s*>", re.IGNORECASE)
 # The image types Gemini's API reads (PNG, JPEG, WebP, HEIC, HEIF): a GIF is refused.
 GEMINI_IMAGE_TYPES = ("image/png", "image/jpeg", "image/webp", "image/heic", "image/heif")
@@ -207,8 +216,12 @@ class _Handler(BaseHTTPRequestHandler):
         text = fake.responder(body)
         if fault == "no-tag":
             text = _TAGS.sub("", text)
-        input_tokens = len(prompt_text(body)) // 4 + 1
-        output_tokens = len(text) // 4 + 1
+        limit = body.get("max_completion_tokens") or body.get("max_tokens")
+        cut = bool(fake.honour_max_tokens and limit and len(text) > limit * CHARS_PER_TOKEN)
+        if cut:
+            text = text[: limit * CHARS_PER_TOKEN]
+        input_tokens = len(prompt_text(body)) // CHARS_PER_TOKEN + 1
+        output_tokens = len(text) // CHARS_PER_TOKEN + 1
         model = body.get("model", "fake")
         if wire == "openai":
             reply = {
@@ -220,13 +233,18 @@ class _Handler(BaseHTTPRequestHandler):
                     {
                         "index": 0,
                         "message": {"role": "assistant", "content": text},
-                        "finish_reason": "stop",
+                        "finish_reason": "length" if cut else "stop",
                     }
                 ],
                 "usage": {
                     "prompt_tokens": input_tokens,
                     "completion_tokens": output_tokens,
                     "total_tokens": input_tokens + output_tokens,
+                    **(
+                        {"completion_tokens_details": {"reasoning_tokens": fake.reasoning_tokens}}
+                        if fake.reasoning_tokens
+                        else {}
+                    ),
                 },
             }
         else:
@@ -236,7 +254,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "role": "assistant",
                 "model": model,
                 "content": [{"type": "text", "text": text}],
-                "stop_reason": "end_turn",
+                "stop_reason": "max_tokens" if cut else "end_turn",
                 "stop_sequence": None,
                 "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
             }
@@ -282,7 +300,11 @@ class FakeLLMServer:
         openai_prefix: str = "/v1",
         api_key: str | None = None,
         image_types: tuple[str, ...] | None = None,
+        honour_max_tokens: bool = True,
+        reasoning_tokens: int = 0,
     ) -> None:
+        self.honour_max_tokens = honour_max_tokens
+        self.reasoning_tokens = reasoning_tokens
         self.openai_prefix = openai_prefix
         self.api_key = api_key
         self.image_types = image_types

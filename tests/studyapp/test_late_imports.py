@@ -31,7 +31,7 @@ JUSTIFIED = {
     ("studyapp.pipelines.ttra.sft_subsets", "sample_subsets", "studyapp.pipelines.ttra.sft"),
     # matplotlib loads only when a figure is drawn
     ("studyapp.pipelines.ttra.rank_figures", "draw", "analysis.plots"),
-    ("studyapp.pipelines.ttra.paper_figures", "_save", "analysis.plots"),
+    ("studyapp.pipelines.ttra.figure_drawing", "save", "analysis.plots"),
     ("studyapp.pipelines.ttra.harmonize", "main", "studyapp.pipelines.ttra.paper_figures"),
 }
 

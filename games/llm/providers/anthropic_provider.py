@@ -8,7 +8,7 @@ from typing import Any
 import anthropic
 from anthropic.types import Message as AnthropicMessage
 
-from games.llm.providers.base import SDKProvider
+from games.llm.providers.base import SDKProvider, Sent
 from games.llm.providers.config import ANTHROPIC_URL
 from games.llm.providers.messages import Message
 
@@ -46,7 +46,7 @@ class AnthropicProvider(SDKProvider):
         messages: list[Message],
         system: str | None,
         **params: Any,
-    ) -> tuple[str, int, int]:
+    ) -> Sent:
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [{**m, "content": _anthropic_content(m["content"])} for m in messages],
@@ -67,4 +67,7 @@ class AnthropicProvider(SDKProvider):
         # without the typed-parameter walk.
         response = await client.post("/v1/messages", body=body, cast_to=AnthropicMessage)
         text = "".join(block.text for block in response.content if block.type == "text")
-        return text, response.usage.input_tokens, response.usage.output_tokens
+        # stop_reason "max_tokens" when the limit cut the reply
+        return Sent(
+            text, response.usage.input_tokens, response.usage.output_tokens, response.stop_reason
+        )

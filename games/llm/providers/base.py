@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import logging
 import time
 import weakref
 from collections.abc import AsyncIterator
@@ -21,6 +22,7 @@ from games.llm.providers.config import (
     ANTHROPIC_URL,
     OPENAI_URL,
     ProviderConfig,
+    needs_reasoning_budget,
     parse_spec,
     server_url,
 )
@@ -39,6 +41,33 @@ class Completion:
     latency_s: float = 0.0
     retries: int = 0
     cached: bool = False
+    # The provider's own word on why the reply ended (OpenAI ``finish_reason``, Anthropic
+    # ``stop_reason``); ``cut`` is True when the output limit ended it (``"length"``,
+    # ``"max_tokens"``), so a caller can tell a whole reply from one cut short.
+    finish_reason: str | None = None
+    cut: bool = False
+    # Tokens the provider says the model spent thinking (OpenAI's and Gemini's usage
+    # ``completion_tokens_details.reasoning_tokens``); 0 where it reports none.
+    reasoning_tokens: int = 0
+
+
+# The finish reasons that mean "stopped by the output limit": OpenAI's Chat Completions say
+# ``length``, Anthropic's Messages API ``max_tokens``.
+CUT_REASONS = ("length", "max_tokens")
+
+
+@dataclass(frozen=True)
+class Sent:
+    """What a provider's ``_send`` got back: the text, token counts and the finish reason."""
+
+    text: str
+    input_tokens: int
+    output_tokens: int
+    finish_reason: str | None = None
+    reasoning_tokens: int = 0
+
+
+log = logging.getLogger(__name__)
 
 
 class ProviderError(RuntimeError):
@@ -115,6 +144,7 @@ class SDKProvider:
             weakref.WeakKeyDictionary()
         )
         self._watched: weakref.WeakSet[asyncio.AbstractEventLoop] = weakref.WeakSet()
+        self._thinking_noted = False
 
     def _loop_state(self) -> tuple[Any, asyncio.Semaphore]:
         loop = asyncio.get_running_loop()
@@ -150,7 +180,7 @@ class SDKProvider:
 
     async def _send(
         self, client: Any, messages: list[Message], system: str | None, **params: Any
-    ) -> tuple[str, int, int]:
+    ) -> Sent:
         raise NotImplementedError
 
     async def complete(
@@ -181,6 +211,7 @@ class SDKProvider:
             request["server"] = self.server
         key = request_key(request, sample)
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
+            reason = hit.get("finish_reason")
             return Completion(
                 text=hit["text"],
                 input_tokens=hit["input_tokens"],
@@ -188,6 +219,8 @@ class SDKProvider:
                 input_chars=input_chars,
                 output_chars=len(hit["text"]),
                 cached=True,
+                finish_reason=reason,
+                cut=reason in CUT_REASONS,
             )
         client, limit = await self._opened()
         async with limit:
@@ -195,7 +228,7 @@ class SDKProvider:
             token = _attempts.set(box)
             started = time.perf_counter()
             try:
-                text, input_tokens, output_tokens = await self._send(
+                sent = await self._send(
                     client,
                     messages,
                     system,
@@ -213,17 +246,44 @@ class SDKProvider:
             finally:
                 _attempts.reset(token)
             latency = time.perf_counter() - started
+        self._note_thinking(sent)
         if self.cache is not None:
-            reply = {"text": text, "input_tokens": input_tokens, "output_tokens": output_tokens}
+            reply = {
+                "text": sent.text,
+                "input_tokens": sent.input_tokens,
+                "output_tokens": sent.output_tokens,
+                "finish_reason": sent.finish_reason,
+            }
             self.cache.put(key, reply)
         return Completion(
-            text=text,
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
+            text=sent.text,
+            input_tokens=sent.input_tokens,
+            output_tokens=sent.output_tokens,
             input_chars=input_chars,
-            output_chars=len(text),
+            output_chars=len(sent.text),
             latency_s=latency,
             retries=max(box[0] - 1, 0),
+            finish_reason=sent.finish_reason,
+            cut=sent.finish_reason in CUT_REASONS,
+            reasoning_tokens=sent.reasoning_tokens,
+        )
+
+    def _note_thinking(self, sent: Sent) -> None:
+        """The provider's own signal that a model thinks (reasoning tokens in its usage) for a
+        model the name patterns did not take for one (``needs_reasoning_budget``): said once,
+        since its thinking eats the ordinary output limit (a cut reply is marked ``cut``)."""
+        if not sent.reasoning_tokens or self._thinking_noted or self.config.options.max_tokens:
+            return
+        if needs_reasoning_budget(self.spec):
+            return
+        self._thinking_noted = True
+        log.warning(
+            "%s spent %d output tokens on reasoning (the provider's usage says so) but is not "
+            "recognised as a reasoning model, so it gets the ordinary output limit; give it a "
+            "larger one (--max-tokens-for %s=16384, or max_tokens in its model options)",
+            self.spec,
+            sent.reasoning_tokens,
+            self.spec,
         )
 
     async def aclose(self) -> None:

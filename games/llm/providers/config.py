@@ -25,6 +25,9 @@ _OPENAI_REASONING = re.compile(r"^(?:o\d|gpt-5)(?:$|[-.:])")
 # Open reasoning models served through ``openai-compatible:`` (vLLM, SGLang, DeepSeek's API):
 # DeepSeek-R1 and its distillations, deepseek-reasoner, QwQ, *-Thinking checkpoints.
 _OPEN_REASONING = re.compile(r"(?:^|[-_/.:])(?:r1|qwq|reasoner|thinking)(?:$|[-_/.:])", re.I)
+# Google's thinking models: Gemini 2.5 and later think by default (Google's model cards; the
+# OpenAI-compatible endpoint counts the thinking in usage's reasoning_tokens, inside max_tokens).
+_GEMINI_THINKING = re.compile(r"^gemini-(?:2\.5|[3-9])", re.I)
 REASONING_MAX_TOKENS = 16_384  # room for hidden reasoning plus the visible move
 REASONING_TIMEOUT = 300.0
 
@@ -75,17 +78,24 @@ def is_gemini_model(spec: str) -> bool:
 
 def needs_reasoning_budget(spec: str) -> bool:
     """Models that think before they answer and so need far more than a move's 1,024 tokens:
-    OpenAI's reasoning models and open ones served through ``openai-compatible:`` (DeepSeek-R1,
-    deepseek-reasoner, QwQ, *-Thinking), whose thinking is part of the visible output.
+    OpenAI's reasoning models, open ones served through ``openai-compatible:`` (DeepSeek-R1,
+    deepseek-reasoner, QwQ, *-Thinking), whose thinking is part of the visible output, and
+    Gemini 2.5 and later, which think by default and count the thinking in the output limit.
 
     >>> needs_reasoning_budget("openai-compatible:deepseek-ai/DeepSeek-R1-Distill-Qwen-7B")
     True
     >>> needs_reasoning_budget("openai-compatible:deepseek-chat")
     False
+    >>> needs_reasoning_budget("openai-compatible@gemini:gemini-2.5-pro")
+    True
+    >>> needs_reasoning_budget("openai-compatible@gemini:gemini-2.0-flash")
+    False
     """
     kind, model = parse_spec(spec)
     if kind == "openai-compatible":
-        return _OPEN_REASONING.search(model) is not None
+        name = model.rsplit("/", 1)[-1]
+        gemini_thinks = is_gemini_model(spec) and _GEMINI_THINKING.match(name) is not None
+        return gemini_thinks or _OPEN_REASONING.search(model) is not None
     return is_reasoning_model(spec)
 
 

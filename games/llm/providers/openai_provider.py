@@ -8,7 +8,7 @@ from typing import Any
 import openai
 from openai.types.chat import ChatCompletion
 
-from games.llm.providers.base import SDKProvider
+from games.llm.providers.base import SDKProvider, Sent
 from games.llm.providers.config import OPENAI_URL, is_gemini_model, is_reasoning_model
 from games.llm.providers.messages import GEMINI_IMAGE_TYPES, Message
 
@@ -70,7 +70,7 @@ class OpenAIProvider(SDKProvider):
         messages: list[Message],
         system: str | None,
         **params: Any,
-    ) -> tuple[str, int, int]:
+    ) -> Sent:
         if is_gemini_model(self.spec):
             check_gemini_images(self.spec, messages)
         full = ([{"role": "system", "content": system}] if system else []) + [
@@ -98,6 +98,14 @@ class OpenAIProvider(SDKProvider):
         # ``chat.completions.create``, without its per-call walk over the typed parameters, which
         # was a third of the runner's CPU with 64 games in flight. Our body is plain JSON already.
         response = await client.post("/chat/completions", body=body, cast_to=ChatCompletion)
-        text = (response.choices[0].message.content or "") if response.choices else ""
+        choice = response.choices[0] if response.choices else None
+        text = (choice.message.content or "") if choice else ""
         usage = response.usage
-        return text, usage.prompt_tokens if usage else 0, usage.completion_tokens if usage else 0
+        details = usage.completion_tokens_details if usage else None
+        return Sent(
+            text,
+            usage.prompt_tokens if usage else 0,
+            usage.completion_tokens if usage else 0,
+            choice.finish_reason if choice else None,  # "length" when max_tokens cut it
+            (details.reasoning_tokens or 0) if details else 0,
+        )

@@ -25,7 +25,15 @@ from studyapp.pipelines.lwe.judging import (
     render,
     tagged,
 )
-from studyapp.pipelines.lwe.llm import METHOD, PROBE, Ledger, Provider, ask
+from studyapp.pipelines.lwe.llm import (
+    METHOD,
+    PROBE,
+    Completion,
+    Ledger,
+    Provider,
+    ask,
+    ask_completion,
+)
 
 
 @dataclass(frozen=True)
@@ -45,18 +53,41 @@ class LweOptions:
     # writes no swap response from LWE); "lwe" is the project's variant, which re-judges the
     # swapped pair with LWE's own sample-specific prompt (a reading of algorithm 2's line 13).
     inconsistent_swap: str = "vanilla"
+    # Output limits sized to what the call must return (tokens). RefineMetaPrompt returns the
+    # whole meta-prompt, so its limit is the current meta-prompt's length (a token for every
+    # character: no tokenizer needs more for prose, so the current text always fits) plus
+    # ``refine_tokens`` of room to grow, up to REFINE_TOKENS_CEILING; the summary returns at most
+    # ``summary_threshold`` characters and gets ``summary_tokens``. Every other call keeps
+    # llm.CALL_TOKENS (2,048). The paper gives no limit.
+    refine_tokens: int = 4096
+    summary_tokens: int = 4096
 
     def __post_init__(self) -> None:
         if self.inconsistent_swap not in SWAP_SOURCES:
             raise ValueError(f"inconsistent_swap must be one of {SWAP_SOURCES}")
         if not 0.0 <= self.min_keep_ratio < 1.0:
             raise ValueError("min_keep_ratio must be at least 0 and below 1")
+        for name in ("refine_tokens", "summary_tokens"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be a positive number of tokens")
+
+    def refine_limit(self, meta_prompt: str) -> int:
+        """The output limit of a refinement of ``meta_prompt``: its length plus room to grow."""
+        return min(len(meta_prompt) + self.refine_tokens, REFINE_TOKENS_CEILING)
 
 
 SWAP_SOURCES = ("vanilla", "lwe")
 # The shortest reply taken for a meta-prompt: fewer characters hold no instruction set (an "ok",
 # a bare refusal); such a reply keeps the previous meta-prompt whatever min_keep_ratio says.
 MIN_META_PROMPT_CHARS = 50
+# The most output tokens a refinement is given: the paper's judges (gpt-4.1, gemini-2.5-pro,
+# claude-sonnet-4.5) write at least this many. A meta-prompt is summarised past 10,000
+# characters, so the ceiling binds only when summaries keep failing.
+REFINE_TOKENS_CEILING = 32_768
+
+
+def cut_note(completion: Completion) -> str:
+    return f"cut by the output limit (finish reason {completion.finish_reason})"
 
 
 def initial_meta_prompt() -> str:
@@ -123,9 +154,15 @@ class MetaPrompt:
         self.history: list[dict[str, Any]] = history if history is not None else []
 
     async def _ask(
-        self, step: str, prompt: str, purpose: str = METHOD, images: list[str | None] = ()
-    ) -> str:
-        return await ask(
+        self,
+        step: str,
+        prompt: str,
+        purpose: str = METHOD,
+        images: list[str | None] = (),
+        max_tokens: int | None = None,
+    ) -> Completion:
+        limit = {"max_tokens": max_tokens} if max_tokens else {}
+        return await ask_completion(
             self.provider,
             self.ledger,
             step,
@@ -133,6 +170,7 @@ class MetaPrompt:
             temperature=self.options.temperature,
             purpose=purpose,
             images=images,
+            **limit,
         )
 
     async def evaluation_prompt(self, case: PairCase, purpose: str = METHOD) -> str:
@@ -147,7 +185,7 @@ class MetaPrompt:
 
     async def reflect(self, case: PairCase, evaluation_prompt: str, judgment: str) -> str:
         """Feedback: the judge's own critique of how the meta-prompt served this case."""
-        return await self._ask(
+        completion = await self._ask(
             "feedback",
             render(
                 "feedback",
@@ -158,6 +196,7 @@ class MetaPrompt:
             ),
             images=[case.image],
         )
+        return completion.text
 
     def remember(
         self, case: PairCase, evaluation_prompt: str, judgment: str, feedback: str
@@ -188,19 +227,30 @@ class MetaPrompt:
         )
         # The batch's images go along, in the batch's order, as the authors' code sends them.
         images = [item["image"] for item in self.buffer]
-        reply = await self._ask(
-            "refine", render("refine", meta_prompt=self.text, batch=batch), images=images
-        )
-        proposed = tagged(reply, "meta_prompt") or ""
+        prompt = render("refine", meta_prompt=self.text, batch=batch)
+        limit = self.options.refine_limit(self.text)
+        reply = await self._ask("refine", prompt, images=images, max_tokens=limit)
         event: dict[str, Any] = {
             "step": "refine",
             "after_case": after,
             "cases": [item["id"] for item in self.buffer],
             "length_before": len(self.text),
-            "proposed_length": len(proposed),
         }
+        if reply.cut and limit < REFINE_TOKENS_CEILING:
+            # Cut by its limit: asked once more with the most a refinement may have; the cut
+            # reply stays counted in the ledger and named here.
+            event["cut_first"] = {"max_tokens": limit, "finish_reason": reply.finish_reason}
+            limit = REFINE_TOKENS_CEILING
+            reply = await self._ask("refine", prompt, images=images, max_tokens=limit)
+        proposed = tagged(reply.text, "meta_prompt") or ""
+        event["proposed_length"], event["max_tokens"] = len(proposed), limit
         self.buffer = []
-        if len(proposed) < MIN_META_PROMPT_CHARS:
+        if reply.cut:
+            # A reply the limit ended holds at best part of a meta-prompt: recorded as cut (the
+            # run's notes count them), never taken for a refusal.
+            event["kept_previous"], event["cut"] = True, True
+            event["reason"] = cut_note(reply)
+        elif len(proposed) < MIN_META_PROMPT_CHARS:
             event["kept_previous"], event["reason"] = True, "no meta-prompt in the reply"
         elif len(proposed) < self.options.min_keep_ratio * len(self.text):
             event["kept_previous"] = True
@@ -224,17 +274,21 @@ class MetaPrompt:
                 length=len(self.text),
                 limit=self.options.summary_threshold,
             ),
+            max_tokens=self.options.summary_tokens,
         )
-        summary = tagged(reply, "meta_prompt") or ""
+        summary = "" if reply.cut else tagged(reply.text, "meta_prompt") or ""
         kept = not summary or len(summary) >= len(self.text)
-        event = {
+        event: dict[str, Any] = {
             "step": "summarise",
             "after_case": after,
             "length_before": len(self.text),
             "proposed_length": len(summary),
+            "max_tokens": self.options.summary_tokens,
             "kept_previous": kept,
             "length_after": len(self.text) if kept else len(summary),
         }
+        if reply.cut:
+            event["cut"], event["reason"] = True, cut_note(reply)
         if not kept:
             self.text = summary
             event["meta_prompt"] = summary

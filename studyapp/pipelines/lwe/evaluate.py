@@ -63,6 +63,27 @@ def run_summary(run: RunResult, vanilla_chars: int | None) -> dict[str, Any]:
     }
 
 
+def cut_replies(summaries: list[dict[str, Any]]) -> dict[str, int]:
+    """Replies the output limit cut, per step, over a method's passes (the ledgers' ``cut``)."""
+    total: dict[str, int] = {}
+    for summary in summaries:
+        for step, count in summary["cost"].get("cut", {}).items():
+            total[step] = total.get(step, 0) + count
+    return total
+
+
+def cut_replies_note(cut: dict[str, int]) -> str:
+    """A run's note on replies its output limits cut ("" when none were)."""
+    if not cut:
+        return ""
+    steps = ", ".join(f"{step} {count}" for step, count in sorted(cut.items()))
+    return (
+        f"{sum(cut.values())} replies were cut by the output limit ({steps}); a cut refinement is "
+        "asked again at 32,768 tokens, and one cut again, or a cut summary, keeps the previous "
+        "meta-prompt (see each run's history)"
+    )
+
+
 async def evaluate(
     method: str,
     cases: list[PairCase],
@@ -167,5 +188,6 @@ async def evaluate(
             )
             for name in FIGURES
         },
+        "cut_replies": cut_replies(summaries),  # replies the output limit cut, per step
         "runs": summaries,
     }

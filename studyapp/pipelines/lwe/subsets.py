@@ -31,12 +31,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import csv
 import json
 import math
 import os
 import random
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -44,16 +44,20 @@ from games.experiment.summary import wilson
 from games.llm.cache import ResponseCache
 from games.llm.providers import close_clients, config_from_env, get_provider
 from studyapp.pipelines.lwe.algorithm import LweOptions
+from studyapp.pipelines.lwe.benchmark_args import (
+    TableError,
+    add_benchmark_arguments,
+    load_benchmarks,
+    named_values,
+)
 from studyapp.pipelines.lwe.data import DatasetError, PairCase
 from studyapp.pipelines.lwe.evaluate import evaluate
 from studyapp.pipelines.lwe.judging import CaseResult, PromptDirError
 from studyapp.pipelines.lwe.metrics import cumulative_accuracy, score
+from studyapp.pipelines.lwe.subset_files import draw, write_csv, write_markdown
 from studyapp.pipelines.lwe.table1 import (
-    TableError,
-    add_benchmark_arguments,
+    add_output_limit_arguments,
     check_response_order,
-    load_benchmarks,
-    named_values,
     saved_order,
 )
 
@@ -197,7 +201,7 @@ async def run_lwe(
     vanilla_chars: int,
     path: Path,
     response: dict[str, Any] | None = None,
-    min_keep_ratio: float = 0.0,
+    options: LweOptions | None = None,
 ) -> dict[str, Any]:
     """LWE in one order over ``cases`` (shown in ``response``'s ordering), saved to ``path``
     (reused when it is there and was judged in that ordering)."""
@@ -212,7 +216,7 @@ async def run_lwe(
         provider,
         orders=1,
         seed=seed,
-        options=LweOptions(batch_size=batch, min_keep_ratio=min_keep_ratio),
+        options=replace(options or LweOptions(), batch_size=batch),
         vanilla_chars=vanilla_chars,
         response_order=response["order"],
         response_seed=response["seed"] or 0,
@@ -231,48 +235,6 @@ def accuracy_row(target: str, bench: str, method: str, results: list[CaseResult]
         "accuracy": figures["accuracy"], "ci_low": low, "ci_high": high,
         "pair_accuracy": figures["pair_accuracy"], **extra,
     }  # fmt: skip
-
-
-def write_csv(path: Path, rows: list[dict[str, Any]]) -> Path:
-    columns: list[str] = []
-    for row in rows:
-        columns += [c for c in row if c not in columns]
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=columns)
-        writer.writeheader()
-        writer.writerows(rows)
-    return path
-
-
-def draw(out: Path, name: str, rows: list[dict[str, Any]], x: str, y: str, title: str) -> Path:
-    """One panel per benchmark, one line per method (with its band where the rows have one)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    benches = list(dict.fromkeys(r["benchmark"] for r in rows))
-    fig, axes = plt.subplots(1, max(1, len(benches)), figsize=(5 * max(1, len(benches)), 3.6))
-    axes = [axes] if len(benches) <= 1 else list(axes)
-    for ax, bench in zip(axes, benches, strict=False):
-        mine = [r for r in rows if r["benchmark"] == bench]
-        for method in dict.fromkeys(r["method"] for r in mine):
-            line = [r for r in mine if r["method"] == method]
-            xs, ys = [r[x] for r in line], [r[y] for r in line]
-            ax.plot(xs, ys, marker="o" if len(xs) < 12 else None, label=method)
-            if all(r.get("ci_low") is not None for r in line):
-                ax.fill_between(xs, [r["ci_low"] for r in line], [r["ci_high"] for r in line],
-                                color="grey", alpha=0.25)  # fmt: skip
-        ax.set_title(bench)
-        ax.set_xlabel(x)
-        ax.set_ylabel(y)
-        ax.legend(fontsize=8)
-    fig.suptitle(title)
-    fig.tight_layout()
-    path = out / f"{name}.png"
-    fig.savefig(path, dpi=150)
-    plt.close(fig)
-    return path
 
 
 def dry_run(
@@ -353,6 +315,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="LWE: discard a refined meta-prompt shorter than this share of the current one "
         "(not in Algorithm 1; default 0, off). The response ordering is Table 1's.",
     )
+    add_output_limit_arguments(parser)
     parser.add_argument("--price", type=price, help="dry run: dollars per M tokens IN,OUT")
     parser.add_argument("--dry-run", action="store_true")
     return parser
@@ -413,7 +376,11 @@ async def play(
                     vanilla_chars,
                     path,
                     table1_order(args.table1, bench),
-                    args.min_keep_ratio,
+                    LweOptions(
+                        min_keep_ratio=args.min_keep_ratio,
+                        refine_tokens=args.refine_tokens,
+                        summary_tokens=args.summary_tokens,
+                    ),
                 )
     finally:
         await close_clients()
@@ -495,17 +462,6 @@ def write_outputs(
             written += [draw(out, "figure7", rows, "batch_size", "accuracy",
                              "LWE by batch size on the inconsistent cases")]  # fmt: skip
     return written
-
-
-def write_markdown(path: Path, rows: list[dict[str, Any]]) -> Path:
-    lines = ["| Benchmark | Method | Cases | Accuracy | 95% interval | PairAcc |",
-             "| --- | --- | ---: | ---: | --- | ---: |"]  # fmt: skip
-    for r in rows:
-        interval = "" if r["ci_low"] is None else f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
-        lines.append(f"| {r['benchmark']} | {r['method']} | {r['cases']} | {r['accuracy']:.3f} | "
-                     f"{interval} | {r['pair_accuracy']:.3f} |")  # fmt: skip
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
 
 
 if __name__ == "__main__":

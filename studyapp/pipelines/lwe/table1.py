@@ -32,16 +32,24 @@ from typing import Any
 from games.llm.cache import ResponseCache
 from games.llm.providers import closing, config_from_env, get_provider
 from studyapp.pipelines.lwe.algorithm import LweOptions
+from studyapp.pipelines.lwe.benchmark_args import (
+    DEFAULT_TEXTGRAD_SPLIT,
+    TableError,
+    add_benchmark_arguments,
+    load_benchmarks,
+    named_values,
+    subset_sizes,
+    textgrad_splits,
+)
 from studyapp.pipelines.lwe.data import (
     DEFAULT_RESPONSE_ORDER,
     RESPONSE_ORDERS,
     DatasetError,
     PairCase,
-    load_cases,
     orient,
 )
-from studyapp.pipelines.lwe.evaluate import evaluate
-from studyapp.pipelines.lwe.judging import PromptDirError, use_prompts
+from studyapp.pipelines.lwe.evaluate import cut_replies, cut_replies_note, evaluate
+from studyapp.pipelines.lwe.judging import PromptDirError
 from studyapp.pipelines.lwe.llm import Provider
 
 # Table 1's rows, in the paper's order.
@@ -56,20 +64,6 @@ METHOD_ORDER = (
     "selective-lwe",
 )
 FIGURES = ("accuracy", "consistency", "pair_accuracy")
-
-
-class TableError(ValueError):
-    """A command line that cannot run; the message names the argument."""
-
-
-def named_values(values: list[str], option: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for value in values:
-        name, sep, rest = value.partition("=")
-        if not sep or not name or not rest:
-            raise TableError(f"{option} takes NAME=VALUE, not {value!r}")
-        out[name] = rest
-    return out
 
 
 async def run_table(
@@ -111,7 +105,7 @@ async def run_table(
                 check_response_order(saved, result, wanted_order)
                 state = "reused"
             else:
-                train, validation = textgrad_split.get(bench, (10, 10))
+                train, validation = textgrad_split.get(bench, DEFAULT_TEXTGRAD_SPLIT)
                 result = await evaluate(
                     method,
                     cases,
@@ -137,7 +131,12 @@ async def run_table(
                 acc = result["summary"]["accuracy"]["mean"]
                 say(f"{bench} {method}: {state}, accuracy {acc:.3f}")
     rows = table_rows(results, list(benchmarks), [m for m in METHOD_ORDER if m in methods])
-    write_table(out, rows, list(benchmarks), ordering_note(wanted_order))
+    notes = [ordering_note(wanted_order)]
+    for (bench, method), result in results.items():
+        cut = result.get("cut_replies") or cut_replies(result["runs"])
+        if cut:
+            notes.append(f"{bench} {method}: {cut_replies_note(cut)}.")
+    write_table(out, rows, list(benchmarks), "\n\n".join(notes))
     return rows
 
 
@@ -257,7 +256,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="NAME=TRAIN,VALIDATION",
-        help="TextGrad*'s labelled cases per benchmark (paper: VL 10,10; MM 20,20; default 10,10).",
+        help="TextGrad*'s labelled cases per benchmark (default the paper's: VL 10,10, MM 20,20; "
+        "any other name 10,10).",
     )
     parser.add_argument(
         "--dc-orders",
@@ -283,8 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def add_lwe_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--response-order``, ``--response-seed`` and ``--min-keep-ratio`` (shared with the
-    subset analyses, which take Table 1's ordering)."""
+    """``--response-order``, ``--response-seed``, ``--min-keep-ratio`` and the output limits."""
     parser.add_argument(
         "--response-order",
         choices=RESPONSE_ORDERS,
@@ -305,11 +304,31 @@ def add_lwe_arguments(parser: argparse.ArgumentParser) -> None:
         help="LWE: discard a refined meta-prompt shorter than this share of the current one "
         "(not in the paper's Algorithm 1; default 0, off; earlier versions used 0.25).",
     )
+    add_output_limit_arguments(parser)
+
+
+def add_output_limit_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--refine-tokens`` and ``--summary-tokens``: LWE's output limits (shared with the subset
+    analyses)."""
+    parser.add_argument(
+        "--refine-tokens",
+        type=int,
+        default=4096,
+        help="LWE: output tokens a refinement gets beyond the current meta-prompt's length "
+        "(default 4096; the paper gives no limit); a cut reply is counted in the run's notes.",
+    )
+    parser.add_argument(
+        "--summary-tokens",
+        type=int,
+        default=4096,
+        help="LWE: output tokens of the meta-prompt's summary (default 4096).",
+    )
 
 
 def dry_run(args: argparse.Namespace, benchmarks: dict[str, list[PairCase]]) -> str:
     """The resolved options and, per benchmark, the cases as shown and the methods still to run."""
     out = Path(args.out)
+    ids = named_values(args.ids, "--ids")
     lines = [
         "lwe table1: plan (nothing is called)",
         f"model {args.model}; methods {' '.join(args.methods)}; orders {args.orders} "
@@ -318,6 +337,22 @@ def dry_run(args: argparse.Namespace, benchmarks: dict[str, list[PairCase]]) -> 
         + (f" (seed {args.response_seed})" if args.response_order == "random" else "")
         + f"; min keep ratio {args.min_keep_ratio:g}"
         + (" (off, as Algorithm 1)" if args.min_keep_ratio == 0 else ""),
+        "cases: "
+        + "; ".join(
+            f"{name} "
+            + (
+                "--ids"
+                if name in ids
+                else f"seeded subset of {size} (seed {args.subset_seed})"
+                if size
+                else "the whole file"
+            )
+            for name, size in subset_sizes(args, list(benchmarks)).items()
+        )
+        + "; TextGrad* train,validation "
+        + ", ".join(f"{name} {t},{v}" for name, (t, v) in textgrad_splits(args).items()),
+        f"output limits: refinement = meta-prompt length + {args.refine_tokens} tokens; "
+        f"summary {args.summary_tokens} tokens; other calls 2048",
     ]
     for name, cases in benchmarks.items():
         _, shown = orient(cases, args.response_order, args.response_seed)
@@ -330,78 +365,10 @@ def dry_run(args: argparse.Namespace, benchmarks: dict[str, list[PairCase]]) -> 
     return "\n".join(lines)
 
 
-def load_benchmarks(
-    args: argparse.Namespace,
-) -> tuple[dict[str, list[PairCase]], dict[str, list[PairCase]]]:
-    """The benchmarks of ``--benchmark`` (``--ids``, ``--image-root``, ``--limit``) with the
-    prompts of ``--prompts`` in force, and per benchmark given with ``--ids`` the file's other
-    cases (TextGrad*'s labelled pool). Shared with ``lwe.subsets``."""
-    files = named_values(args.benchmark, "--benchmark")
-    if not files:
-        raise TableError("give at least one --benchmark NAME=FILE")
-    id_files = named_values(args.ids, "--ids")
-    roots = named_values(args.image_root, "--image-root")
-    for option, names in (("--ids", id_files), ("--image-root", roots)):
-        unknown = set(names) - set(files)
-        if unknown:
-            raise TableError(f"{option}: no benchmark named {', '.join(sorted(unknown))}")
-    use_prompts(args.prompts)
-    benchmarks, pools = {}, {}
-    for name, file in files.items():
-        ids = json.loads(Path(id_files[name]).read_text()) if name in id_files else None
-        cases = load_cases(file, image_root=roots.get(name), ids=ids)
-        benchmarks[name] = cases[: args.limit] if args.limit else cases
-        if ids is not None:  # TextGrad*'s labelled cases: the file's cases outside the ids
-            kept = {case.id for case in cases}
-            everything = load_cases(file, image_root=roots.get(name))
-            pools[name] = [case for case in everything if case.id not in kept]
-    return benchmarks, pools
-
-
-def add_benchmark_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--benchmark``, ``--ids``, ``--image-root``, ``--limit`` and ``--prompts``."""
-    parser.add_argument(
-        "--benchmark",
-        action="append",
-        default=[],
-        metavar="NAME=FILE",
-        help="A benchmark file (VL-RewardBench parquet, Multimodal RewardBench JSON/JSONL).",
-    )
-    parser.add_argument(
-        "--ids",
-        action="append",
-        default=[],
-        metavar="NAME=FILE",
-        help="A JSON list of case ids to keep for a benchmark, in order (the paper's 1,000 "
-        "Multimodal RewardBench cases).",
-    )
-    parser.add_argument(
-        "--image-root",
-        action="append",
-        default=[],
-        metavar="NAME=DIR",
-        help="Where a benchmark's relative image paths start (default: the file's folder).",
-    )
-    parser.add_argument("--limit", type=int, help="Only the first N cases of each benchmark.")
-    parser.add_argument(
-        "--prompts",
-        help="Directory of prompt files overriding the built-in ones by name (their sha256 are "
-        "recorded in every run's JSON).",
-    )
-
-
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        splits: dict[str, tuple[int, int]] = {}
-        for name, value in named_values(args.textgrad_split, "--textgrad-split").items():
-            train, _, validation = value.partition(",")
-            if not (train.isdigit() and validation.isdigit()):
-                raise TableError(f"--textgrad-split {name}={value}: give TRAIN,VALIDATION")
-            splits[name] = (int(train), int(validation))
-        unknown = set(splits) - {name for name, _ in (v.split("=", 1) for v in args.benchmark)}
-        if unknown:
-            raise TableError(f"--textgrad-split: no benchmark named {', '.join(sorted(unknown))}")
+        splits = textgrad_splits(args)
         benchmarks, pools = load_benchmarks(args)
         config = config_from_env(args.model, os.environ)
     except (TableError, DatasetError, PromptDirError, ValueError, OSError) as err:
@@ -412,6 +379,8 @@ def main(argv: list[str] | None = None) -> int:
             batch_size=args.batch_size,
             inconsistent_swap=args.selective_swap,
             min_keep_ratio=args.min_keep_ratio,
+            refine_tokens=args.refine_tokens,
+            summary_tokens=args.summary_tokens,
         )
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)

@@ -15,6 +15,7 @@ from django.utils.dateparse import parse_datetime
 
 from games import get_engine
 from games.experiment.runner import ExperimentSpec, load_records, run_experiment
+from games.experiment.summary import is_scored, voided_note
 from games.llm.providers import closing
 from studyapp.pipelines.models import Job
 from studyapp.pipelines.record_keys import record_key
@@ -118,9 +119,13 @@ def run(job: Job) -> dict[str, Any]:
         partial = load_records(job.artifact_dir / "results.jsonl")
         job.write_log(f"stored {store_games(job, partial, spec)} new games as tables")
     job.set_progress(1.0, f"{len(records)} games played")
-    rewards = [r["reward"] for r in records]
+    # Games voided by a failed oracle or failed model calls are not the model's result.
+    rewards = [r["reward"] for r in records if is_scored(r)]
+    if voided := voided_note(records):
+        job.write_log(voided)
     return {
         "games": len(records),
+        "scored": len(rewards),
         "mean_reward": sum(rewards) / len(rewards) if rewards else None,
         "tables": list(
             Table.objects.filter(options__job=job.pk).order_by("pk").values_list("pk", flat=True)

@@ -13,7 +13,7 @@ from studyapp.pipelines.lwe.algorithm import LweOptions
 from studyapp.pipelines.lwe.baselines import DC_WORD_CAP
 from studyapp.pipelines.lwe.data import PairCase, twenty_questions_pairs
 from studyapp.pipelines.lwe.data import load_cases as load_dataset
-from studyapp.pipelines.lwe.evaluate import evaluate, run_summary
+from studyapp.pipelines.lwe.evaluate import cut_replies_note, evaluate, run_summary
 from studyapp.pipelines.lwe.judging import RunResult, use_prompts
 from studyapp.pipelines.models import Job
 from studyapp.pipelines.sources import jsonl_records, resolve_path, table_records
@@ -51,6 +51,8 @@ def options_from(parameters: dict[str, Any]) -> LweOptions:
         temperature=float(parameters.get("temperature", 0.0)),
         inconsistent_swap=str(parameters.get("inconsistent_swap", "vanilla")),
         min_keep_ratio=float(parameters.get("min_keep_ratio", 0.0)),
+        refine_tokens=int(parameters.get("refine_tokens", 4096)),
+        summary_tokens=int(parameters.get("summary_tokens", 4096)),
     )
 
 
@@ -118,6 +120,8 @@ def _run(job: Job, parameters: dict[str, Any]) -> dict[str, Any]:
             figures["pair_accuracy"]["mean"],
         )
     )
+    if result["cut_replies"]:
+        job.write_log(cut_replies_note(result["cut_replies"]))
     return keep(job, result["runs"], result)
 
 
@@ -128,4 +132,5 @@ def cost_of(runs: list[RunResult]) -> dict[str, Any]:
         "probe_chars": sum(r.ledger.probe_chars for r in runs),
         "total_chars": sum(r.ledger.total_chars for r in runs),
         "calls": sum(sum(r.ledger.calls.values()) for r in runs),
+        "cut": sum(sum(r.ledger.cut.values()) for r in runs),
     }

@@ -140,7 +140,19 @@ def resolved(options, tasks=None) -> dict:  # noqa: ANN001 (TTRAOptions, list[Ta
         },
         "max_prompt_length": options.max_prompt_length,
         "max_completion_length": options.max_completion_length,
+        "ttrl_max_completion_length": options.ttrl_max_completion_length
+        or options.max_completion_length,
         "eval_max_completion_length": options.eval_max_completion_length,
+        "sft_eval_max_completion_length": options.sft_eval_max_completion_length
+        or options.eval_max_completion_length,
+        # GRPO's objective (config.py: verl's defaults, which TRL 1.16 shares)
+        "grpo": {
+            "loss_type": options.loss_type,
+            "scale_rewards": options.scale_rewards,
+            "clip_range": options.clip_range,
+            "rollout_top_p": options.rollout_top_p,
+            "beta": options.beta,
+        },
         "sft_max_length": options.sft_max_length,
         "one_shot": {
             "from": options.one_shot_from,

@@ -129,8 +129,14 @@ class TTRAOptions:
     temperature: float = _opt(0.6, "Sampling temperature during training and evaluation.")
     max_completion_length: int = _opt(
         3072,
-        "Maximum tokens per sampled completion during training (appendix B: 3072, 2500 for "
-        "OlympiadBench; A.1 and C: 1024).",
+        "Maximum tokens per sampled completion during training, stage 1 and, unless "
+        "--ttrl-max-completion-length, stage 2 (appendix B: 3072, 2500 for OlympiadBench's "
+        "one-shot stage; A.1 and C: 1024).",
+    )
+    ttrl_max_completion_length: int | None = _opt(
+        None,
+        "Maximum tokens per completion in stage 2 (TTRL); None: --max-completion-length. "
+        "Appendix B gives OlympiadBench's 2500 for the one-shot stage and no TTRL length.",
     )
     max_prompt_length: int | None = _opt(
         None,
@@ -139,6 +145,11 @@ class TTRAOptions:
     )
     eval_max_completion_length: int = _opt(
         3072, "Maximum tokens per sampled completion in evaluation (appendix B: 3072; A.1: 1024)."
+    )
+    sft_eval_max_completion_length: int | None = _opt(
+        None,
+        "Maximum tokens per completion when the SFT model is evaluated; None: "
+        "--eval-max-completion-length. The paper gives none (preset sft-a2: 32768, s1's length).",
     )
     one_shot_learning_rate: float = _opt(5e-7, "Peak learning rate of stage 1 (one-shot GRPO).")
     one_shot_steps: int = _opt(100, "Optimizer steps of stage 1.")
@@ -156,6 +167,28 @@ class TTRAOptions:
         0.001,
         "KL coefficient towards the starting model, as TTRL's scripts set it (use_kl_loss with "
         "kl_loss_coef 0.001, the k3 estimator); 0 turns the KL term off and loads no reference model.",
+    )
+    # GRPO's objective, set here rather than left to TRL's defaults. The paper trains with verl
+    # and names none of these; each default is verl's GRPO default, which TRL 1.16 shares.
+    loss_type: str = _opt(
+        "dapo",
+        "GRPO loss aggregation: dapo = every token of the step's completions weighs the same "
+        "(verl's token-mean, TRL's default); grpo = per-completion mean, then per batch.",
+        ("dapo", "grpo", "dr_grpo", "bnpo"),
+    )
+    scale_rewards: str = _opt(
+        "group",
+        "Advantage scaling: group = divide by the question's rollouts' reward std (verl's "
+        "norm_adv_by_std_in_grpo, TRL's default); batch = the batch's std; none = no scaling.",
+        ("group", "batch", "none"),
+    )
+    clip_range: float = _opt(
+        0.2, "PPO clip range epsilon of the GRPO ratio (verl's clip_ratio 0.2, TRL's default)."
+    )
+    rollout_top_p: float = _opt(
+        1.0,
+        "Top-p of training rollouts (verl's and TRL's 1.0: the paper gives top-p 0.95 for "
+        "evaluation only, --eval-top-p).",
     )
     vote_ties: str = _opt(
         "first",
@@ -267,6 +300,13 @@ class TTRAOptions:
         for name in ("max_completion_length", "eval_max_completion_length", "sft_batch_size"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
+        for name in ("ttrl_max_completion_length", "sft_eval_max_completion_length"):
+            if getattr(self, name) is not None and getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1 (or unset)")
+        if not 0 < self.clip_range < 1:
+            raise ValueError("clip_range must be between 0 and 1")
+        if not 0 < self.rollout_top_p <= 1:
+            raise ValueError("rollout_top_p must be above 0 and at most 1")
         self.eval_batch_questions = parse_batch_questions(self.eval_batch_questions)
         if self.one_shot_id is not None and self.one_shot_ids is not None:
             raise ValueError("give --one-shot-id or --one-shot-ids, not both")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import random
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from accelerate import PartialState
@@ -155,6 +155,13 @@ def evaluate(
     return result
 
 
+def sft_evaluation(options: TTRAOptions) -> TTRAOptions:
+    """The options the SFT model is evaluated with: its own length when the preset or the
+    command line sets one (``sft_eval_max_completion_length``), else the evaluation's."""
+    length = options.sft_eval_max_completion_length or options.eval_max_completion_length
+    return replace(options, eval_max_completion_length=length)
+
+
 def _stage_summary(results: list) -> list[dict]:
     return [
         {
@@ -275,7 +282,9 @@ def run_experiment(
         results["sft"] = {
             "data": options.sft_data,
             "stage": _stage_summary([sft_result])[0],
-            "evaluation": evaluate(model, tokenizer, pool, options, SFT_EVAL, times, source),
+            "evaluation": evaluate(
+                model, tokenizer, pool, sft_evaluation(options), SFT_EVAL, times, source
+            ),
         }
         if options.save_model:
             results["sft"]["model_dir"] = source or _save(model, tokenizer, out / "model-sft")

@@ -110,10 +110,19 @@ PRESETS: dict[str, Preset] = {
         Preset(
             "b-olympiad",
             "§4, appendix B (OlympiadBench)",
-            "As b, with rollouts of at most 2,500 tokens in training (evaluation keeps 3,072); "
-            "the one-shot example drawn from the benchmark itself.",
-            _B | {"max_completion_length": 2500, "one_shot_from": "tasks"},
-            assumed=("one_shot_from (tasks: §4.1 names no rule for OlympiadBench)",),
+            "As b, with one-shot rollouts of at most 2,500 tokens (evaluation keeps 3,072); "
+            "TTRL's rollouts 2,500 too; the one-shot example drawn from the benchmark itself.",
+            _B
+            | {
+                "max_completion_length": 2500,
+                "ttrl_max_completion_length": 2500,
+                "one_shot_from": "tasks",
+            },
+            assumed=(
+                "one_shot_from (tasks: §4.1 names no rule for OlympiadBench)",
+                "ttrl_max_completion_length (2,500: appendix B gives OlympiadBench's length for "
+                "the one-shot stage only; --ttrl-max-completion-length 3072 for B's)",
+            ),
         ),
         Preset(
             "s3.3",
@@ -149,7 +158,8 @@ PRESETS: dict[str, Preset] = {
             "sft-a2",
             "§3.2, appendix A.2 (SFT-based train-before-test, after Muennighoff et al.'s s1)",
             "SFT for 5 epochs at 1e-5, 5% warm-up, betas 0.9 and 0.95, weight decay 1e-4, "
-            "examples up to s1's 32,768 tokens, beside TTRA as in appendix B.",
+            "examples up to s1's 32,768 tokens and evaluated at that length, beside TTRA as in "
+            "appendix B.",
             _B
             | {
                 "experiment": "sft",
@@ -161,8 +171,12 @@ PRESETS: dict[str, Preset] = {
                 "sft_lr_scheduler": "cosine",
                 "sft_batch_size": 16,
                 "sft_max_length": 32768,
+                "sft_eval_max_completion_length": 32768,
             },
             assumed=(
+                "sft_eval_max_completion_length (32,768, the length it trains on, so an s1-style "
+                "trace reaches its answer; the direct and TTRA evaluations keep 3,072; "
+                "--sft-eval-max-completion-length 3072 evaluates all three alike)",
                 "sft_lr_scheduler (s1's cosine)",
                 "sft_batch_size (s1's 16)",
                 "sft_max_length (s1's block size, 32768: no s1K-1.1 trace is cut; a model with "

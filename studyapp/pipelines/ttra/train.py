@@ -217,6 +217,13 @@ def report_to(options: TTRAOptions) -> list[str]:
     return [options.report_to]
 
 
+def stage_length(options: TTRAOptions, stage: str) -> int:
+    """A stage's longest rollout: stage 2 has its own when ``ttrl_max_completion_length`` is set."""
+    if stage != "one-shot" and options.ttrl_max_completion_length:
+        return options.ttrl_max_completion_length
+    return options.max_completion_length
+
+
 def grpo_config(options: TTRAOptions, stage: str, out_dir: Path) -> GRPOConfig:
     """Translate TTRA options into TRL's config for one stage."""
     one_shot = stage == "one-shot"
@@ -237,13 +244,18 @@ def grpo_config(options: TTRAOptions, stage: str, out_dir: Path) -> GRPOConfig:
         # One generation batch per optimizer step: the step's questions times their rollouts.
         generation_batch_size=completions,
         num_generations=options.num_generations,
-        max_completion_length=options.max_completion_length,
+        max_completion_length=stage_length(options, stage),
         temperature=options.temperature,
+        top_p=options.rollout_top_p,
         optim=options.optimizer,
         lr_scheduler_type=options.lr_scheduler,
         warmup_steps=warmup_steps(options.warmup_ratio, max_steps),
         weight_decay=options.weight_decay,
         beta=options.beta,
+        # The objective, explicit (config.py: verl's GRPO defaults, which TRL 1.16 shares).
+        loss_type=options.loss_type,
+        scale_rewards=options.scale_rewards,
+        epsilon=options.clip_range,
         **checkpointing_args(options.gradient_checkpointing, GRPOConfig),
         bf16=on_gpu and torch.cuda.is_bf16_supported(),
         use_cpu=not on_gpu,

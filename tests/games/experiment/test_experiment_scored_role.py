@@ -29,7 +29,10 @@ def test_the_dry_run_of_every_undercover_target_names_the_difference_seat(tmp_pa
             "--no-math", "--dry-run"]  # fmt: skip
     assert main(argv) == 0
     text = capsys.readouterr().out
-    assert "scored: the difference seat (--evaluated-role difference)" in text
+    inferred = (
+        "scored: the difference seat (inferred; --evaluated-role normal scores a normal seat)"
+    )
+    assert f"{inferred} (--evaluated-role difference)" in text
     assert main([*argv, "--evaluated-role", "any", "--players", "4"]) == 0
     assert "scored: any seat, drawn uniformly (at least 1/4 = 0.25 won)" in capsys.readouterr().out
     assert games_main([*argv, "--evaluated-role", "normal"]) == 0  # python -m games reproduce
@@ -62,7 +65,10 @@ def test_table3_scores_the_difference_and_says_so(tmp_path, llm_server, monkeypa
         assert record["win"] == (not normal["win"])
     rows = list(csv.DictReader((out / "table3.csv").open()))
     assert rows and all(r["note"].startswith("scored: the difference seat") for r in rows)
-    assert "Who is Undercover, scored: the difference seat." in (out / "table3.md").read_text()
+    assert (
+        "Who is Undercover, scored: the difference seat (inferred;"
+        in (out / "table3.md").read_text()
+    )
 
     # Resuming the folder under another role is refused before any game is played.
     sent = len(llm_server.requests)
@@ -137,6 +143,6 @@ def test_table1_plays_its_undercover_games_from_the_difference_seat(
     assert all(r["evaluated_seat"] == r["config"]["difference_seat"] for r in undercover)
     text = (out / "table1.md").read_text()
     assert (
-        "Who is Undercover's games (the earlier ones included): scored: the difference seat."
-        in text
+        "Who is Undercover's games (the earlier ones included): scored: the difference seat "
+        "(inferred; --evaluated-role normal scores a normal seat)." in text
     )

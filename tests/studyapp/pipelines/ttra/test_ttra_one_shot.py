@@ -150,7 +150,7 @@ def test_a_dry_run_with_tasks_names_the_example_it_would_take(capsys, math500, t
         main(["--model", "m", "--preset", "b"])
 
 
-@pytest.mark.parametrize("name", ["one_shot", "mimic", "paper_figures"])
+@pytest.mark.parametrize("name", ["one_shot", "mimic", "figure_runs", "model_figures"])
 def test_the_new_modules_docstring_examples_hold(name):
     import doctest
     import importlib

@@ -9,8 +9,9 @@ import pytest
 
 pytest.importorskip("trl")
 
+from studyapp.pipelines.ttra.figure_runs import Models, discover, score  # noqa: E402
 from studyapp.pipelines.ttra.harmonize import main as harmonize_main  # noqa: E402
-from studyapp.pipelines.ttra.paper_figures import Models, discover, draw_all, score  # noqa: E402
+from studyapp.pipelines.ttra.paper_figures import draw_all  # noqa: E402
 from studyapp.pipelines.ttra.sft_subsets import main as subsets_main  # noqa: E402
 from studyapp.pipelines.ttra.tasks import Task  # noqa: E402
 from tests.studyapp.pipelines.ttra.test_ttra_pipeline import tiny_options  # noqa: E402
