@@ -16,15 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
 
 from games import get_engine
-from games.agents import make_agent
 from games.base import Agent, Config
 from games.cases import case_config, case_seed  # case_seed stays importable from here
 from games.experience import steps
@@ -32,9 +31,10 @@ from games.experience.context import (
     Experience,
     experience_block,
     human_policy,
-    player_system,
 )
 from games.experience.transcript import transcript
+from games.experiment.access import ConfigFor, ModelAccess
+from games.experiment.mathsolve import solve
 from games.experiment.records import (
     append_record,
     check_resumable,
@@ -44,7 +44,6 @@ from games.experiment.records import (
     utc_now,
 )
 from games.experiment.spec import (
-    MATH_MAX_TOKENS,
     ExperimentSpec,
     derive_seed,
     evaluated_seat,
@@ -53,30 +52,18 @@ from games.experiment.spec import (
 from games.llm import prompts, render
 from games.llm.agents import LLMAgent
 from games.llm.cache import ResponseCache
-from games.llm.parse import parse_answer
 from games.llm.providers import (
-    REASONING_TIMEOUT,
-    ModelOptions,
     Provider,
     ProviderConfig,
-    ProviderError,
-    get_provider,
-    needs_reasoning_budget,
-    parse_spec,
-    server_url,
 )
 from games.llm.usage import Usage
 from games.mathtest import GAME as MATH
-from games.mathtest import JUDGE as MATH_JUDGE
-from games.mathtest import MathTask, is_correct, load_tasks
-from games.provenance import prompt_hashes, provenance
+from games.mathtest import MathTask, load_tasks
 from games.runner import play_game
-
-ConfigFor = Callable[[str], ProviderConfig]
 
 
 @dataclass
-class Runner:
+class Runner(ModelAccess):
     """Plays the games of a list of specs; see :func:`run_experiment`."""
 
     out: Path
@@ -92,60 +79,6 @@ class Runner:
         self._games = asyncio.Semaphore(self.parallel)
         self._bar: tqdm | None = None
         self._provenance: dict[tuple[str, ...], dict[str, Any]] = {}
-
-    def server_of(self, spec: str) -> str | None:
-        """Where ``spec``'s calls go: its server's address, "local" for a provider object that
-        serves every model (a local model), None for rule-based agents."""
-        kind, _ = parse_spec(spec)
-        if kind == "offline":
-            return None
-        if self.provider is not None:
-            return getattr(self.provider, "server", None) or "local"
-        try:
-            return server_url(spec, self.config_for(spec))
-        except ValueError:  # no address configured: the calls themselves will say so
-            return None
-
-    def provenance_for(self, spec: ExperimentSpec) -> dict[str, Any]:
-        """What produced this spec's records (games.provenance): code, lock, packages, prompt
-        set, and the evaluated model and the oracle with their servers. Computed once per pair."""
-        models = {spec.model}
-        if spec.game == "twenty-questions":
-            models.add(spec.oracle_spec)
-        key = tuple(sorted(models))
-        if key not in self._provenance:
-            prompts = prompt_hashes() if self.prompts is None else self.prompts
-            self._provenance[key] = provenance(
-                {model: self.server_of(model) for model in key}, prompts=prompts
-            )
-        return self._provenance[key]
-
-    def provider_for(self, spec: str, options: ModelOptions | None = None) -> Provider:
-        """The provider of ``spec`` with its ``options`` (output budget, reasoning, thinking)."""
-        kind, _ = parse_spec(spec)
-        if self.provider is not None and kind != "offline":
-            return self.provider
-        config = self.config_for(spec)
-        if options is not None and options != ModelOptions():
-            config = replace(config, options=options)
-            if needs_reasoning_budget(spec) or options.thinking_budget:
-                config = replace(config, timeout=max(config.timeout, REASONING_TIMEOUT))
-        return get_provider(spec, config, cache=self.cache)
-
-    def _agent(
-        self,
-        spec: str,
-        game: str,
-        role: str,
-        seed: int,
-        model_options: ModelOptions | None = None,
-        **options: Any,
-    ) -> Agent:
-        kind, _ = parse_spec(spec)
-        if kind == "offline":
-            return make_agent(spec, game=game, role=role, seed=seed)
-        provider = self.provider_for(spec, model_options)
-        return make_agent(spec, game=game, role=role, seed=seed, provider=provider, **options)
 
     def seat_agents(
         self,
@@ -170,7 +103,7 @@ class Runner:
         for seat, label in enumerate(engine.seats(config)):
             model = spec.oracle_spec if label == "oracle" else spec.model
             mine = seat == evaluated
-            agents[seat] = self._agent(
+            agents[seat] = self.agent(
                 model,
                 spec.game,
                 label,
@@ -231,7 +164,11 @@ class Runner:
         reason (see ``play_game``)."""
         config = config if config is not None else self.new_config(spec, seed)
         if spec.game == MATH:
-            return await self.solve(spec, seed, sample, policy, setting, config)
+            provider = self.provider_for(spec.model, spec.model_options)
+            rules = self.rules(spec)
+            return await solve(
+                provider, rules, self._games, spec, seed, sample, policy, setting, config
+            )
         evaluated = self.evaluated_seat(spec, seed, config)
         agents = self.seat_agents(spec, config, seed, evaluated, sample, policy, setting)
         async with self._games:
@@ -274,58 +211,6 @@ class Runner:
         self.done[record_key(record)] = record
         if self._bar is not None:
             self._bar.update(1)
-
-    async def solve(
-        self,
-        spec: ExperimentSpec,
-        seed: int,
-        sample: int,
-        policy: str | None,
-        setting: str,
-        config: Config,
-    ) -> tuple[Config, list[dict[str, Any]], dict[int, dict[str, Any]], int, Usage, str, str, list]:
-        """One math problem, one call: the same return shape as :meth:`play`. The reply's answer
-        tag is judged (``games.mathtest.judge``); a failed call or a reply without the tag
-        scores 0 and is listed in the failures."""
-        task = MathTask.from_config(config)
-        provider = self.provider_for(spec.model, spec.model_options)
-        system = player_system(
-            self.rules(spec), prompts.text("math_solver"), setting=setting, policy=policy
-        )
-        user = prompts.render("math_problem", question=task.question, options=task.options_text())
-        usage = Usage()
-        failures: list[dict[str, Any]] = []
-        async with self._games:
-            started = utc_now()
-            try:
-                completion = await provider.complete(
-                    [{"role": "user", "content": user}],
-                    system=system,
-                    temperature=spec.temperature,
-                    max_tokens=MATH_MAX_TOKENS,
-                    sample=derive_seed(sample, seed),
-                )
-                usage.add(completion)
-                text = completion.text
-            except ProviderError as err:
-                usage.add_failure(err)
-                text = ""
-                failures.append({"seat": 0, "error": str(err)})
-            finished = utc_now()
-        answer = parse_answer(text) if text else None
-        if text and answer is None:
-            failures.append({"seat": 0, "error": "no answer inside <answer> tags"})
-        correct = is_correct(answer, task.answer, task.kind)
-        event = {
-            "type": "solution",
-            "seat": 0,
-            "text": text,
-            "answer": answer,
-            "correct": correct,
-            "judge": MATH_JUDGE if task.kind == "math" else "letter",
-        }
-        outcome = {0: {"reward": 1.0 if correct else 0.0, "win": None, "role": "solver"}}
-        return config, [event], outcome, 0, usage, started, finished, failures
 
     def story(self, spec: ExperimentSpec, config: Config, events: list, seat: int) -> str:
         """A finished game (or problem) as the reflection, policy and curator prompts show it."""
