@@ -83,10 +83,15 @@ class ModelAccess:
         role: str,
         seed: int,
         model_options: ModelOptions | None = None,
+        language: str = "en",
         **options: Any,
     ) -> Agent:
+        """The agent of one seat: an offline agent speaks ``language`` (Undercover's clues); a
+        model is told the table's language and gets ``options`` (setting, policy, sampling)."""
         kind, _ = parse_spec(spec)
         if kind == "offline":
-            return make_agent(spec, game=game, role=role, seed=seed)
+            return make_agent(spec, game=game, role=role, seed=seed, language=language)
         provider = self.provider_for(spec, model_options)
-        return make_agent(spec, game=game, role=role, seed=seed, provider=provider, **options)
+        return make_agent(
+            spec, game=game, role=role, seed=seed, provider=provider, language=language, **options
+        )

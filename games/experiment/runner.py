@@ -23,7 +23,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from games import get_engine
+from games import get_engine, languages
 from games.base import Agent, Config
 from games.cases import case_config, case_seed  # case_seed stays importable from here
 from games.experience import steps
@@ -43,6 +43,7 @@ from games.experiment.records import (
     record_key,
     utc_now,
 )
+from games.experiment.seating import MODEL, Seating, plan_marks, seat_game
 from games.experiment.spec import (
     ExperimentSpec,
     derive_seed,
@@ -60,6 +61,7 @@ from games.llm.usage import Usage
 from games.mathtest import GAME as MATH
 from games.mathtest import MathTask, load_tasks
 from games.runner import play_game
+from games.undercover.words import PAIRS
 
 
 @dataclass
@@ -80,18 +82,38 @@ class Runner(ModelAccess):
         self._bar: tqdm | None = None
         self._provenance: dict[tuple[str, ...], dict[str, Any]] = {}
 
+    def seating(
+        self, spec: ExperimentSpec, config: Config, seed: int, sample: int, round_: int | None
+    ) -> Seating:
+        """Who sits where and which seat is scored. With a seat plan, the plan's (the model in
+        the people's slots, the design's agents in theirs; ``round_`` None, an earlier game: the
+        scored role drawn); else the model at every seat, the oracle aside, and the scored seat
+        from its own stream (``evaluated_seat``)."""
+        labels = get_engine(spec.game).seats(config)
+        if spec.seat_plan is not None:
+            placed = seat_game(
+                spec.seat_plan, config, seed, sample, -1 if round_ is None else round_
+            )
+            specs = tuple(spec.model if s == MODEL else s for s in placed.specs)
+            if spec.game == "twenty-questions":  # the oracle's slot is the study's oracle
+                specs = (spec.model, placed.specs[1])
+            return Seating(specs, placed.evaluated, placed.slots)
+        specs = tuple(spec.oracle_spec if label == "oracle" else spec.model for label in labels)
+        return Seating(specs, evaluated_seat(spec.game, seed, config, spec.evaluated_role), ())
+
     def seat_agents(
         self,
         spec: ExperimentSpec,
         config: Config,
         seed: int,
-        evaluated: int,
+        seating: Seating,
         sample: int,
         policy: str | None,
         setting: str,
     ) -> dict[int, Agent]:
         """Every seat's agent: the evaluated seat gets the setting and its text; the others
-        (the oracle, the other Undercover players) play the same model without experience.
+        (the oracle, the other Undercover players, the design's agents) play without
+        experience.
 
         The agents' cache draw mixes the sample index with the game's seed. Games of one sample
         can show a model the very same prompt (every Twenty Questions game opens alike); with the
@@ -101,14 +123,15 @@ class Runner(ModelAccess):
         draw = derive_seed(sample, seed)
         agents: dict[int, Agent] = {}
         for seat, label in enumerate(engine.seats(config)):
-            model = spec.oracle_spec if label == "oracle" else spec.model
-            mine = seat == evaluated
+            model = seating.specs[seat]
+            mine = seat == seating.evaluated
             agents[seat] = self.agent(
                 model,
                 spec.game,
                 label,
                 seed + seat,
                 spec.options_for(model),
+                language=spec.language,
                 setting=setting if mine else "none",
                 policy=policy if mine else None,
                 temperature=spec.temperature,
@@ -116,17 +139,14 @@ class Runner(ModelAccess):
             )
         return agents
 
-    def evaluated_seat(self, spec: ExperimentSpec, seed: int, config: Config) -> int:
-        return evaluated_seat(spec.game, seed, config, spec.evaluated_role)
-
     def engine_options(self, spec: ExperimentSpec) -> dict[str, Any]:
         if spec.game == MATH:
             return {}
         if spec.game != "undercover":
             return {}
         if spec.max_vote_rounds is not None:
-            return {"players": spec.players, "max_vote_rounds": spec.max_vote_rounds}
-        return {"players": spec.players}
+            return {"players": spec.players_at_table, "max_vote_rounds": spec.max_vote_rounds}
+        return {"players": spec.players_at_table}
 
     def warmup_config(self, spec: ExperimentSpec, sample: int, index: int, seed: int) -> Config:
         """The config of an earlier game. Math: the ``index``-th of N distinct problems drawn
@@ -140,15 +160,23 @@ class Runner(ModelAccess):
         return tasks[order[index % len(tasks)]].as_config()
 
     def new_config(self, spec: ExperimentSpec, seed: int) -> Config:
-        """A config from a seed alone: the earlier (warm-up) games, never a test case."""
-        return get_engine(spec.game).new_config(seed, **self.engine_options(spec))
+        """A config from a seed alone: the earlier (warm-up) games, never a test case; in the
+        seat plan's language, as its test cases are."""
+        options = self.engine_options(spec)
+        if spec.language != "en" and spec.game == "undercover":
+            pair = random.Random(seed).choice(PAIRS)
+            options["pair"] = languages.undercover_pair(pair, spec.language)
+        elif spec.language != "en":
+            options["language"] = spec.language
+        return get_engine(spec.game).new_config(seed, **options)
 
     def case_config(self, spec: ExperimentSpec, case: int) -> Config:
         """Test case ``case``: games.cases's sequence, words drawn without replacement; for
         math, problem ``case`` of the task file."""
         if spec.game == MATH:
             return load_tasks(spec.tasks)[case].as_config()
-        return case_config(spec.game, spec.seed, case, **self.engine_options(spec))
+        options = self.engine_options(spec)
+        return case_config(spec.game, spec.seed, case, language=spec.language, **options)
 
     async def play(
         self,
@@ -158,10 +186,12 @@ class Runner(ModelAccess):
         policy: str | None,
         setting: str,
         config: Config | None = None,
+        seating: Seating | None = None,
     ) -> tuple[Config, list[dict[str, Any]], dict[int, dict[str, Any]], int, Usage, str, str, list]:
-        """One game (``config``, else one made from ``seed``); returns config, events, outcome,
-        evaluated seat, usage, times and the moves agents did not make themselves, each with its
-        reason (see ``play_game``)."""
+        """One game (``config``, else one made from ``seed``; seated as ``seating`` says, else
+        as :meth:`seating` seats an earlier game); returns config, events, outcome, evaluated
+        seat, usage, times and the moves agents did not make themselves, each with its reason
+        (see ``play_game``)."""
         config = config if config is not None else self.new_config(spec, seed)
         if spec.game == MATH:
             provider = self.provider_for(spec.model, spec.model_options)
@@ -169,8 +199,9 @@ class Runner(ModelAccess):
             return await solve(
                 provider, rules, self._games, spec, seed, sample, policy, setting, config
             )
-        evaluated = self.evaluated_seat(spec, seed, config)
-        agents = self.seat_agents(spec, config, seed, evaluated, sample, policy, setting)
+        seating = seating or self.seating(spec, config, seed, sample, None)
+        evaluated = seating.evaluated
+        agents = self.seat_agents(spec, config, seed, seating, sample, policy, setting)
         async with self._games:
             started = utc_now()
             failures: list[dict[str, Any]] = []
@@ -190,8 +221,10 @@ class Runner(ModelAccess):
     ) -> dict[str, Any]:
         """Play round ``round_`` of a track and append its record to the output."""
         seed = case_seed(spec.seed, round_)
+        config = self.case_config(spec, round_)
+        seating = self.seating(spec, config, seed, sample, round_)
         config, events, outcome, evaluated, usage, started, finished, failures = await self.play(
-            spec, seed, sample, policy, spec.setting, self.case_config(spec, round_)
+            spec, seed, sample, policy, spec.setting, config, seating
         )
         usage.merge(extra)
         record = game_record(
@@ -203,6 +236,7 @@ class Runner(ModelAccess):
             policy,
             self.provenance_for(spec),
         )
+        record.update(plan_marks(spec, seating))
         self.write(record)
         return record
 
