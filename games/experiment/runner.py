@@ -222,7 +222,7 @@ class Runner(ModelAccess):
         """Play round ``round_`` of a track and append its record to the output."""
         seed = case_seed(spec.seed, round_)
         config = self.case_config(spec, round_)
-        seating = self.seating(spec, config, seed, sample, round_)
+        seating = None if spec.game == MATH else self.seating(spec, config, seed, sample, round_)
         config, events, outcome, evaluated, usage, started, finished, failures = await self.play(
             spec, seed, sample, policy, spec.setting, config, seating
         )
@@ -236,7 +236,8 @@ class Runner(ModelAccess):
             policy,
             self.provenance_for(spec),
         )
-        record.update(plan_marks(spec, seating))
+        if seating is not None:
+            record.update(plan_marks(spec, seating))
         self.write(record)
         return record
 
