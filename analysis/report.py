@@ -15,6 +15,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from analysis import metrics
+from analysis.left_out import left_out_text
 from analysis.plots import Line, bars_figure, curves_figure, save_figure
 from analysis.safe_csv import safe_frame
 from analysis.summary import Summary, summarize
@@ -244,12 +245,20 @@ def study_figure(
     in the condition's colour), each condition's mean with its 95% band and n, in one panel of
     people (or a steady and a variable panel, when the per-participant table has groups); the
     model arm in a panel of its own, each model and setting in its own style with its band and
-    number of samples; the perfect-binary-questioning line in every panel. Models are left out,
-    with the reason in ``summary.problems``, when their games are not comparable with the
-    people's. None without any curve."""
+    number of samples; the perfect-binary-questioning line in every panel. Models are left out
+    when their games are not comparable with the people's, and the figure says why (its note
+    lists ``summary.problems``). None without any curve."""
     people = summary.participants[summary.participants["game"] == game]
     curves = summary.human_curves[summary.human_curves["game"] == game]
-    models = model_lines(summary, game) if summary.comparable or people.empty else []
+    every_model = model_lines(summary, game)
+    models = every_model if summary.comparable or people.empty else []
+    note = ""
+    if every_model and not models:
+        note = (
+            "Model arm not drawn: its games differ from the people's ("
+            + "; ".join([p for p in summary.problems if p.startswith(game)] or summary.problems)
+            + ")."
+        )
     if people.empty and not models:
         return None
     condition = dict(
@@ -284,7 +293,7 @@ def study_figure(
     if models:
         panels["Model arm (games of agents only)"] = models + reference
     drawn = [(title, line) for title, lines in panels.items() for line in lines]
-    figure = curves_figure(panels, columns=2)
+    figure = curves_figure(panels, columns=2, note=note)
     return figure, _data(drawn)
 
 
@@ -405,7 +414,7 @@ def write_tables(summary: Summary, out: str | Path) -> list[Path]:
         lines += [
             "# People left out\n\n",
             f"Left out of the people's curves, means and tables: "
-            f"{metrics.left_out_text(summary.people_left_out)} (pilots, and people screened out "
+            f"{left_out_text(summary.people_left_out)} (pilots, and people screened out "
             "or withdrawn; `people_left_out.csv`). Pass --include-all-people to count them.\n",
         ]
     if summary.problems:

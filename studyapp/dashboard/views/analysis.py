@@ -25,7 +25,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from analysis.export import FORMATS
-from analysis.metrics import left_out_text
+from analysis.left_out import left_out_text
 from analysis.plots import FORMATS as FIGURE_FORMATS
 from games.agents import make_agent
 from games.experience.context import SETTINGS
