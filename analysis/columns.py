@@ -92,7 +92,8 @@ GAME_COLUMNS: dict[str, tuple[str, str]] = {
         "string",
         "how the game ended: finished (played to its end), aborted (the table stopped it, e.g. "
         "when its person left and the study's dropout rule ends the game), or unfinished (its "
-        "person dropped out before the end); an aborted or unfinished game has no reward or win "
+        "person dropped out before the end: an agent took their seat and played it out, or they "
+        "left while it ran); an aborted or unfinished game has no reward or win "
         "and is left out of every score, its moves are in turns",
     ),
     "reward": (

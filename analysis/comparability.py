@@ -56,7 +56,9 @@ def comparability(games: pd.DataFrame) -> list[str]:
             if theirs.empty:
                 theirs = theirs_all[theirs_by == ""]
             if theirs.empty:
-                problems.append(f"{label}: no model arm game was played from this condition's design")
+                problems.append(
+                    f"{label}: no model arm game was played from this condition's design"
+                )
                 continue
             problems += _differences(label, ours, theirs)
             if game == "undercover":

@@ -437,11 +437,18 @@ def write_report(
     out: str | Path,
     allow_mixed: bool = False,
     include_all_people: bool = False,
+    also_left_out: dict[str, int] | None = None,
 ) -> list[Path]:
     """Summarise the games (:func:`analysis.summary.summarize`) and write its tables and every
     figure it supports (PNG, SVG, PDF, and the figure's data as CSV); return the paths.
-    ``include_all_people``: pilots and screened or withdrawn people count too."""
-    summary = summarize(games, allow_mixed=allow_mixed, include_all_people=include_all_people)
+    ``include_all_people``: pilots and screened or withdrawn people count too;
+    ``also_left_out``: people the frame does not hold, by reason, added to the counts."""
+    summary = summarize(
+        games,
+        allow_mixed=allow_mixed,
+        include_all_people=include_all_people,
+        also_left_out=also_left_out,
+    )
     written = write_tables(summary, out)
     for stem, (figure, data) in figures(summary).items():
         written += save_figure(figure, Path(out) / stem, data)

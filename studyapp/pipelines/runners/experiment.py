@@ -36,6 +36,7 @@ def store_games(job: Job, records: list[dict[str, Any]], spec: ExperimentSpec) -
         if key in stored:
             continue
         engine = get_engine(record["game"])
+        evaluated = record["evaluated_seat"]
         with transaction.atomic():
             table = Table.objects.create(
                 game=record["game"],
@@ -50,11 +51,12 @@ def store_games(job: Job, records: list[dict[str, Any]], spec: ExperimentSpec) -
                     "model_options": record.get("model_options"),
                     # what the dashboard compares with the people's games (seating.plan_marks)
                     **{k: record[k] for k in TABLE_MARKS if record.get(k) is not None},
+                    # a study's twin (a seat plan's game): only its scored seat is the arm's
+                    **({"evaluated_seat": evaluated} if "condition" in record else {}),
                 },
                 started_at=parse_datetime(record.get("started_at") or ""),
                 finished_at=parse_datetime(record.get("finished_at") or ""),
             )
-            evaluated = record["evaluated_seat"]
             labels = engine.seats(record["config"])
             specs = record.get("seat_specs") or [
                 spec.oracle_spec if label == "oracle" else record["model"] for label in labels

@@ -37,14 +37,19 @@ async def test_a_six_seat_german_plan_plays_six_seats_in_german_beside_the_desig
         pair = (record["config"]["normal_word"], record["config"]["difference_word"])
         assert pair in german or pair[::-1] in german
         assert sorted(record["seat_specs"]) == ["offline:descriptor"] * 2 + ["offline:kb"] * 4
-        assert [record["seat_specs"][s] for s in record["model_seats"]] == ["offline:descriptor"] * 2
+        assert [record["seat_specs"][s] for s in record["model_seats"]] == [
+            "offline:descriptor"
+        ] * 2
         assert record["evaluated_seat"] in record["model_seats"]
         assert record["opponents"] == "offline:kb ×4"
         assert record["condition"] == "A"
 
 
 async def test_each_track_holds_in_every_round_the_role_its_person_held(tmp_path):
-    twins = [["difference", "normal", "normal", "difference"], ["normal", "difference", "", "normal"]]
+    twins = [
+        ["difference", "normal", "normal", "difference"],
+        ["normal", "difference", "", "normal"],
+    ]
     spec = ExperimentSpec(
         game="undercover",
         model="offline:descriptor",
