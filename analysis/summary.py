@@ -19,6 +19,7 @@ import pandas as pd
 from analysis import metrics
 from analysis.comparability import comparability
 from analysis.left_out import people_left_out
+from analysis.role_curves import role_round_rates
 
 FRAMES = (
     "curves",
@@ -50,6 +51,8 @@ class Summary:
     # People left out of every measure, by reason (analysis.left_out): pilot, screened,
     # withdrawn; empty when everyone was asked for (include_all_people) or none was.
     people_left_out: dict[str, int] = field(default_factory=dict)
+    # Undercover: win rate per round and role, people and model arm (analysis.role_curves)
+    role_rounds: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def comparable(self) -> bool:
@@ -60,6 +63,8 @@ class Summary:
         out = {name: getattr(self, name) for name in FRAMES}
         out["table"] = self.table.reset_index()
         out["win_rates"] = self.win_rates
+        if len(self.role_rounds):  # Undercover only
+            out["role_rounds"] = self.role_rounds
         if self.people_left_out:  # written only when someone was left out
             out["people_left_out"] = pd.DataFrame(
                 sorted(self.people_left_out.items()), columns=["reason", "people"]
@@ -107,6 +112,7 @@ def summarize(
         mixed=allow_mixed,
         rows=metrics.table2_rows(agents),
         people_left_out=left,
+        role_rounds=role_round_rates(scored),
         reference=reference[0]
         if reference and (scored["game"] == "twenty-questions").any()
         else None,

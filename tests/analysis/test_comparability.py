@@ -80,3 +80,28 @@ def test_the_study_figure_says_why_it_leaves_the_model_arm_out(record):
     assert note.startswith("Model arm not drawn") and "players 6 and the model arm with 5" in note
     assert set(data["kind"]) == {"thin", "mean"}
     assert summary.participants["player"].tolist() == ["P-1", "P-2"]
+
+
+def test_the_people_and_their_twin_stand_side_by_side_role_by_role(record):
+    from analysis.report import figures
+
+    people = [
+        person(record, "P-1", role="difference", win=False, reward=0.0),
+        person(record, "P-2"),
+        person(record, "P-3", round=1),
+    ]
+    twin = [
+        undercover(record, evaluated_role="people", role="difference", win=True, reward=1.0),
+        undercover(record, evaluated_role="people", sample=1),
+        undercover(record, evaluated_role="people", sample=2, round=1),
+    ]
+    summary = summarize(games_frame([*people, *twin]))
+    assert summary.comparable
+    _, data = figures(summary)["rounds-undercover"]
+    by = data.set_index(["panel", "series", "t"])
+    different, common = "Holding the different word", "Holding the common word"
+    assert by.loc[(different, "people: A", 1), "mean"] == 0.0
+    assert by.loc[(different, "openai:m, w/o Policy", 1), "mean"] == 1.0
+    assert by.loc[(common, "people: A", 1), "n"] == 1
+    assert by.loc[(common, "openai:m, w/o Policy", 2), "n"] == 1
+    assert set(data["panel"]) == {different, common}

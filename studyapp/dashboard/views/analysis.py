@@ -166,6 +166,7 @@ def _figure_title(stem: str) -> str:
         "study": "People by condition, and the model arm",
         "cumulative": "Models with and without experience",
         "roles": "Win rate by role",
+        "rounds": "Win rate by role, round by round: people and model arm",
     }
     return f"{titles.get(kind, kind)}: {game}"
 
