@@ -63,6 +63,11 @@ def comparability(games: pd.DataFrame) -> list[str]:
             problems += _differences(label, ours, theirs)
             if game == "undercover":
                 problems += _roles(label, ours, theirs)
+            elif "role" in ours and _values(ours["role"]) != _values(theirs["role"]):
+                problems.append(
+                    f"{label}: the people played as {', '.join(sorted(_values(ours['role'])))} "
+                    f"and the model arm as {', '.join(sorted(_values(theirs['role'])))}"
+                )
     return problems
 
 
