@@ -379,6 +379,8 @@ def arm_parameters(
     }
     if study.game == "twenty-questions":
         parameters["oracle"] = plan["seats"][1]
+    else:
+        parameters["players"] = len(plan["seats"])  # the plan's seats, said where jobs list it
     if setting == "human-policy":
         if policy is None:
             parameters["policy_from"] = SHIPPED_POLICY

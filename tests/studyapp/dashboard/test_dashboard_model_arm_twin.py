@@ -67,6 +67,7 @@ def test_the_arm_parameters_carry_the_studys_design_language_and_each_persons_ro
     assert plan["roles"] == [["difference", "normal"], ["normal", "difference"]]
     assert parameters["samples"] == 4  # two tracks per person followed
     assert parameters["condition"] == "" and parameters["study"] == "uc-de"
+    assert parameters["players"] == 6
 
 
 def test_a_six_seat_german_studys_arm_plays_six_seats_in_german_beside_the_designs_agents(
