@@ -4,7 +4,7 @@ and the figure says so instead of drawing them."""
 
 from analysis.comparability import comparability
 from analysis.frames import games_frame
-from analysis.report import study_figure
+from analysis.report import figures, study_figure
 from analysis.summary import summarize
 
 
@@ -83,8 +83,6 @@ def test_the_study_figure_says_why_it_leaves_the_model_arm_out(record):
 
 
 def test_the_people_and_their_twin_stand_side_by_side_role_by_role(record):
-    from analysis.report import figures
-
     people = [
         person(record, "P-1", role="difference", win=False, reward=0.0),
         person(record, "P-2"),

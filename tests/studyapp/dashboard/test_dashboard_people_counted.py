@@ -16,7 +16,7 @@ from analysis.report import figures
 from analysis.summary import summarize
 from studyapp.dashboard.records import study_frames, study_games
 from studyapp.participants.models import Participant, Round
-from studyapp.tables import services
+from studyapp.tables import driver, services
 from tests.studyapp.dashboard.analysis_db_helpers import make_study, play_rounds
 from tests.studyapp.dashboard.test_dashboard_stand_in_credit import play_person
 
@@ -184,8 +184,6 @@ def test_a_game_an_agent_finished_after_its_person_dropped_is_unfinished(db):
     """The person left during their second game; the study's agent took their seat and played it
     to the end. Their row of that game says ``unfinished`` (README's meaning), not finished, and
     counts in no score; their first game stays finished."""
-    from studyapp.tables import driver
-
     study = make_study()
     seats = [{"kind": "human", "session_key": "leaving"}]
     seats += [{"kind": "agent", "agent_spec": "offline:kb"}] * 4
