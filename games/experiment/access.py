@@ -84,13 +84,17 @@ class ModelAccess:
         seed: int,
         model_options: ModelOptions | None = None,
         language: str = "en",
+        sentences: bool = False,
         **options: Any,
     ) -> Agent:
-        """The agent of one seat: an offline agent speaks ``language`` (Undercover's clues); a
-        model is told the table's language and gets ``options`` (setting, policy, sampling)."""
+        """The agent of one seat: an offline agent speaks ``language`` (Undercover's clues), with
+        ``sentences`` the people's rules of form it keeps at a table with people; a model is told
+        the table's language and gets ``options`` (setting, policy, sampling)."""
         kind, _ = parse_spec(spec)
         if kind == "offline":
-            return make_agent(spec, game=game, role=role, seed=seed, language=language)
+            return make_agent(
+                spec, game=game, role=role, seed=seed, language=language, sentences=sentences
+            )
         provider = self.provider_for(spec, model_options)
         return make_agent(
             spec, game=game, role=role, seed=seed, provider=provider, language=language, **options

@@ -97,7 +97,7 @@ class Runner(ModelAccess):
             specs = tuple(spec.model if s == MODEL else s for s in placed.specs)
             if spec.game == "twenty-questions":  # the oracle's slot is the study's oracle
                 specs = (spec.model, placed.specs[1])
-            return Seating(specs, placed.evaluated, placed.slots)
+            return Seating(specs, placed.evaluated, placed.slots, placed.model_seats)
         specs = tuple(spec.oracle_spec if label == "oracle" else spec.model for label in labels)
         return Seating(specs, evaluated_seat(spec.game, seed, config, spec.evaluated_role), ())
 
@@ -125,6 +125,8 @@ class Runner(ModelAccess):
         for seat, label in enumerate(engine.seats(config)):
             model = seating.specs[seat]
             mine = seat == seating.evaluated
+            # a design's agent plays as it did at the people's tables: in their rules of form
+            designed = spec.seat_plan is not None and seat not in seating.model_seats
             agents[seat] = self.agent(
                 model,
                 spec.game,
@@ -132,6 +134,7 @@ class Runner(ModelAccess):
                 seed + seat,
                 spec.options_for(model),
                 language=spec.language,
+                sentences=designed,
                 setting=setting if mine else "none",
                 policy=policy if mine else None,
                 temperature=spec.temperature,

@@ -122,6 +122,7 @@ class Seating:
     specs: tuple[str, ...]
     evaluated: int
     slots: tuple[int, ...]
+    model_seats: tuple[int, ...] = ()  # the seats the model plays
 
 
 def seat_game(plan: SeatPlan, config: Config, seed: int, sample: int, round_: int) -> Seating:
@@ -154,7 +155,8 @@ def seat_game(plan: SeatPlan, config: Config, seed: int, sample: int, round_: in
     if role is not None and difference is not None:
         candidates = [seat for seat in candidates if holds(seat) == role] or candidates
     evaluated = rng.choice(candidates)
-    return Seating(tuple(plan.seats[slot] for slot in slots), evaluated, tuple(slots))
+    specs = tuple(plan.seats[slot] for slot in slots)
+    return Seating(specs, evaluated, tuple(slots), tuple(model_seats()))
 
 
 def plan_marks(spec: Any, seating: Seating) -> dict[str, Any]:
@@ -164,10 +166,7 @@ def plan_marks(spec: Any, seating: Seating) -> dict[str, Any]:
     slot at every seat and the study condition (a plan's)."""
     plan: SeatPlan | None = spec.seat_plan
     specs = list(seating.specs)
-    if plan is not None:
-        mine = [seat for seat, slot in enumerate(seating.slots) if plan.seats[slot] == MODEL]
-    else:
-        mine = [seating.evaluated]
+    mine = list(seating.model_seats) if plan is not None else [seating.evaluated]
     marks: dict[str, Any] = {
         "language": spec.language,
         "players": len(specs),
