@@ -230,43 +230,6 @@ def half_width(sd: pd.Series, n: pd.Series) -> pd.Series:
     return quantile * sd / np.sqrt(n.astype("float64"))
 
 
-# People whose games the analysis leaves out unless asked: screened out (they failed an attention
-# check, so their play is not trusted) or withdrawn; and pilots (not the study's population). A
-# dropped person's finished games stay in.
-LEFT_OUT_STATUSES = ("screened", "withdrawn")
-
-
-def people_left_out(games: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
-    """``games`` without the rows of pilot tables and of screened or withdrawn people, and how
-    many people each reason left out (``pilot``, ``screened``, ``withdrawn``; a pilot counts as a
-    pilot whatever its status). Agents' rows stay, but not those at a pilot table."""
-    keep = pd.Series(True, index=games.index)
-    counts: dict[str, int] = {}
-    if games.empty:
-        return games, counts
-    human = (games["player_kind"] == "human").fillna(False).astype(bool)
-    if "pilot" in games:
-        pilot = games["pilot"].fillna(False).astype(bool)
-        n = games.loc[pilot & human, "player"].nunique()
-        if n:
-            counts["pilot"] = int(n)
-        keep &= ~pilot
-    if "participant_status" in games:
-        status = games["participant_status"].astype("string").fillna("")
-        for reason in LEFT_OUT_STATUSES:
-            out = human & (status == reason) & keep
-            n = games.loc[out, "player"].nunique()
-            if n:
-                counts[reason] = int(n)
-            keep &= ~out
-    return games[keep], counts
-
-
-def left_out_text(counts: dict[str, int]) -> str:
-    """The people left out, in words ("2 screened, 1 pilot"); '' when none."""
-    return ", ".join(f"{n} {reason}" for reason, n in sorted(counts.items()))
-
-
 def scored(games: pd.DataFrame) -> pd.DataFrame:
     """The games that count: those played to their end (not aborted or unfinished), whose
     answering seat did not fail, and whose person (if any) played to the end instead of an agent
@@ -481,25 +444,3 @@ def role_win_rates(games: pd.DataFrame) -> pd.DataFrame:
 
 PEOPLE_TABLES = "people's tables"
 MODEL_ARM = "model arm"
-
-
-def comparability(games: pd.DataFrame) -> list[str]:
-    """Why the human and the model games of a frame cannot share a figure: per game, the oracle
-    specs and rules versions each side played under, when they differ. Empty when comparable."""
-    problems = []
-    for game, rows in games.groupby("game", observed=True, sort=True):
-        human = rows[rows["player_kind"] == "human"]
-        model = rows[rows["player_kind"] != "human"]
-        if human.empty or model.empty:
-            continue
-        for column, what in (("oracle", "oracle"), ("rules_version", "rules version")):
-            if column not in rows:
-                continue
-            ours = set(human[column].dropna().astype(str))
-            theirs = set(model[column].dropna().astype(str))
-            if ours and theirs and ours != theirs:
-                problems.append(
-                    f"{game}: the people's games were played with {what} "
-                    f"{', '.join(sorted(ours))} and the models' with {', '.join(sorted(theirs))}"
-                )
-    return problems

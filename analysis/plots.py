@@ -231,12 +231,17 @@ def curves_figure(
     ylabel: str = "Cumulative average reward R(t)",
     columns: int = 3,
     ylim: tuple[float, float] | None = None,
+    note: str = "",
 ) -> Figure:
     """One axes per panel (titled by its key), sharing the y axis; one legend for the figure,
     below the panels, built from the artists drawn. The y axis runs from 0 (or ``ylim``) to the
-    highest value or band drawn; the x axis from round 1."""
+    highest value or band drawn; the x axis from round 1. ``note``: a line above the panels
+    (what the figure leaves out, and why)."""
     with venue_style():
-        return _curves_figure(panels, xlabel, ylabel, columns, ylim)
+        fig = _curves_figure(panels, xlabel, ylabel, columns, ylim)
+        if note:
+            fig.suptitle(note, fontsize=7, wrap=True)
+        return fig
 
 
 def _curves_figure(panels, xlabel, ylabel, columns, ylim) -> Figure:

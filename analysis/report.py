@@ -15,23 +15,18 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from analysis import metrics
+from analysis.figure_data import (
+    GAME_LABELS,
+    SETTING_LABELS,
+    band,
+    drawn_data,
+    model_label,
+)
+from analysis.left_out import left_out_text
 from analysis.plots import Line, bars_figure, curves_figure, save_figure
+from analysis.role_curves import role_curves_figure
 from analysis.safe_csv import safe_frame
 from analysis.summary import Summary, summarize
-
-SETTING_LABELS = {
-    "none": "w/o Policy",
-    "rule-policy": "w/ Rule Policy",
-    "experience-policy": "w/ Exp. Policy",
-    "human-policy": "w/ Human Policy",
-    "full-experience": "w/ Full Experience",
-    "cumulative": "w/ Cumulative Policy",
-}
-GAME_LABELS = {
-    "math": "Single-Turn Math",
-    "twenty-questions": "Twenty Questions",
-    "undercover": "Who is Undercover",
-}
 
 
 def marks(table: pd.DataFrame) -> pd.DataFrame:
@@ -151,48 +146,17 @@ def table_latex(table: pd.DataFrame, differences: pd.DataFrame | None = None) ->
     return "\n".join(lines) + "\n"
 
 
-def _model_label(player: str, setting: str) -> str:
-    return f"{player}, {SETTING_LABELS.get(setting, setting)}"
-
-
-def _band(rows: pd.DataFrame) -> dict:
-    if "low" not in rows or rows["low"].isna().all():
-        return {}
-    return {"low": rows["low"].tolist(), "high": rows["high"].tolist()}
-
-
-# The columns of every figure's CSV, in long form: one row per panel, series and point.
-FIGURE_COLUMNS = ["panel", "condition", "series", "kind", "t", "mean", "low", "high", "n"]
-
-
-def _data(lines: list[tuple[str, Line]]) -> pd.DataFrame:
-    """The numbers drawn: one row per panel, series and point (:data:`FIGURE_COLUMNS`)."""
-    rows = []
-    for panel, line in lines:
-        lows = line.low if line.low is not None else [None] * len(line.t)
-        highs = line.high if line.high is not None else [None] * len(line.t)
-        ns = line.n if line.n is not None else [None] * len(line.t)
-        for t, value, low, high, n in zip(line.t, line.values, lows, highs, ns, strict=True):
-            rows.append(
-                {"panel": panel, "condition": line.condition, "series": line.label,
-                 "kind": line.kind, "t": t, "mean": value, "low": low, "high": high, "n": n}
-            )  # fmt: skip
-    frame = pd.DataFrame(rows, columns=FIGURE_COLUMNS)
-    return frame.astype({"t": "Int64", "n": "Int64", "mean": "float64", "low": "float64",
-                         "high": "float64"})  # fmt: skip
-
-
 def model_lines(summary: Summary, game: str, settings: list[str] | None = None) -> list[Line]:
     curves = summary.curves[summary.curves["game"] == game]
     if settings is not None:
         curves = curves[curves["setting"].isin(settings)]
     return [
         Line(
-            _model_label(player, setting),
+            model_label(player, setting),
             rows["t"].tolist(),
             rows["R"].tolist(),
             n=rows["n"].tolist() if "n" in rows else None,
-            **_band(rows),
+            **band(rows),
         )  # fmt: skip
         for (player, setting), rows in curves.groupby(["player", "setting"], sort=True)
     ]
@@ -233,7 +197,7 @@ def mean_line(rows: pd.DataFrame, condition: str) -> Line:
     """A condition's mean R(t) with its 95% band and the people behind each point."""
     return Line(
         f"mean, 95% interval: {who(condition)}", rows["t"].tolist(), rows["R"].tolist(),
-        kind="mean", condition=condition, n=rows["n"].tolist(), **_band(rows),
+        kind="mean", condition=condition, n=rows["n"].tolist(), **band(rows),
     )  # fmt: skip
 
 
@@ -244,12 +208,20 @@ def study_figure(
     in the condition's colour), each condition's mean with its 95% band and n, in one panel of
     people (or a steady and a variable panel, when the per-participant table has groups); the
     model arm in a panel of its own, each model and setting in its own style with its band and
-    number of samples; the perfect-binary-questioning line in every panel. Models are left out,
-    with the reason in ``summary.problems``, when their games are not comparable with the
-    people's. None without any curve."""
+    number of samples; the perfect-binary-questioning line in every panel. Models are left out
+    when their games are not comparable with the people's, and the figure says why (its note
+    lists ``summary.problems``). None without any curve."""
     people = summary.participants[summary.participants["game"] == game]
     curves = summary.human_curves[summary.human_curves["game"] == game]
-    models = model_lines(summary, game) if summary.comparable or people.empty else []
+    every_model = model_lines(summary, game)
+    models = every_model if summary.comparable or people.empty else []
+    note = ""
+    if every_model and not models:
+        note = (
+            "Model arm not drawn: its games differ from the people's ("
+            + "; ".join([p for p in summary.problems if p.startswith(game)] or summary.problems)
+            + ")."
+        )
     if people.empty and not models:
         return None
     condition = dict(
@@ -284,8 +256,8 @@ def study_figure(
     if models:
         panels["Model arm (games of agents only)"] = models + reference
     drawn = [(title, line) for title, lines in panels.items() for line in lines]
-    figure = curves_figure(panels, columns=2)
-    return figure, _data(drawn)
+    figure = curves_figure(panels, columns=2, note=note)
+    return figure, drawn_data(drawn)
 
 
 def cumulative_figure(
@@ -301,7 +273,7 @@ def cumulative_figure(
     for player, rows in curves.groupby("player", sort=True):
         lines = [
             Line(SETTING_LABELS.get(setting, setting), part["t"].tolist(), part["R"].tolist(),
-                 n=part["n"].tolist(), say_n=False, **_band(part))
+                 n=part["n"].tolist(), say_n=False, **band(part))
             for setting in (exp, base)
             if len(part := rows[rows["setting"] == setting])
         ]  # fmt: skip
@@ -310,7 +282,7 @@ def cumulative_figure(
         title = f"{player} (n = {most} sample{'' if most == 1 else 's'})"
         panels[title] = lines
         drawn += [(title, line) for line in lines]
-    return curves_figure(panels), _data(drawn)
+    return curves_figure(panels), drawn_data(drawn)
 
 
 def roles_figure(summary: Summary, game: str = "undercover") -> tuple[Figure, pd.DataFrame] | None:
@@ -325,7 +297,7 @@ def roles_figure(summary: Summary, game: str = "undercover") -> tuple[Figure, pd
         if row.who == "people":
             series.append(f"people, {row.condition}" if row.condition else "people")
         else:
-            series.append(_model_label(row.who, row.setting))
+            series.append(model_label(row.who, row.setting))
     rates = rates.assign(series=series)
     panels: dict[str, dict[str, list[tuple]]] = {}
     titles = {metrics.PEOPLE_TABLES: "At people's tables", metrics.MODEL_ARM: "Model arm"}
@@ -376,6 +348,13 @@ def figures(summary: Summary) -> dict[str, tuple[Figure, pd.DataFrame]]:
                 made = study_figure(summary, game)
                 if made is not None:
                     out[f"study-{game}"] = made
+                # and role by role, round by round, side by side
+                made = role_curves_figure(
+                    summary.role_rounds, summary.comparable, "" if summary.comparable else
+                    "Model arm not drawn: its games differ from the people's (see the notes).",
+                )  # fmt: skip
+                if made is not None:
+                    out[f"rounds-{game}"] = made
             continue
         made = study_figure(summary, game)
         if made is not None:
@@ -446,7 +425,7 @@ def write_tables(
         lines += [
             "# People left out\n\n",
             f"Left out of the people's curves, means and tables: "
-            f"{metrics.left_out_text(summary.people_left_out)} (pilots, and people screened out "
+            f"{left_out_text(summary.people_left_out)} (pilots, and people screened out "
             "or withdrawn; `people_left_out.csv`). Pass --include-all-people to count them.\n",
         ]
     if summary.problems:
@@ -469,11 +448,18 @@ def write_report(
     out: str | Path,
     allow_mixed: bool = False,
     include_all_people: bool = False,
+    also_left_out: dict[str, int] | None = None,
 ) -> list[Path]:
     """Summarise the games (:func:`analysis.summary.summarize`) and write its tables and every
     figure it supports (PNG, SVG, PDF, and the figure's data as CSV); return the paths.
-    ``include_all_people``: pilots and screened or withdrawn people count too."""
-    summary = summarize(games, allow_mixed=allow_mixed, include_all_people=include_all_people)
+    ``include_all_people``: pilots and screened or withdrawn people count too;
+    ``also_left_out``: people the frame does not hold, by reason, added to the counts."""
+    summary = summarize(
+        games,
+        allow_mixed=allow_mixed,
+        include_all_people=include_all_people,
+        also_left_out=also_left_out,
+    )
     written = write_tables(summary, out, voided_games(games))
     for stem, (figure, data) in figures(summary).items():
         written += save_figure(figure, Path(out) / stem, data)

@@ -16,15 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
 
-from games import get_engine
-from games.agents import make_agent
+from games import get_engine, languages
 from games.base import Agent, Config
 from games.cases import case_config, case_seed  # case_seed stays importable from here
 from games.experience import steps
@@ -32,9 +31,10 @@ from games.experience.context import (
     Experience,
     experience_block,
     human_policy,
-    player_system,
 )
 from games.experience.transcript import transcript
+from games.experiment.access import ConfigFor, ModelAccess
+from games.experiment.mathsolve import solve
 from games.experiment.records import (
     append_record,
     check_resumable,
@@ -43,8 +43,8 @@ from games.experiment.records import (
     record_key,
     utc_now,
 )
+from games.experiment.seating import MODEL, Seating, plan_marks, seat_game
 from games.experiment.spec import (
-    MATH_MAX_TOKENS,
     ExperimentSpec,
     derive_seed,
     evaluated_seat,
@@ -53,30 +53,19 @@ from games.experiment.spec import (
 from games.llm import prompts, render
 from games.llm.agents import LLMAgent
 from games.llm.cache import ResponseCache
-from games.llm.parse import parse_answer
 from games.llm.providers import (
-    REASONING_TIMEOUT,
-    ModelOptions,
     Provider,
     ProviderConfig,
-    ProviderError,
-    get_provider,
-    needs_reasoning_budget,
-    parse_spec,
-    server_url,
 )
 from games.llm.usage import Usage
 from games.mathtest import GAME as MATH
-from games.mathtest import JUDGE as MATH_JUDGE
-from games.mathtest import MathTask, is_correct, load_tasks
-from games.provenance import prompt_hashes, provenance
+from games.mathtest import MathTask, load_tasks
 from games.runner import play_game
-
-ConfigFor = Callable[[str], ProviderConfig]
+from games.undercover.words import PAIRS
 
 
 @dataclass
-class Runner:
+class Runner(ModelAccess):
     """Plays the games of a list of specs; see :func:`run_experiment`."""
 
     out: Path
@@ -93,72 +82,38 @@ class Runner:
         self._bar: tqdm | None = None
         self._provenance: dict[tuple[str, ...], dict[str, Any]] = {}
 
-    def server_of(self, spec: str) -> str | None:
-        """Where ``spec``'s calls go: its server's address, "local" for a provider object that
-        serves every model (a local model), None for rule-based agents."""
-        kind, _ = parse_spec(spec)
-        if kind == "offline":
-            return None
-        if self.provider is not None:
-            return getattr(self.provider, "server", None) or "local"
-        try:
-            return server_url(spec, self.config_for(spec))
-        except ValueError:  # no address configured: the calls themselves will say so
-            return None
-
-    def provenance_for(self, spec: ExperimentSpec) -> dict[str, Any]:
-        """What produced this spec's records (games.provenance): code, lock, packages, prompt
-        set, and the evaluated model and the oracle with their servers. Computed once per pair."""
-        models = {spec.model}
-        if spec.game == "twenty-questions":
-            models.add(spec.oracle_spec)
-        key = tuple(sorted(models))
-        if key not in self._provenance:
-            prompts = prompt_hashes() if self.prompts is None else self.prompts
-            self._provenance[key] = provenance(
-                {model: self.server_of(model) for model in key}, prompts=prompts
+    def seating(
+        self, spec: ExperimentSpec, config: Config, seed: int, sample: int, round_: int | None
+    ) -> Seating:
+        """Who sits where and which seat is scored. With a seat plan, the plan's (the model in
+        the people's slots, the design's agents in theirs; ``round_`` None, an earlier game: the
+        scored role drawn); else the model at every seat, the oracle aside, and the scored seat
+        from its own stream (``evaluated_seat``)."""
+        labels = get_engine(spec.game).seats(config)
+        if spec.seat_plan is not None:
+            placed = seat_game(
+                spec.seat_plan, config, seed, sample, -1 if round_ is None else round_
             )
-        return self._provenance[key]
-
-    def provider_for(self, spec: str, options: ModelOptions | None = None) -> Provider:
-        """The provider of ``spec`` with its ``options`` (output budget, reasoning, thinking)."""
-        kind, _ = parse_spec(spec)
-        if self.provider is not None and kind != "offline":
-            return self.provider
-        config = self.config_for(spec)
-        if options is not None and options != ModelOptions():
-            config = replace(config, options=options)
-            if needs_reasoning_budget(spec) or options.thinking_budget:
-                config = replace(config, timeout=max(config.timeout, REASONING_TIMEOUT))
-        return get_provider(spec, config, cache=self.cache)
-
-    def _agent(
-        self,
-        spec: str,
-        game: str,
-        role: str,
-        seed: int,
-        model_options: ModelOptions | None = None,
-        **options: Any,
-    ) -> Agent:
-        kind, _ = parse_spec(spec)
-        if kind == "offline":
-            return make_agent(spec, game=game, role=role, seed=seed)
-        provider = self.provider_for(spec, model_options)
-        return make_agent(spec, game=game, role=role, seed=seed, provider=provider, **options)
+            specs = tuple(spec.model if s == MODEL else s for s in placed.specs)
+            if spec.game == "twenty-questions":  # the oracle's slot is the study's oracle
+                specs = (spec.model, placed.specs[1])
+            return Seating(specs, placed.evaluated, placed.slots, placed.model_seats)
+        specs = tuple(spec.oracle_spec if label == "oracle" else spec.model for label in labels)
+        return Seating(specs, evaluated_seat(spec.game, seed, config, spec.evaluated_role), ())
 
     def seat_agents(
         self,
         spec: ExperimentSpec,
         config: Config,
         seed: int,
-        evaluated: int,
+        seating: Seating,
         sample: int,
         policy: str | None,
         setting: str,
     ) -> dict[int, Agent]:
         """Every seat's agent: the evaluated seat gets the setting and its text; the others
-        (the oracle, the other Undercover players) play the same model without experience.
+        (the oracle, the other Undercover players, the design's agents) play without
+        experience.
 
         The agents' cache draw mixes the sample index with the game's seed. Games of one sample
         can show a model the very same prompt (every Twenty Questions game opens alike); with the
@@ -168,14 +123,18 @@ class Runner:
         draw = derive_seed(sample, seed)
         agents: dict[int, Agent] = {}
         for seat, label in enumerate(engine.seats(config)):
-            model = spec.oracle_spec if label == "oracle" else spec.model
-            mine = seat == evaluated
-            agents[seat] = self._agent(
+            model = seating.specs[seat]
+            mine = seat == seating.evaluated
+            # a design's agent plays as it did at the people's tables: in their rules of form
+            designed = spec.seat_plan is not None and seat not in seating.model_seats
+            agents[seat] = self.agent(
                 model,
                 spec.game,
                 label,
                 seed + seat,
                 spec.options_for(model),
+                language=spec.language,
+                sentences=designed,
                 setting=setting if mine else "none",
                 policy=policy if mine else None,
                 temperature=spec.temperature,
@@ -183,17 +142,14 @@ class Runner:
             )
         return agents
 
-    def evaluated_seat(self, spec: ExperimentSpec, seed: int, config: Config) -> int:
-        return evaluated_seat(spec.game, seed, config, spec.evaluated_role)
-
     def engine_options(self, spec: ExperimentSpec) -> dict[str, Any]:
         if spec.game == MATH:
             return {}
         if spec.game != "undercover":
             return {}
         if spec.max_vote_rounds is not None:
-            return {"players": spec.players, "max_vote_rounds": spec.max_vote_rounds}
-        return {"players": spec.players}
+            return {"players": spec.players_at_table, "max_vote_rounds": spec.max_vote_rounds}
+        return {"players": spec.players_at_table}
 
     def warmup_config(self, spec: ExperimentSpec, sample: int, index: int, seed: int) -> Config:
         """The config of an earlier game. Math: the ``index``-th of N distinct problems drawn
@@ -207,15 +163,23 @@ class Runner:
         return tasks[order[index % len(tasks)]].as_config()
 
     def new_config(self, spec: ExperimentSpec, seed: int) -> Config:
-        """A config from a seed alone: the earlier (warm-up) games, never a test case."""
-        return get_engine(spec.game).new_config(seed, **self.engine_options(spec))
+        """A config from a seed alone: the earlier (warm-up) games, never a test case; in the
+        seat plan's language, as its test cases are."""
+        options = self.engine_options(spec)
+        if spec.language != "en" and spec.game == "undercover":
+            pair = random.Random(seed).choice(PAIRS)
+            options["pair"] = languages.undercover_pair(pair, spec.language)
+        elif spec.language != "en":
+            options["language"] = spec.language
+        return get_engine(spec.game).new_config(seed, **options)
 
     def case_config(self, spec: ExperimentSpec, case: int) -> Config:
         """Test case ``case``: games.cases's sequence, words drawn without replacement; for
         math, problem ``case`` of the task file."""
         if spec.game == MATH:
             return load_tasks(spec.tasks)[case].as_config()
-        return case_config(spec.game, spec.seed, case, **self.engine_options(spec))
+        options = self.engine_options(spec)
+        return case_config(spec.game, spec.seed, case, language=spec.language, **options)
 
     async def play(
         self,
@@ -225,15 +189,22 @@ class Runner:
         policy: str | None,
         setting: str,
         config: Config | None = None,
+        seating: Seating | None = None,
     ) -> tuple[Config, list[dict[str, Any]], dict[int, dict[str, Any]], int, Usage, str, str, list]:
-        """One game (``config``, else one made from ``seed``); returns config, events, outcome,
-        evaluated seat, usage, times and the moves agents did not make themselves, each with its
-        reason (see ``play_game``)."""
+        """One game (``config``, else one made from ``seed``; seated as ``seating`` says, else
+        as :meth:`seating` seats an earlier game); returns config, events, outcome, evaluated
+        seat, usage, times and the moves agents did not make themselves, each with its reason
+        (see ``play_game``)."""
         config = config if config is not None else self.new_config(spec, seed)
         if spec.game == MATH:
-            return await self.solve(spec, seed, sample, policy, setting, config)
-        evaluated = self.evaluated_seat(spec, seed, config)
-        agents = self.seat_agents(spec, config, seed, evaluated, sample, policy, setting)
+            provider = self.provider_for(spec.model, spec.model_options)
+            rules = self.rules(spec)
+            return await solve(
+                provider, rules, self._games, spec, seed, sample, policy, setting, config
+            )
+        seating = seating or self.seating(spec, config, seed, sample, None)
+        evaluated = seating.evaluated
+        agents = self.seat_agents(spec, config, seed, seating, sample, policy, setting)
         async with self._games:
             started = utc_now()
             failures: list[dict[str, Any]] = []
@@ -253,8 +224,10 @@ class Runner:
     ) -> dict[str, Any]:
         """Play round ``round_`` of a track and append its record to the output."""
         seed = case_seed(spec.seed, round_)
+        config = self.case_config(spec, round_)
+        seating = None if spec.game == MATH else self.seating(spec, config, seed, sample, round_)
         config, events, outcome, evaluated, usage, started, finished, failures = await self.play(
-            spec, seed, sample, policy, spec.setting, self.case_config(spec, round_)
+            spec, seed, sample, policy, spec.setting, config, seating
         )
         usage.merge(extra)
         record = game_record(
@@ -266,6 +239,8 @@ class Runner:
             policy,
             self.provenance_for(spec),
         )
+        if seating is not None:
+            record.update(plan_marks(spec, seating))
         self.write(record)
         return record
 
@@ -274,58 +249,6 @@ class Runner:
         self.done[record_key(record)] = record
         if self._bar is not None:
             self._bar.update(1)
-
-    async def solve(
-        self,
-        spec: ExperimentSpec,
-        seed: int,
-        sample: int,
-        policy: str | None,
-        setting: str,
-        config: Config,
-    ) -> tuple[Config, list[dict[str, Any]], dict[int, dict[str, Any]], int, Usage, str, str, list]:
-        """One math problem, one call: the same return shape as :meth:`play`. The reply's answer
-        tag is judged (``games.mathtest.judge``); a failed call or a reply without the tag
-        scores 0 and is listed in the failures."""
-        task = MathTask.from_config(config)
-        provider = self.provider_for(spec.model, spec.model_options)
-        system = player_system(
-            self.rules(spec), prompts.text("math_solver"), setting=setting, policy=policy
-        )
-        user = prompts.render("math_problem", question=task.question, options=task.options_text())
-        usage = Usage()
-        failures: list[dict[str, Any]] = []
-        async with self._games:
-            started = utc_now()
-            try:
-                completion = await provider.complete(
-                    [{"role": "user", "content": user}],
-                    system=system,
-                    temperature=spec.temperature,
-                    max_tokens=MATH_MAX_TOKENS,
-                    sample=derive_seed(sample, seed),
-                )
-                usage.add(completion)
-                text = completion.text
-            except ProviderError as err:
-                usage.add_failure(err)
-                text = ""
-                failures.append({"seat": 0, "error": str(err)})
-            finished = utc_now()
-        answer = parse_answer(text) if text else None
-        if text and answer is None:
-            failures.append({"seat": 0, "error": "no answer inside <answer> tags"})
-        correct = is_correct(answer, task.answer, task.kind)
-        event = {
-            "type": "solution",
-            "seat": 0,
-            "text": text,
-            "answer": answer,
-            "correct": correct,
-            "judge": MATH_JUDGE if task.kind == "math" else "letter",
-        }
-        outcome = {0: {"reward": 1.0 if correct else 0.0, "win": None, "role": "solver"}}
-        return config, [event], outcome, 0, usage, started, finished, failures
 
     def story(self, spec: ExperimentSpec, config: Config, events: list, seat: int) -> str:
         """A finished game (or problem) as the reflection, policy and curator prompts show it."""

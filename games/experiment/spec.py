@@ -16,6 +16,7 @@ from games.experience import steps
 from games.experience.context import (
     check_setting,
 )
+from games.experiment.seating import PEOPLE_ROLES, SeatPlan
 from games.llm.providers import (
     ModelOptions,
     ProviderConfig,
@@ -77,9 +78,16 @@ class ExperimentSpec:
     experience_tasks: str | None = None
     # Undercover: the engine's cap on vote rounds (None: its default, 6); the paper states none.
     max_vote_rounds: int | None = None
+    # A study's table design to play (games.experiment.seating): the model in the people's seats,
+    # the design's agents in theirs, its players, language and the people's roles. A JSON
+    # object (a job's parameters) is read into a SeatPlan. None: the model at every seat.
+    seat_plan: SeatPlan | None = None
 
     def __post_init__(self) -> None:
         check_setting(self.setting)
+        if self.seat_plan is not None:
+            object.__setattr__(self, "seat_plan", SeatPlan.from_value(self.seat_plan))
+            self._check_plan(self.seat_plan)
         if self.game == MATH:
             if not self.tasks:
                 raise ValueError("the math testbed needs a task file (tasks=..., --math-tasks)")
@@ -109,12 +117,44 @@ class ExperimentSpec:
             if self.evaluated_role not in EVALUATED_ROLES:
                 raise ValueError(f"evaluated_role must be one of {', '.join(EVALUATED_ROLES)}")
 
+    def _check_plan(self, plan: SeatPlan) -> None:
+        if self.game == MATH:
+            raise ValueError("seat_plan: the math testbed has no table to seat")
+        if self.evaluated_role is not None:
+            raise ValueError(
+                "seat_plan: the plan's roles choose the scored seat, not evaluated_role"
+            )
+        if self.game == "twenty-questions" and (plan.players != 2 or plan.seats[0] != "model"):
+            raise ValueError(
+                "seat_plan: Twenty Questions seats the model as the questioner (slot 0)"
+            )
+        if self.game == "undercover":
+            try:  # 4 to 8 seats
+                get_engine(self.game).new_config(0, players=plan.players)
+            except ValueError as err:
+                raise ValueError(f"seat_plan: {err}") from err
+        for spec in plan.seats:
+            if spec != "model":
+                parse_spec(spec)
+
+    @property
+    def players_at_table(self) -> int:
+        """Undercover's players: the plan's seats, else ``players``."""
+        return self.seat_plan.players if self.seat_plan is not None else self.players
+
+    @property
+    def language(self) -> str:
+        return self.seat_plan.language if self.seat_plan is not None else "en"
+
     @property
     def scored_role(self) -> str | None:
         """The role rule every record of this spec names (``evaluated_role`` in the record):
-        Undercover's ``evaluated_role`` with None as "any"; None for the other games."""
+        Undercover's ``evaluated_role`` with None as "any", ``people`` for a plan that follows the
+        people's roles; None for the other games."""
         if self.game != "undercover":
             return None
+        if self.seat_plan is not None and self.seat_plan.roles:
+            return PEOPLE_ROLES
         return self.evaluated_role or ANY_ROLE
 
     @property

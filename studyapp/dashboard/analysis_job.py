@@ -37,7 +37,7 @@ from analysis.plots import save_figure
 from analysis.summary import Summary, summarize
 from studyapp import claims, dispatch
 from studyapp.dashboard.models import AnalysisResult
-from studyapp.dashboard.records import agent_games, study_games
+from studyapp.dashboard.records import agent_games, people_outside, study_games
 from studyapp.participants.models import Participant, Study
 from studyapp.pipelines.models import Job
 from studyapp.tables.models import Table, Turn
@@ -168,13 +168,15 @@ def compute(scope: str, version: str | None = None) -> AnalysisResult:
     progress(0.05, "reading games")
     try:
         with heartbeat(mine, scope):
+            outside: dict[str, int] = {}
             if scope == TABLES:
                 games, title, allow = agent_games(), "Tables outside studies", False
             else:
                 study = Study.objects.get(slug=scope.partition(":")[2])
                 games, title, allow = study_games(study), study.title, False
+                outside = people_outside(study)  # pilots and the withdrawn: not in the frame
             progress(0.5, f"{len(games)} games read; computing curves and tables")
-            summary = summarize(games, allow_mixed=allow)
+            summary = summarize(games, allow_mixed=allow, also_left_out=outside)
             folder = result_dir(scope, version)
             if folder.exists():
                 shutil.rmtree(folder)

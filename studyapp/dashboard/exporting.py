@@ -55,6 +55,7 @@ from studyapp.dashboard.records import (
     games_and_turns,
     left_out,
     participants_frame,
+    people_outside,
     questionnaire_frame,
     started,
     study_tables,
@@ -151,6 +152,7 @@ def export_study(
         progress=progress,
         include_all_people=include_all_people,
         count_pilots=include_pilots,
+        people_outside=people_outside(study, include_pilots),
         readme_note=lambda folder: _people_note(
             folder, left_out(study, include_pilots), include_pilots
         ),
@@ -224,6 +226,7 @@ def export_tables(
     readme_note: Callable[[Path], str] | None = None,
     include_all_people: bool = False,
     count_pilots: bool = False,
+    people_outside: dict[str, int] | None = None,
 ) -> list[Path]:
     """:func:`_export_tables` into a staging folder beside ``out``, moved into place only when
     whole: a failure (a full disk, a killed process) leaves ``out`` as it was, never a 0-byte or
@@ -250,6 +253,7 @@ def export_tables(
             progress,
             include_all_people,
             count_pilots,
+            people_outside,
         )
         if readme_note is not None:
             with (staging / "README.md").open("a", encoding="utf-8") as readme_file:
@@ -293,6 +297,7 @@ def _export_tables(
     progress: bool = False,
     include_all_people: bool = False,
     count_pilots: bool = False,
+    people_outside: dict[str, int] | None = None,
 ) -> list[Path]:
     """Stream the games and turns of ``tables`` (and ``people``, when given) to ``out``, in
     chunks of ``chunk`` tables; ``processes=2`` writes the turns in a second process (see the
@@ -341,6 +346,7 @@ def _export_tables(
             out / "analysis",
             allow_mixed=allow_mixed,
             include_all_people=include_all_people,
+            also_left_out=people_outside,
         )
         if turns_process is not None:
             writers["turns"] = turns_process.result()

@@ -23,7 +23,9 @@ pytestmark = pytest.mark.e2e
 
 SLUG = "tq-two"
 SETUP = f"""
+from django.contrib.auth.models import User
 from studyapp.participants.models import Condition, Study
+User.objects.create_superuser("staff", "staff@example.org", "staff-pass-123")
 study = Study.objects.create(slug="{SLUG}", title="Two conditions", game="twenty-questions",
     rounds=2, seed=3, consent_text="Recorded for research.",
     completion_url="https://app.prolific.com/x", code_finished="TQDONE")
@@ -59,7 +61,7 @@ def colour_pixels(path: Path, colour: str) -> int:
     return int((np.abs(rgb - target).sum(axis=2) < 30).sum())
 
 
-def test_a_piloted_two_condition_study_exports_a_figure_per_condition(site, tmp_path):
+def test_a_piloted_two_condition_study_exports_a_figure_per_condition(site, tmp_path, browser):
     pilot = subprocess.run(
         [sys.executable, "manage.py", "pilot", SLUG, "--participants", "4", "--base", site.url],
         cwd=ROOT, env=site.env, capture_output=True, text=True, timeout=600,
@@ -94,3 +96,17 @@ def test_a_piloted_two_condition_study_exports_a_figure_per_condition(site, tmp_
     assert not turns.duplicated(["table", "seq"]).any()
     people = pd.read_csv(out / "participants.csv")
     assert set(people["payment_status"]) == {"pilot"} and people["base_pay"].isna().all()
+
+    # The study page counts as the files do: its analysis leaves the pilots out, and says how
+    # many (the four pilots who played), and draws the model arm, which played the study's games.
+    from playwright.sync_api import expect
+
+    staff = browser.new_context().new_page()
+    staff.set_default_timeout(30_000)
+    staff.goto(f"{site.url}/admin/login/?next=/dashboard/analysis/study/{SLUG}/")
+    staff.fill("#id_username", "staff")
+    staff.fill("#id_password", "staff-pass-123")
+    staff.click("input[type=submit]")
+    expect(staff.locator("#people-left-out")).to_contain_text("4 pilot", timeout=120_000)
+    expect(staff.locator("#not-comparable")).to_have_count(0)
+    expect(staff.locator("body")).to_contain_text("Each condition gets its own jobs")

@@ -9,11 +9,13 @@ experiment file all go through the same frames (:mod:`analysis.frames`) and the 
 - :mod:`.queries`: which tables and people a study has, and the reads (ORM and plain SQL, with
   the PostgreSQL and SQLite branches) of tables, seats, rounds and turns;
 - :mod:`.shaping`: records and the games and turns frames built from those rows;
+- :mod:`.moves`: who made each move and what its model calls cost, read as columns;
 - :mod:`.people`: the participants, questionnaire and consent-version frames.
 
 The names below are what the rest of the project imports from ``studyapp.dashboard.records``.
 """
 
+from studyapp.dashboard.records.moves import turn_log
 from studyapp.dashboard.records.people import (
     CONSENT_VERSION_COLUMNS,
     PARTICIPANT_COLUMNS,
@@ -27,6 +29,7 @@ from studyapp.dashboard.records.queries import (
     agent_tables,
     left_out,
     model_jobs,
+    people_outside,
     started,
     study_participants,
     study_tables,
@@ -43,7 +46,6 @@ from studyapp.dashboard.records.shaping import (
     study_frames,
     study_games,
     table_records,
-    turn_log,
 )
 
 __all__ = [
@@ -63,6 +65,7 @@ __all__ = [
     "left_out",
     "model_jobs",
     "participants_frame",
+    "people_outside",
     "questionnaire_frame",
     "started",
     "study_frames",

@@ -74,6 +74,19 @@ def left_out(study: Study, include_pilots: bool = False) -> dict[str, int]:
     return counts
 
 
+def people_outside(study: Study, include_pilots: bool = False) -> dict[str, int]:
+    """The people who played and whose games the study's frame does not hold at all, by reason:
+    ``pilot`` (pilots, unless asked for) and ``withdrawn`` (their data deleted from the files);
+    the analysis adds them to its left-out counts (:func:`analysis.summary.summarize`)."""
+    played = study.participants.filter(round_set__isnull=False).distinct()
+    counts = {
+        "withdrawn": played.filter(status=Participant.Status.WITHDRAWN, is_pilot=False).count()
+    }
+    if not include_pilots:
+        counts["pilot"] = played.filter(is_pilot=True).count()
+    return {reason: n for reason, n in counts.items() if n}
+
+
 def model_jobs(study: Study) -> QuerySet:
     """The experiment jobs attached to the study (its model arm)."""
     return Job.objects.filter(kind="experiment", parameters__study=study.slug)

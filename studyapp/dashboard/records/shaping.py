@@ -17,48 +17,50 @@ from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
 
-import numpy as np
 import pandas as pd
-from django.db.models import Count, QuerySet
+from django.db.models import QuerySet
 
 from analysis.frames import (
     GAME_COLUMNS,
     TURN_KEYS,
-    encode_event,
     games_frame,
     turn_keys,
     turns_frame,
     turns_from_log,
     typed,
 )
-from analysis.frames import USAGE_KEYS as COUNTERS
-from analysis.frames import seat_slot as frames_seat_slot
 from games import get_engine
+from games.experiment.seating import opponents_text
+from studyapp.dashboard.records.moves import (
+    VISITORS,
+    actor_kind,
+    actor_label,
+    game_usage,
+    log_counts,
+    log_usage,
+    stood_in_for,
+    turn_log,
+    usages_of,
+)
 from studyapp.dashboard.records.people import participants_frame
 from studyapp.dashboard.records.queries import (
     CHUNK,
     Row,
     agent_tables,
-    event_of,
     read_logs,
     read_tables,
     started,
     study_tables,
     table_chunks,
-    turn_columns,
     turn_counts,
     turn_usages,
 )
-from studyapp.participants.models import Participant, Round, Study
+from studyapp.participants.models import Participant, Study
 from studyapp.pipelines.record_keys import key_position
-from studyapp.tables.models import PERSON_ACTOR, SKIP_SPEC, TABLE_EVENTS, Seat, Table
+from studyapp.tables.models import Seat, Table
 from studyapp.tables.options import TableOptions
 
 AGENT_TABLES = "tables"  # the experiment name of tables played outside any study
-VISITORS = "visitors"  # the one player name of every human seat outside a study
-# The counters of ``Turn.usage`` that add up over a game: the fields of games.llm.usage.Usage,
-# named here because importing it loads the model SDKs (seconds an export does not need).
-USAGE_KEYS = (*COUNTERS, "latency_s")
 KEYS = [*TURN_KEYS, "evaluated", "log"]
 
 
@@ -140,11 +142,11 @@ def _records(
     if with_events:
         counts, spent = {}, {}
     elif log is not None:
-        counts, spent = _log_counts(log), _log_usage(log)
+        counts, spent = log_counts(log), log_usage(log)
     else:
         unread = [pk for pk in ids if pk in known]
         counts = turn_counts(unread)
-        spent = {table: _game_usage(usages) for table, usages in turn_usages(unread).items()}
+        spent = {table: game_usage(usages) for table, usages in turn_usages(unread).items()}
     records = []
     for pk in ids:
         table = by_id[pk]
@@ -169,20 +171,26 @@ def _records(
                 outcome = _partial_outcome(table, len(seats[pk]), events, ended)
         table_seats = seats[pk]
         oracle = next((s.agent_spec for s in table_seats if s.index == 1), None)
+        scored_seat = _opts(table).other.get("evaluated_seat")
         for seat in table_seats:
             if table.game == "twenty-questions" and seat.index != 0:
                 continue
+            if isinstance(scored_seat, int) and seat.index != scored_seat:
+                continue  # a model arm's game: its scored seat, not the design's agents
             round_ = rounds[pk].get(seat.index)
             who = _who(table, seat, round_, visitors)
             if any(r.participant.is_pilot for r in rounds[pk].values()):
                 who["pilot"] = True  # a pilot table: every seat's row, the agents' too
             record = _record(table, seat.index, events, outcome, experiment, who)
             record["oracle"] = oracle if table.game == "twenty-questions" else None
+            record.update(_table_marks(table, table_seats))
             record["taken_over"] = round_ is not None and seat.kind != Seat.Kind.HUMAN
             record["taken_over_by"] = seat.agent_spec if record["taken_over"] else None
+            if _left_before_the_end(round_, record):
+                record["ended"] = "unfinished"
             record["seat_slots"] = _opts(table).slots(len(table_seats))
             people = {i: r.participant.public_id for i, r in rounds[pk].items()}
-            moves = list(zip(actors, events, _usages(usages, len(events)), strict=True))
+            moves = list(zip(actors, events, usages_of(usages, len(events)), strict=True))
             record["turn_actors"] = [
                 actor_label(actor, event.get("seat"), people, usage)
                 for actor, event, usage in moves
@@ -198,26 +206,13 @@ def _records(
             )
             record["turn_times"] = times
             record["turn_usage"] = usages
-            usage = spent[pk] if pk in spent else _game_usage(usages)
+            usage = spent[pk] if pk in spent else game_usage(usages)
             record["usage"] = usage or _opts(table).usage
             record["policy"] = seat.policy.text if seat.policy_id is not None else None
             if turns is not None:
                 record["turn_count"] = turns
             records.append(record)
     return records
-
-
-def _usages(usages: list, n: int) -> list:
-    """A game's turn usages, one per event (None where a turn has none)."""
-    return (list(usages) + [None] * n)[:n]
-
-
-def stood_in_for(actor: str | None, usage: Any) -> str | None:
-    """The model a turn's move stood in for: its actor, when an offline stand-in made the move
-    because the model failed (``usage["stand_in"]``, studyapp.tables.agent_turns); else None."""
-    if actor and isinstance(usage, dict) and usage.get("stand_in"):
-        return actor
-    return None
 
 
 def _ended_early(table: Row, rounds: dict[int, Row], events: list[dict]) -> str | None:
@@ -234,6 +229,33 @@ def _ended_early(table: Row, rounds: dict[int, Row], events: list[dict]) -> str 
     return None
 
 
+def _table_marks(table: Row, seats: list[Row]) -> dict[str, Any]:
+    """What a comparison of people and model arm reads of a game's table (analysis.comparability):
+    its language, players, the agents at the seats that were neither a person's nor the arm's
+    model's (Undercover), and how a model arm's scored seat was chosen."""
+    opts = _opts(table)
+    marks: dict[str, Any] = {"language": opts.language, "players": len(seats)}
+    own = opts.other.get("model_seats") if opts.job is not None else opts.person_seats
+    if table.game == "undercover" and (own or opts.job is not None):
+        mine = set(own or [])
+        marks["opponents"] = opponents_text(
+            [seat.agent_spec for seat in seats if seat.index not in mine]
+        )
+    if opts.job is not None:
+        marks["evaluated_role"] = opts.other.get("evaluated_role")
+    return marks
+
+
+def _left_before_the_end(round_: Row | None, record: dict[str, Any]) -> bool:
+    """A person's game that was played to its end without them: an agent took their seat over,
+    or they dropped out while it ran (their round was never booked: no reward). The game is
+    theirs no more than an aborted one: ``unfinished``, in no score."""
+    if round_ is None or record["ended"] != "finished":
+        return False
+    dropped = round_.participant.status == Participant.Status.DROPPED
+    return record["taken_over"] or (dropped and round_.reward is None)
+
+
 def _partial_outcome(
     table: Row, players: int, events: list[dict], ended: str
 ) -> dict[int, dict[str, Any]]:
@@ -248,135 +270,6 @@ def _partial_outcome(
         }
         for seat in range(players)
     }
-
-
-def actor_label(
-    actor: str | None, seat: Any, people: dict[int, str], usage: Any = None
-) -> str | None:
-    """Who made a move, as the exports name them: a person by the participant's pseudonym (the
-    participant whose round sits at ``seat``; ``visitors`` outside studies), an agent by its
-    spec, a stand-in for a failed model by the stand-in's spec (``usage``: the turn's); None for
-    the table's own events and turns that recorded no actor."""
-    if not actor:
-        return None
-    if stood_in_for(actor, usage):
-        return str(usage["stand_in"])
-    if actor == PERSON_ACTOR:
-        return people.get(seat, VISITORS) if isinstance(seat, int) else VISITORS
-    return actor
-
-
-def actor_kind(actor: str | None, event_type: Any = None, usage: Any = None) -> str | None:
-    """``human``, ``offline``, ``model`` or ``table`` for a turn's ``Turn.actor``; None where the
-    turn recorded none: an empty actor is the table's only for the table's own events (a seat's
-    move with none was committed before turns recorded their actor). A move a stand-in made for
-    a failed model (``usage``: the turn's) is the stand-in's kind."""
-    if actor is None:
-        return None
-    if stood_in_for(actor, usage):
-        return "offline" if str(usage["stand_in"]).startswith("offline:") else "model"
-    if actor == PERSON_ACTOR:
-        return "human"
-    if actor == SKIP_SPEC or (not actor and event_type in TABLE_EVENTS):
-        return "table"
-    if not actor:
-        return None
-    return "offline" if actor.startswith("offline:") else "model"
-
-
-def turn_log(table_ids: list[int]) -> pd.DataFrame:
-    """The turns of ``table_ids`` as the log :func:`analysis.frames.turns_from_log` reads, labelled
-    by table id, with ``question``: the event is a question of seat 0, ``actor`` and
-    ``actor_kind``: who made the move (:func:`actor_label`, :func:`actor_kind`; a stand-in's
-    move is the stand-in's, ``stood_in_for`` the failed model), and
-    ``seat_slot``: the mover's design slot. Each distinct event text is parsed once, and turns are
-    kept as columns, never as an object per turn."""
-    found = turn_columns(table_ids)
-    codes, texts = pd.factorize(np.array(found.pop("text"), dtype=object))
-    events = [event_of(text) for text in texts]
-    encoded = np.array([encode_event(event) for event in events], dtype=object)
-    asks = [event.get("type") == "question" and event.get("seat") == 0 for event in events]
-    movers = np.array([event.get("seat") for event in events], dtype=object)[codes]
-    kinds_of = np.array([event.get("type") for event in events], dtype=object)[codes]
-    people, slots = table_people(table_ids)
-    raw = found.pop("actor")
-    usages = found["usage"]
-    labels = [
-        actor_label(actor, seat, people.get(table, {}), usage)
-        for actor, seat, table, usage in zip(raw, movers, found["log"], usages, strict=True)
-    ]
-    slot_of = [
-        frames_seat_slot(slots.get(table, []), seat)
-        for seat, table in zip(movers, found["log"], strict=True)
-    ]
-    # Object columns: text that pandas infers as its str dtype would be converted there and back.
-    return pd.DataFrame(
-        {
-            "log": np.array(found["log"], dtype="int64"),
-            "created_at": pd.Series(found["created_at"], dtype=object),
-            "usage": pd.Series(found["usage"], dtype=object),
-            "event": pd.Series(encoded[codes], dtype=object),
-            "question": np.array(asks, dtype=bool)[codes],
-            "actor": pd.Series(labels, dtype=object),
-            "actor_kind": pd.Series(
-                [
-                    actor_kind(actor, kind, usage)
-                    for actor, kind, usage in zip(raw, kinds_of, usages, strict=True)
-                ],
-                dtype=object,
-            ),
-            "stood_in_for": pd.Series(
-                [stood_in_for(actor, usage) for actor, usage in zip(raw, usages, strict=True)],
-                dtype=object,
-            ),
-            "seat_slot": pd.Series(slot_of, dtype=object),
-        }
-    )
-
-
-def table_people(table_ids: list[int]) -> tuple[dict[int, dict[int, str]], dict[int, list[int]]]:
-    """Per table of ``table_ids``: the pseudonym of the participant whose round sits at each
-    seat, and the design slot of each seat (:meth:`TableOptions.slots`)."""
-    people: dict[int, dict[int, str]] = defaultdict(dict)
-    for table_id, seat, public_id in Round.objects.filter(table_id__in=table_ids).values_list(
-        "table_id", "seat", "participant__public_id"
-    ):
-        people[table_id][seat] = public_id
-    found = Table.objects.filter(pk__in=table_ids).annotate(n=Count("seats"))
-    slots = {
-        pk: TableOptions.from_json(options).slots(n)
-        for pk, options, n in found.values_list("pk", "options", "n")
-    }
-    return people, slots
-
-
-def _log_counts(log: pd.DataFrame) -> dict[int, tuple[int, int]]:
-    """Turns and the questioner's questions per table of a :func:`turn_log`."""
-    counted = log.groupby("log")["question"].agg(["size", "sum"])
-    return {int(t): (int(n), int(q)) for t, n, q in counted.itertuples()}
-
-
-def _log_usage(log: pd.DataFrame) -> dict[int, dict[str, float] | None]:
-    """What the model calls of each table of a :func:`turn_log` cost (see :func:`_game_usage`)."""
-    used: dict[int, list[dict]] = defaultdict(list)
-    for table, usage in log.loc[log["usage"].notna(), ["log", "usage"]].itertuples(index=False):
-        used[int(table)].append(usage)
-    return {table: _game_usage(usages) for table, usages in used.items()}
-
-
-def _game_usage(usages: list[dict | None]) -> dict[str, float] | None:
-    """What the agents' model calls of a game cost in all (the experiment record's ``usage``)."""
-    total: dict[str, float] | None = None
-    for usage in usages:
-        if not usage:
-            continue
-        total = total or dict.fromkeys(USAGE_KEYS, 0)
-        for key in USAGE_KEYS:
-            value = usage.get(key) or 0
-            total[key] += value if isinstance(value, (int, float)) else 0
-    if total is not None and "latency_s" in total:
-        total["latency_s"] = round(total["latency_s"], 4)
-    return total
 
 
 def _opts(table: Any) -> TableOptions:

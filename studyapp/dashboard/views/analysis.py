@@ -25,7 +25,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from analysis.export import FORMATS
-from analysis.metrics import left_out_text
+from analysis.left_out import left_out_text
 from analysis.plots import FORMATS as FIGURE_FORMATS
 from games.agents import make_agent
 from games.experience.context import SETTINGS
@@ -34,6 +34,7 @@ from studyapp.dashboard import analysis_job
 from studyapp.dashboard.exporting import export_study, export_tables
 from studyapp.dashboard.models import AnalysisResult
 from studyapp.dashboard.records import agent_tables, model_jobs
+from studyapp.participants.arm_plan import arm_conditions, seat_plan
 from studyapp.participants.models import Study
 from studyapp.participants.pseudonyms import finished_policies
 from studyapp.pipelines.checks import missing_credentials
@@ -165,6 +166,7 @@ def _figure_title(stem: str) -> str:
         "study": "People by condition, and the model arm",
         "cumulative": "Models with and without experience",
         "roles": "Win rate by role",
+        "rounds": "Win rate by role, round by round: people and model arm",
     }
     return f"{titles.get(kind, kind)}: {game}"
 
@@ -222,8 +224,9 @@ def download(request: HttpRequest, format: str, slug: str | None = None) -> File
 @staff_member_required
 @require_POST
 def model_arm(request: HttpRequest, slug: str) -> HttpResponse:
-    """Start one experiment job per chosen model and setting, with the study's game, seed, rounds
-    and oracle, attached to the study (``{"study": slug}`` in the job's parameters)."""
+    """Start one experiment job per condition, chosen model and setting, each the people's twin
+    (:func:`arm_parameters`), attached to the study (``{"study": slug}`` in the job's
+    parameters)."""
     study = get_object_or_404(Study, slug=slug)
     models = [m for m in request.POST.get("models", "").replace(",", " ").split() if m]
     chosen = [s for s in request.POST.getlist("settings") if s in SETTINGS]
@@ -247,12 +250,17 @@ def model_arm(request: HttpRequest, slug: str) -> HttpResponse:
     except ValueError as err:
         messages.error(request, str(err))
         return redirect("dashboard:analysis_study", slug=slug)
-    planned = [
-        arm_parameters(study, model, setting, samples, policy)
-        for model in models
-        for setting in chosen
-        for policy in (policies if setting == "human-policy" else [None])
-    ]
+    try:
+        planned = [
+            arm_parameters(study, model, setting, samples, policy, condition)
+            for condition in arm_conditions(study)
+            for model in models
+            for setting in chosen
+            for policy in (policies if setting == "human-policy" else [None])
+        ]
+    except ValueError as err:  # a design that cannot be played: no twin to play
+        messages.error(request, f"The study's design cannot be played by a model arm: {err}")
+        return redirect("dashboard:analysis_study", slug=slug)
     if len(planned) > MAX_ARM_JOBS:
         messages.error(
             request, f"That would start {len(planned)} jobs; start at most {MAX_ARM_JOBS} at "
@@ -344,24 +352,35 @@ def arm_parameters(
     setting: str,
     samples: int,
     policy: tuple[str, str] | None = None,
+    condition: str = "",
 ) -> dict:
-    """The experiment job that plays the study's own sequence: same game, seed, rounds (case k of
-    the job is round k + 1 of every participant) and oracle. A human-policy job given a
-    participant's ``(public id, text)`` plays with that text (``policy``, the experiment's
-    human-policy text) and names the participant in ``policy_from``; without one, the shipped
-    text."""
+    """The experiment job that plays the study's own games in ``condition`` (the people's twin):
+    same game, seed, rounds (case k of the job is round k + 1 of every participant) and oracle,
+    and the condition's seat plan (:func:`studyapp.participants.arm_plan.seat_plan`: the model
+    in the people's seats beside the design's agents, the study's players and language, and in
+    Undercover each person's role round by round). An Undercover arm plays ``samples`` tracks
+    per person followed (one track per person twinned ``samples`` times), else ``samples``
+    tracks. A human-policy job given a participant's ``(public id, text)`` plays with that text
+    (``policy``, the experiment's human-policy text) and names the participant in
+    ``policy_from``; without one, the shipped text."""
+    plan = seat_plan(study, condition)
+    twins = max(1, len(plan["roles"]))
     parameters = {
         "game": study.game,
         "model": model,
         "setting": setting,
         "cases": study.rounds,
         "rounds": study.rounds,
-        "samples": samples,
+        "samples": samples * twins,
         "seed": study.seed,
         "study": study.slug,
+        "condition": condition,
+        "seat_plan": plan,
     }
     if study.game == "twenty-questions":
-        parameters["oracle"] = study.oracle_spec
+        parameters["oracle"] = plan["seats"][1]
+    else:
+        parameters["players"] = len(plan["seats"])  # the plan's seats, said where jobs list it
     if setting == "human-policy":
         if policy is None:
             parameters["policy_from"] = SHIPPED_POLICY

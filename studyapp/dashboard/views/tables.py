@@ -26,17 +26,17 @@ from studyapp.tables.services import TableState, caught_up
 
 RECENT = 50
 OPEN = (Table.Status.LOBBY, Table.Status.PLAYING, Table.Status.PAUSED)
-# Stand-in moves in the log: a withdrawn question, an Invalid question, a passed clue, an
-# abstained vote, and an offline agent's move made for a failed model (its usage names the
-# stand-in). People make some of these too (a deadline skip), so they are counted apart from
-# failed model calls.
-STAND_INS = (
-    Q(turns__usage__has_key="stand_in")
-    | Q(turns__event__type="void")
+# Stand-in moves: an offline agent's move made for a failed model (its usage names the stand-in),
+# the same count as the exports' stand_in_moves. Passes and abstentions (a withdrawn question, an
+# Invalid question, a passed clue, an abstained vote) are counted apart: people make them too (a
+# missed deadline), so they tell nothing of failed models.
+STAND_INS = Q(turns__usage__has_key="stand_in")
+PASSES = (
+    Q(turns__event__type="void")
     | Q(turns__event__type="question", turns__event__text=NO_QUESTION)
     | Q(turns__event__type="clue", turns__event__text=None)
     | Q(turns__event__type="vote", turns__event__target=None)
-)
+) & ~STAND_INS
 
 
 @dataclass
@@ -48,6 +48,7 @@ class Row:
     last_activity: datetime | None = None
     errors: int = 0
     stand_ins: int = 0
+    passes: int = 0  # passes and abstentions, whoever made them
     waiting_for: str = ""
     stuck: bool = False
 
@@ -90,6 +91,7 @@ def build_rows(tables: list[Table], now: datetime) -> list[Row]:
             last=Max("turns__created_at"),
             errors=Count("turns", filter=Q(turns__usage__has_key="error")),
             stand_ins=Count("turns", filter=STAND_INS),
+            passes=Count("turns", filter=PASSES),
         )
     }
     rows = []
@@ -100,6 +102,7 @@ def build_rows(tables: list[Table], now: datetime) -> list[Row]:
             last_activity=found.get("last") or table.started_at or table.created_at,
             errors=found.get("errors", 0),
             stand_ins=found.get("stand_ins", 0),
+            passes=found.get("passes", 0),
         )
         for seat in table.seats.all():
             row.seats.append(

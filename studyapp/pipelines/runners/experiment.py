@@ -23,6 +23,7 @@ from studyapp.providers import provider_config, response_cache
 from studyapp.tables.models import Seat, Table, Turn
 
 SPEC_FIELDS = set(ExperimentSpec.__dataclass_fields__)
+TABLE_MARKS = ("condition", "language", "seat_slots", "model_seats", "evaluated_role")
 
 
 def store_games(job: Job, records: list[dict[str, Any]], spec: ExperimentSpec) -> int:
@@ -36,6 +37,7 @@ def store_games(job: Job, records: list[dict[str, Any]], spec: ExperimentSpec) -
         if key in stored:
             continue
         engine = get_engine(record["game"])
+        evaluated = record["evaluated_seat"]
         with transaction.atomic():
             table = Table.objects.create(
                 game=record["game"],
@@ -48,20 +50,27 @@ def store_games(job: Job, records: list[dict[str, Any]], spec: ExperimentSpec) -
                     "experiment": record.get("experiment"),
                     "usage": record.get("usage"),  # the whole game's model calls
                     "model_options": record.get("model_options"),
+                    # what the dashboard compares with the people's games (seating.plan_marks)
+                    **{k: record[k] for k in TABLE_MARKS if record.get(k) is not None},
+                    # a study's twin (a seat plan's game): only its scored seat is the arm's
+                    **({"evaluated_seat": evaluated} if "condition" in record else {}),
                 },
                 started_at=parse_datetime(record.get("started_at") or ""),
                 finished_at=parse_datetime(record.get("finished_at") or ""),
             )
-            evaluated = record["evaluated_seat"]
+            labels = engine.seats(record["config"])
+            specs = record.get("seat_specs") or [
+                spec.oracle_spec if label == "oracle" else record["model"] for label in labels
+            ]
             Seat.objects.bulk_create(
                 Seat(
                     table=table,
                     index=index,
                     kind=Seat.Kind.AGENT,
-                    agent_spec=spec.oracle_spec if label == "oracle" else record["model"],
+                    agent_spec=specs[index],
                     setting=record["setting"] if index == evaluated else "none",
                 )
-                for index, label in enumerate(engine.seats(record["config"]))
+                for index in range(len(labels))
             )
             Turn.objects.bulk_create(
                 Turn(table=table, seq=seq, seat=event.get("seat"), event=event)

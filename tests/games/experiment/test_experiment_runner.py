@@ -44,6 +44,10 @@ RECORD_KEYS = {
     "prompts",
     "started_at",
     "finished_at",
+    "language",
+    "players",
+    "seat_specs",
+    "model_seats",
 }
 USAGE_KEYS = {
     "calls",

@@ -155,7 +155,7 @@ def test_it_refuses_to_draw_people_and_models_under_different_rules(
     run_model_arm(staff, study, django_capture_on_commit_callbacks)
     page = staff.get(reverse("dashboard:analysis_study", args=[study.slug])).content.decode()
     assert "People and models not drawn together" in page
-    assert "rules version 1 and the models&#x27; with 2" in page
+    assert "rules version 1 and the model arm with 2" in page
     result = AnalysisResult.objects.get(scope="study:arm")
     drawn = pd.read_csv(
         analysis_job.result_dir(result.scope, result.version) / "study-twenty-questions.csv"

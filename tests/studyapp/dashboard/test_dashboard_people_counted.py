@@ -1,9 +1,10 @@
-"""Issue 42: the analysis counts who it should. Screened people and pilots are left out of the
-people's curves and means by default, with their counts shown (notes.md, people_left_out.csv, the
-study page), and counted when asked (--include-all-people); the per-participant table still lists
-them, and on the study page says how each person's study ended; every row of a pilot table
-carries the pilot flag, the agents' too; a dropped person's partial game stays in the files; an
-Undercover study gets its people-and-model-arm figure."""
+"""Issues 42 and 48: the analysis counts who it should. Screened people and pilots are left out of
+the people's curves, means, n and per-participant table by default, with their counts shown
+(notes.md, people_left_out.csv, the study page), pilots who played and people who withdrew
+counted there too, and counted in when asked (--include-all-people); the study page says how each
+person counted ended; every row of a pilot table carries the pilot flag, the agents' too; a
+dropped person's partial game stays in the files as unfinished; an Undercover study gets its
+people-and-model-arm figure."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from analysis.report import figures
 from analysis.summary import summarize
 from studyapp.dashboard.records import study_frames, study_games
 from studyapp.participants.models import Participant, Round
-from studyapp.tables import services
+from studyapp.tables import driver, services
 from tests.studyapp.dashboard.analysis_db_helpers import make_study, play_rounds
 from tests.studyapp.dashboard.test_dashboard_stand_in_credit import play_person
 
@@ -42,8 +43,10 @@ def test_screened_people_and_pilots_are_left_out_and_counted(db, tmp_path):
     curves = set(summary.human_curves["player"])
     assert screened.public_id not in curves and pilot.public_id not in curves
     assert len(curves) == 2 and summary.people_left_out == {"pilot": 1, "screened": 1}
-    # listed in the per-participant table all the same (nobody vanishes from view)
-    assert {screened.public_id, pilot.public_id} <= set(summary.participants["player"])
+    # the per-participant table and the figure's n are the people drawn, no one else
+    assert set(summary.participants["player"]) == curves
+    _, data = figures(summary)["study-twenty-questions"]
+    assert set(data["panel"]) == {"People (n = 2)"}
     everyone = summarize(games, include_all_people=True)
     assert {screened.public_id, pilot.public_id} <= set(everyone.human_curves["player"])
     assert everyone.people_left_out == {}
@@ -60,7 +63,13 @@ def test_screened_people_and_pilots_are_left_out_and_counted(db, tmp_path):
     assert "1 screened" in notes and "pilot" not in notes.split("(")[0]
     assert "--include-all-people" in notes
     counted = pd.read_csv(out / "analysis" / "people_left_out.csv")
-    assert dict(zip(counted["reason"], counted["people"], strict=True)) == {"screened": 1}
+    # the person who withdrew (their data deleted) is counted too
+    assert dict(zip(counted["reason"], counted["people"], strict=True)) == {
+        "screened": 1,
+        "withdrawn": 1,
+    }
+    listed = set(pd.read_csv(out / "analysis" / "participants.csv")["player"])
+    assert screened.public_id not in listed and pilot.public_id in listed and len(listed) == 3
     analysed = set(pd.read_csv(out / "analysis" / "human_curves.csv")["player"])
     assert screened.public_id not in analysed and pilot.public_id in analysed
     assert len(analysed) == 3
@@ -72,6 +81,12 @@ def test_screened_people_and_pilots_are_left_out_and_counted(db, tmp_path):
     assert pilot.public_id not in set(
         pd.read_csv(without / "analysis" / "human_curves.csv")["player"]
     )
+    counted = pd.read_csv(without / "analysis" / "people_left_out.csv")
+    assert dict(zip(counted["reason"], counted["people"], strict=True)) == {
+        "pilot": 1,
+        "screened": 1,
+        "withdrawn": 1,
+    }
     # the people's games stay in the files, flagged: left out only of the measures
     written = pd.read_csv(out / "games.csv")
     assert screened.public_id in set(written["player"]) and written["pilot"].any()
@@ -83,7 +98,8 @@ def test_screened_people_and_pilots_are_left_out_and_counted(db, tmp_path):
     )  # fmt: skip
     analysed = set(pd.read_csv(everyone_out / "analysis" / "human_curves.csv")["player"])
     assert {screened.public_id, pilot.public_id} <= analysed
-    assert not (everyone_out / "analysis" / "people_left_out.csv").exists()
+    counted = pd.read_csv(everyone_out / "analysis" / "people_left_out.csv")
+    assert dict(zip(counted["reason"], counted["people"], strict=True)) == {"withdrawn": 1}
 
 
 def test_the_study_page_shows_the_counts_and_each_persons_status(admin_client, db):
@@ -93,10 +109,11 @@ def test_the_study_page_shows_the_counts_and_each_persons_status(admin_client, d
     url = reverse("dashboard:analysis_study", args=[study.slug])
     admin_client.get(url)  # the computation runs (eagerly in tests)
     page = admin_client.get(url).content.decode()
-    assert 'id="people-left-out"' in page and "1 screened" in page
+    assert 'id="people-left-out"' in page
+    assert "1 pilot, 1 screened, 1 withdrawn" in page
     assert "<th>Status</th>" in page
     assert f"<td>{dropped.public_id}</td><td></td><td>dropped</td>" in page
-    assert f"<td>{screened.public_id}</td><td></td><td>screened</td>" in page
+    assert screened.public_id not in page  # left out: counted above, not listed
 
 
 def test_every_row_of_a_pilot_table_is_flagged_and_undercover_gets_a_study_figure(db):
@@ -161,3 +178,29 @@ def test_a_dropped_persons_partial_game_is_kept_with_its_end(db, tmp_path):
     # no score counts it: the people's table has the two finished people only
     analysed = pd.read_csv(out / "analysis" / "participants.csv")
     assert dropped.public_id not in set(analysed["player"]) and len(analysed) == 2
+
+
+def test_a_game_an_agent_finished_after_its_person_dropped_is_unfinished(db):
+    """The person left during their second game; the study's agent took their seat and played it
+    to the end. Their row of that game says ``unfinished`` (README's meaning), not finished, and
+    counts in no score; their first game stays finished."""
+    study = make_study()
+    seats = [{"kind": "human", "session_key": "leaving"}]
+    seats += [{"kind": "agent", "agent_spec": "offline:kb"}] * 4
+    person = Participant.objects.create(study=study, status=Participant.Status.PLAYING)
+    first = services.create_table("undercover", None, seats, seed=1)
+    Round.objects.create(participant=person, number=1, table=first, seat=0)
+    play_person(first)
+    Round.objects.filter(table=first).update(reward=0.0)
+    second = services.create_table("undercover", None, seats, seed=2)
+    Round.objects.create(participant=person, number=2, table=second, seat=0)
+    Participant.objects.filter(pk=person.pk).update(status=Participant.Status.DROPPED)
+    assert driver.drop_out(second.pk, 0) not in ("over", "lobby", "not a person's seat")
+    play_person(second)  # no person left: the agents play it out
+    games = study_games(study)
+    mine = games[games["player"] == person.public_id].set_index("round")
+    assert mine.loc[0, "ended"] == "finished"
+    assert mine.loc[1, "ended"] == "unfinished" and mine.loc[1, "taken_over"]
+    summary = summarize(games)
+    rounds = summary.human_curves[summary.human_curves["player"] == person.public_id]
+    assert rounds["t"].tolist() == [1]

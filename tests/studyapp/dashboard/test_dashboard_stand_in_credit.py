@@ -9,6 +9,7 @@ import types
 from collections.abc import Iterator
 
 import pytest
+from django.template.loader import render_to_string
 from django.utils import timezone
 
 from games.undercover.agents import DescriptorAgent
@@ -96,4 +97,10 @@ def test_a_stand_ins_moves_are_credited_to_the_stand_in(settings, llm_server: Fa
 
     [row] = build_rows([Table.objects.get(pk=table.pk)], timezone.now())
     abstentions = sum(t.event["type"] == "vote" and t.event.get("target") is None for t in logged)
-    assert row.stand_ins == len(standing) + abstentions
+    # the monitor's stand-in column counts the stand-in's moves only; passes and abstentions
+    # (which people make too) have their own
+    assert row.stand_ins == len(standing)
+    passes = sum(t.event["type"] == "clue" and t.event.get("text") is None for t in logged)
+    assert row.passes == abstentions + passes
+    page = render_to_string("dashboard/_table_rows.html", {"rows": [], "recent": [row]})
+    assert '<th scope="col">Passes and abstentions</th>' in page
