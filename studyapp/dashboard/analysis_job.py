@@ -180,7 +180,7 @@ def compute(scope: str, version: str | None = None) -> AnalysisResult:
             folder = result_dir(scope, version)
             if folder.exists():
                 shutil.rmtree(folder)
-            report.write_tables(summary, folder)
+            report.write_tables(summary, folder, report.voided_games(games))
             progress(0.7, "drawing figures")
             names, keys = [], {}
             for stem, (figure, data) in report.figures(summary).items():

@@ -204,3 +204,24 @@ def test_a_game_an_agent_finished_after_its_person_dropped_is_unfinished(db):
     summary = summarize(games)
     rounds = summary.human_curves[summary.human_curves["player"] == person.public_id]
     assert rounds["t"].tolist() == [1]
+
+
+def test_the_study_pages_notes_name_a_dropped_persons_unfinished_game_as_voided(db):
+    """The study page's computation writes the same notes as the report: a game not finished is
+    named among the games voided, with its reason (the seat taken over), not left out without a
+    word."""
+    from studyapp.dashboard import analysis_job
+
+    study = make_study()
+    seats = [{"kind": "human", "session_key": "leaving"}]
+    seats += [{"kind": "agent", "agent_spec": "offline:kb"}] * 4
+    person = Participant.objects.create(study=study, status=Participant.Status.DROPPED)
+    table = services.create_table("undercover", None, seats, seed=3)
+    Round.objects.create(participant=person, number=1, table=table, seat=0)
+    assert driver.drop_out(table.pk, 0) not in ("over", "lobby", "not a person's seat")
+    play_person(table)
+    scope = analysis_job.scope_of(study.slug)
+    analysis_job.current(scope)  # the study page's row, as a first visit makes it
+    result = analysis_job.compute(scope)
+    notes = (analysis_job.result_dir(result.scope, result.version) / "notes.md").read_text()
+    assert "1 of 11 games voided" in notes and "seat was taken over: 1" in notes
