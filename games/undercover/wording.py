@@ -11,16 +11,15 @@ drawn by the seat's seed, with the seat's own habits of case and stops: a seat t
 clues (its own, or the person's whose seat it took over, or a failed model's) keeps their style;
 a seat's first clue draws one at the rates people write with.
 
-A clue is never said twice at a table: :func:`stems` is what two clues share when one repeats
-the other however it is worded ("poured over cereal", "you pour it over cereal").
+A clue is never said twice at a table: :func:`games.undercover.repeats.stems` is what two clues
+share when one repeats the other however it is worded ("poured over cereal", "you pour it over
+cereal").
 """
 
 from __future__ import annotations
 
 import random
 import re
-
-from games.undercover.engine import normalise
 
 # Rates of form among people's clues (what a seat with no clues of its own yet draws from): the
 # share that starts with a capital, that ends with a full stop, that gives two things at once,
@@ -115,38 +114,6 @@ _ADJECTIVES_TEXT = """
 _ADJECTIVES = frozenset(_ADJECTIVES_TEXT.split())
 # How a person joins two things in one clue ("white drink and comes from cows").
 _PAIRING = (" and ", " and ", ", ")
-
-_IRREGULAR = {
-    "made": "mak",
-    "eaten": "eat",
-    "drunk": "drink",
-    "drank": "drink",
-    "sold": "sell",
-    "kept": "keep",
-    "grown": "grow",
-    "worn": "wear",
-    "wore": "wear",
-    "fell": "fall",
-    "fallen": "fall",
-    "mice": "mouse",
-    "children": "child",
-    "its": "it",
-}
-
-
-def stem(token: str) -> str:
-    """A word's rough stem: "poured", "pours" and "pour" are one; "made", "making" and "make"."""
-    if token in _IRREGULAR:
-        return _IRREGULAR[token]
-    for suffix in ("ing", "ied", "ies", "ed", "es", "s"):
-        if token.endswith(suffix) and len(token) - len(suffix) >= 3:
-            token = token[: -len(suffix)] + ("y" if suffix in ("ied", "ies") else "")
-            break
-    if token.endswith("e") and len(token) > 3:
-        token = token[:-1]
-    if len(token) > 3 and token[-1] == token[-2] and token[-1] not in "aeiouls":
-        token = token[:-1]
-    return token
 
 
 def kind_of(phrase: str) -> str:
@@ -271,15 +238,3 @@ def render(text: str, rng: random.Random, style: Style, extra: str | None = None
     elif " " in text and rng.random() < HEDGE_SHARE:
         text += " " + rng.choice(HEDGES)
     return style.apply(text, rng, name_first=text[:1].isupper())
-
-
-_WORD = re.compile(r"[^\W\d_]+")
-
-
-def stems(text: str, stop_words: frozenset[str]) -> frozenset[str]:
-    """The stems of ``text``'s meaningful words (not in ``stop_words``): what a repeat shares."""
-    return frozenset(
-        stem(token)
-        for token in _WORD.findall(normalise(text))
-        if len(token) >= 3 and token not in stop_words
-    )

@@ -17,13 +17,13 @@ from django.db import IntegrityError, transaction
 from games.base import Agent
 from games.runner import REPLY_CHARS, Move, choose
 from studyapp.background import run_async
-from studyapp.tables import think
+from studyapp.tables import pace, think
 from studyapp.tables.models import SKIP_SPEC, Table
-from studyapp.tables.scheduling import Lease, next_agent
+from studyapp.tables.scheduling import Lease
 from studyapp.tables.seat_agents import agent_for_seat, turn_usage
 from studyapp.tables.services import record
 from studyapp.tables.store import TableState, caught_up
-from studyapp.tables.timing import blinded_think, live_turn_seconds
+from studyapp.tables.timing import live_turn_seconds
 
 log = logging.getLogger(__name__)
 
@@ -48,18 +48,28 @@ class AgentTurn:
 
 def prepare_agent_turn(table_id: int, seq: int) -> AgentTurn | None:
     """The table, seat and agent for an agent turn at ``seq``; None if the table moved on.
-    Runs in sync code: building the agent reads the seat's policy from the database."""
+    Runs in sync code: building the agent reads the seat's policy from the database. In a vote
+    (whose ballots the scheduler casts together: :mod:`studyapp.tables.ballots`) the seat whose
+    ballot lands first."""
     snap = caught_up(table_id)
     if snap.next_seq != seq:
         return None
-    index = next_agent(snap)  # the one whose think time ends first, in a blinded vote
-    if index is None:
+    times = pace.ballot_times(snap) if pace.in_a_vote(snap) else {}
+    agents = sorted(times, key=times.__getitem__) or pace.waiting_agents(snap)
+    if not agents:
         return None
+    return seat_turn(snap, agents[0], seq)
+
+
+def seat_turn(snap: TableState, index: int, seq: int) -> AgentTurn:
+    """Agent seat ``index``'s turn at the table as ``snap`` has it, its agent seeded by ``seq``
+    (the turn's number; a vote's ballots all by the vote's opening, so a redelivered vote asks
+    the same)."""
     seat = snap.seat(index)
     if seat.agent_spec == SKIP_SPEC:
         return AgentTurn(snap, index, None, skip=True)
-    bounds = blinded_think(snap.table.opts, snap.has_humans())
-    if bounds and think.runs_out(snap, bounds):
+    bounds = pace.blinded_bounds(snap)
+    if bounds and pace.runs_out(snap, bounds):
         return AgentTurn(snap, index, None, runs_out=True)
     try:
         agent = agent_for_seat(
@@ -71,7 +81,7 @@ def prepare_agent_turn(table_id: int, seq: int) -> AgentTurn | None:
             language=snap.table.language,
         )
     except Exception as err:  # a bad spec, a missing extra, a folder with no model
-        log.exception("table %s: cannot build the agent of seat %s", table_id, index)
+        log.exception("table %s: cannot build the agent of seat %s", snap.table.pk, index)
         return AgentTurn(snap, index, None, f"{type(err).__name__}: {err}")
     return AgentTurn(snap, index, agent)
 

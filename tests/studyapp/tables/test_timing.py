@@ -155,7 +155,13 @@ def test_the_boards_and_the_times_import_no_scheduler_and_no_agent_turn() -> Non
     scheduler or the agent turn (which would close the circle agent_turns → services →
     broadcast → rendering → agent_turns)."""
     banned = {"studyapp.tables.agent_turns", "studyapp.tables.scheduling", "studyapp.tables.driver"}
-    for module in ("studyapp.tables.rendering", "studyapp.tables.timing", "studyapp.tables.think"):
+    for module in (
+        "studyapp.tables.rendering",
+        "studyapp.tables.timing",
+        "studyapp.tables.think",
+        "studyapp.tables.pace",
+        "studyapp.tables.dues",
+    ):
         assert not imported_by(module) & banned, module
     assert "studyapp.tables.timing" in imported_by("studyapp.tables.rendering")
 
