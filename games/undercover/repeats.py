@@ -18,6 +18,7 @@ from functools import lru_cache
 _APOSTROPHES = re.compile(r"['\u2018\u2019`]")
 _NON_WORD = re.compile(r"[^a-z0-9]+")
 _WORD = re.compile(r"[^\W\d_]+")
+_NUMBER = re.compile(r"\d+")
 
 STOP_TEXT = """a an and are as at be by for from has have in is it its of on or the to with you your
 one who what when where which can made used very this that they them their there people some lot
@@ -81,8 +82,10 @@ def stems(text: str, stop_words: frozenset[str] = FORM_STOP_WORDS) -> frozenset[
 
 @lru_cache(maxsize=8192)
 def clue_stems(text: str) -> frozenset[str]:
-    """:func:`stems` of a clue, cached (each clue of a game is compared with every later one)."""
-    return stems(text)
+    """:func:`stems` of a clue and its numbers in their order ("the 2nd of 3" is not "the 3rd of
+    2"), cached (each clue of a game is compared with every later one)."""
+    numbers = _NUMBER.findall(normalise(text))
+    return stems(text) | {f"#{place}:{number}" for place, number in enumerate(numbers)}
 
 
 def said_again(text: str, earlier: Iterable[str]) -> bool:

@@ -97,8 +97,10 @@ async def cast_ballots(table_id: int, opened: int, lease: str = "") -> str:
                     pauses=COMMIT_PAUSES,
                 )
 
-        results = await held.hold(asyncio.gather(*(ballot(turn) for turn in turns)))
-        return summary(list(results))
+        async def cast() -> list[str]:
+            return list(await asyncio.gather(*(ballot(turn) for turn in turns)))
+
+        return summary(await held.hold(cast()))
     finally:
         await steps.sync(held.release)
 
@@ -114,9 +116,11 @@ def cast_ballots_inline(table_id: int, opened: int, lease: str = "") -> str:
         if isinstance(begun, str):
             return begun
         turns, _ = begun
-        moves = run_async(
-            held.hold(asyncio.gather(*(agent_turns.agent_move(turn) for turn in turns)))
-        )
+
+        async def asked() -> list[tuple[Move, dict[str, Any]]]:
+            return list(await asyncio.gather(*(agent_turns.agent_move(turn) for turn in turns)))
+
+        moves = run_async(held.hold(asked()))
         results = [
             commit(table_id, opened, turn.index, *chosen)
             for turn, chosen in zip(turns, moves, strict=True)

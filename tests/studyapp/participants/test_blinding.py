@@ -42,7 +42,9 @@ def blinded_study():
         rounds=1,
         seed=4,
         agents_disclosed=False,
-        agent_think_seconds=[0, 0],
+        # no think time, and no agent turn let run out (the default share would make the agents'
+        # games differ from the scripted people's: tests/studyapp/tables/test_timing.py)
+        agent_think_seconds={**{kind: [0, 0] for kind in think.MOVE_KINDS}, "timed_out": 0},
         turn_deadline_seconds=90,
         design={"seats": [{"kind": "person"}] * 2 + [{"kind": "agent", "spec": "offline:kb"}] * 3},
     )
@@ -81,8 +83,11 @@ def seat_table(study, kinds: tuple[str, ...]) -> tuple[Table, dict[int, Client]]
 
 def as_the_agent_would(snap: TableState, seat: int) -> dict:
     """The move the offline agent would make at this seat and turn: what the scripted people
-    play, so that every variant's log is the same game."""
-    agent = DescriptorAgent(seed=agent_seed(snap.table.seed, seat, snap.next_seq), sentences=True)
+    play, so that every variant's log is the same game (a ballot is seeded by the vote's opening,
+    as an agent's is: studyapp.tables.ballots)."""
+    vote = pace.in_a_vote(snap) or snap.engine.legal_actions(snap.state, seat)[0]["type"] == "vote"
+    seq = pace.vote_opened(snap) if vote else snap.next_seq
+    agent = DescriptorAgent(seed=agent_seed(snap.table.seed, seat, seq), sentences=True)
     observation = snap.engine.observe(snap.state, seat)
     observation["legal_actions"] = snap.engine.legal_actions(snap.state, seat)
     choose = agent.vote if observation["phase"] == "vote" else agent.clue
@@ -296,7 +301,7 @@ def test_blinded_agents_vote_together_not_one_think_time_after_another(db):
     def draw(seat: int) -> float:
         return think.think_seconds(pace.think_seed(playing), f"vote:{opened}:{seat}", bounds)
 
-    snap = at(opened, timezone.now() - timedelta(seconds=2))  # the vote has just opened
+    snap = at(opened, vote_opened)  # the vote has just opened (its last commit)
     agents = [i for i in snap.waiting_for() if i != 0]
     times = pace.ballot_times(snap)
     assert times == {seat: vote_opened + timedelta(seconds=draw(seat)) for seat in agents}
