@@ -280,12 +280,13 @@ def wait_for(check, seconds: float = 30.0) -> bool:
 def test_a_blinded_votes_model_ballots_land_each_at_its_own_draw_not_a_model_call_apart(
     site: FakeLLMServer,
 ) -> None:
-    """Four model seats and a person at a blinded table whose provider answers every call in a
-    fixed 1.5 s, on the production path (the steps' Redis stream and a real executor). When the
-    vote opens the four models are asked at once, and each ballot lands at its own draw of a
-    person's ballot time counted from the vote's opening, not one model call after the ballot
-    before it; the person's ballot, cast between two of them, costs no model call: each seat's
-    ballot is asked of the model once."""
+    """Three model seats, an offline agent and a person at a blinded table whose provider answers
+    every call in a fixed 1.5 s, on the production path (the steps' Redis stream and a real
+    executor). When the vote opens the models are asked at once, and each agent's ballot (the
+    offline one's too) lands at its own draw of a person's ballot time counted from the vote's
+    opening, not one model call (or no time at all) after the ballot before it; the person's
+    ballot, cast between two of them, costs no model call: each seat's ballot is asked of the
+    model once."""
     numbers = itertools.count()
 
     def responder(body: dict) -> str:
@@ -294,7 +295,8 @@ def test_a_blinded_votes_model_ballots_land_each_at_its_own_draw_not_a_model_cal
         return f"Reasoning. <answer>Idea number {next(numbers)} about it.</answer>"
 
     site.responder = responder
-    seats = [{"kind": "agent", "agent_spec": "openai-compatible:fake-model"}] * 4
+    seats = [{"kind": "agent", "agent_spec": "openai-compatible:fake-model"}] * 3
+    seats += [{"kind": "agent", "agent_spec": "offline:kb"}]
     seats += [{"kind": "human", "session_key": "person"}]
     bounds = {kind: [0, 0] for kind in think.MOVE_KINDS}
     table = services.create_table(
@@ -326,4 +328,4 @@ def test_a_blinded_votes_model_ballots_land_each_at_its_own_draw_not_a_model_cal
     gaps = [(b.created_at - a.created_at).total_seconds() for a, b in itertools.pairwise(ballots)]
     assert not any(abs(gap - LATENCY) < 0.15 for gap in gaps), gaps  # not a model call apart
     asked = [r for r in site.requests if VOTE_PROMPT in prompt_text(r.body)]
-    assert len(asked) == 4  # one call per model seat's ballot, none asked again
+    assert len(asked) == 3  # one call per model seat's ballot, none asked again
