@@ -222,6 +222,29 @@ class Style:
         return text
 
 
+# What a model puts before its clue and no person types ("My clue: ...", "I would say ..."), and
+# the quotes it wraps a clue in: what a study's ``model_clue_form`` takes off a model's clue.
+_LEAD_IN = re.compile(
+    r"^\s*(?:(?:here is |here's )?my clue(?: is)?|clue|hint|i would say|i'd say|i will say"
+    r"|i'll say|i say)\s*[:,\-\u2013\u2014]?\s+",
+    re.IGNORECASE,
+)
+_QUOTES = "\"'\u201c\u201d\u2018\u2019`"
+
+
+def peoples_form(text: str, own: list[str], seed: object) -> str:
+    """A model's clue ``text`` in the form people type theirs, as the offline agent's are: no fixed
+    lead-in or wrapping quotes, and the seat's own habits of capital and full stop (``own``: the
+    seat's earlier clues, whoever typed them; none: drawn at people's rates, seeded by ``seed``).
+    Only a study that asks for it (``model_clue_form``) applies it: a model's own words are what
+    a study measures. Returns ``text`` unchanged when nothing of it would be left."""
+    rng = random.Random(f"{seed}:model-form")
+    plain = _LEAD_IN.sub("", text.strip(), count=1).strip().strip(_QUOTES).strip()
+    if not plain:
+        return text
+    return Style.of(own, rng).apply(plain, rng)
+
+
 def wordings(phrase: str, rng: random.Random) -> list[str]:
     """The forms of ``phrase`` (:func:`forms`) in an order drawn by their weights: the first is
     the one a seat gives, the rest what it falls back on when one would repeat a clue."""

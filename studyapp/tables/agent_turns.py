@@ -14,8 +14,9 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from games.base import Agent
+from games.base import Agent, IllegalMove
 from games.runner import REPLY_CHARS, Move, choose
+from games.undercover.wording import peoples_form
 from studyapp.background import run_async
 from studyapp.tables import pace, think
 from studyapp.tables.models import SKIP_SPEC, Table
@@ -122,11 +123,14 @@ async def agent_move(turn: AgentTurn) -> tuple[Move, dict[str, Any]]:
             log.exception("table %s: the agent of seat %s failed", snap.table.pk, index)
             error = f"{type(err).__name__}: {err}"
             move = Move(snap.engine.failed(snap.state, index, error), error)
+    usage_extra: dict[str, Any] = {}
+    if not move.error and snap.table.opts.model_clue_form and turn.agent is not None:
+        move, usage_extra = in_form(snap, index, move)
     stood_in = False
     if move.error and snap.has_humans():
         kept = await kept_in_form(snap, index, move)
         stood_in, move = kept is not move, kept
-    usage = turn_usage(turn.agent)
+    usage = {**turn_usage(turn.agent), **usage_extra}
     if stood_in:  # the move is the stand-in's: the exports credit it to the stand-in
         usage["stand_in"] = STAND_IN_SPEC
     if move.error:
@@ -140,6 +144,33 @@ async def agent_move(turn: AgentTurn) -> tuple[Move, dict[str, Any]]:
         if move.reply:
             usage["reply"] = move.reply[:REPLY_CHARS]
     return move, usage
+
+
+def in_form(snap: TableState, index: int, move: Move) -> tuple[Move, dict[str, Any]]:
+    """A model seat's clue in people's form, at a table whose study asks for it
+    (``model_clue_form``, off by default: :func:`games.undercover.wording.peoples_form`): no fixed
+    lead-in, the seat's own capitals and stops. The turn's usage records it per clue
+    (``clue_form``: the rule and the model's own text); a clue the form would make illegal (a
+    repeat once its lead-in is gone) or leave unchanged stays the model's."""
+    event = move.event
+    seat = snap.seat(index)
+    text = event.get("text")
+    if event.get("type") != "clue" or not text or seat.agent_spec.startswith("offline:"):
+        return move, {}
+    own = [
+        e["text"]
+        for e in snap.events
+        if e.get("type") == "clue" and e.get("seat") == index and e.get("text")
+    ]
+    formed = peoples_form(text, own, agent_seed(snap.table.seed, index, snap.next_seq))
+    if formed == text:
+        return move, {}
+    reworded = {**event, "text": formed}
+    try:
+        state = snap.engine.apply(snap.state, reworded)
+    except IllegalMove:
+        return move, {}
+    return Move(reworded, state=state), {"clue_form": {"rule": "people", "model_text": text}}
 
 
 # The agent whose move stands in for a failed model's at a table with people (:func:`kept_in_form`).

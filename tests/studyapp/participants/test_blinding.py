@@ -430,3 +430,21 @@ def test_think_times_are_drawn_per_kind_of_move(db):
     assert "not 'ballot'" in think_seconds_problem({"ballot": [1, 2]})
     assert think_seconds_problem({"vote": [5, 2]}).startswith("vote: ")
     assert think_seconds_problem([1, 2, 3]) and not think_seconds_problem({"answer": [0, 3]})
+
+
+def test_a_designs_clue_form_for_models_is_off_by_default_and_reaches_its_tables(db):
+    """``model_clue_form`` (a design key, so a condition may set it) is off unless a study says
+    so; when on, its tables carry it (studyapp.tables.agent_turns.in_form); a value that is not
+    true or false is refused with the key's name."""
+    from studyapp.participants import design as designs
+
+    seats = [{"kind": "person"}] + [{"kind": "agent", "spec": "offline:kb"}] * 4
+    assert "model_clue_form" not in designs.normalise("undercover", {"seats": seats})
+    on = designs.normalise("undercover", {"seats": seats, "model_clue_form": True})
+    with pytest.raises(designs.DesignError, match="model_clue_form must be true"):
+        designs.normalise("undercover", {"seats": seats, "model_clue_form": "yes"})
+    study = make_study(rounds=1, agents_disclosed=False, design={"seats": seats})
+    someone = types.SimpleNamespace(study=study, condition="", is_pilot=False)
+    assert table_options(someone, 1, on)["model_clue_form"] is True
+    off = designs.normalise("undercover", {"seats": seats})
+    assert "model_clue_form" not in table_options(someone, 1, off)

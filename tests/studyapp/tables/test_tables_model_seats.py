@@ -329,3 +329,46 @@ def test_a_blinded_votes_model_ballots_land_each_at_its_own_draw_not_a_model_cal
     assert not any(abs(gap - LATENCY) < 0.15 for gap in gaps), gaps  # not a model call apart
     asked = [r for r in site.requests if VOTE_PROMPT in prompt_text(r.body)]
     assert len(asked) == 3  # one call per model seat's ballot, none asked again
+
+
+def test_a_clue_said_again_in_other_words_is_refused_and_the_model_asked_again(
+    site: FakeLLMServer,
+) -> None:
+    """Issue 48: the rules refuse a repeated clue from every seat, in other words too (rules
+    version 2); a model that repeats one is asked again with the reason, like any illegal
+    move, and its next clue is the one the table shows."""
+    replies = iter(["poured over cereal", "You pour it over cereal.", "Golden and sticky"])
+    site.responder = lambda body: f"Reasoning. <answer>{next(replies, 'A new thing')}</answer>"
+    seats = [{"kind": "agent", "agent_spec": "openai-compatible:fake-model"}] * 2
+    seats += [{"kind": "human", "session_key": "person"}] * 3
+    table = services.create_table("undercover", None, seats, seed=4, agent_delay_seconds=0)
+    first, second = turns(table)[:2]
+    assert first.event["text"] == "poured over cereal"
+    assert second.event["text"] == "Golden and sticky"
+    asked_again = prompt_text(site.requests[2].body)
+    assert "already given in other words" in asked_again
+    assert table.config["rules_version"] == "2"
+
+
+@pytest.mark.parametrize("in_form", [False, True])
+def test_a_studys_clue_form_for_models_is_off_unless_asked_and_recorded_per_clue(
+    site: FakeLLMServer, in_form: bool
+) -> None:
+    """The form rules that keep offline clues free of fixed openings reach model seats only when
+    the study asks (``model_clue_form``): a model's own words are what a study measures. When on,
+    the clue loses its lead-in, and its turn records the model's own text."""
+    site.responder = lambda body: "Reasoning. <answer>My clue: Golden and sticky.</answer>"
+    seats = [{"kind": "agent", "agent_spec": "openai-compatible:fake-model"}]
+    seats += [{"kind": "human", "session_key": "person"}] * 4
+    options = {"model_clue_form": True} if in_form else {}
+    table = services.create_table("undercover", None, seats, seed=4, **options)
+    [clue] = turns(table)
+    if not in_form:
+        assert clue.event["text"] == "My clue: Golden and sticky."
+        assert "clue_form" not in clue.usage
+        return
+    assert clue.event["text"].lower().rstrip(".") == "golden and sticky"
+    assert clue.usage["clue_form"] == {
+        "rule": "people",
+        "model_text": "My clue: Golden and sticky.",
+    }
