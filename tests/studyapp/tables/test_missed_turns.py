@@ -1,7 +1,7 @@
 """A missed turn deadline is a missed turn, not a departure (studyapp.tables.driver.miss_turn):
 the table passes the turn for the person, who keeps their seat and is told so on the board; only
 the table's idle policy (turns missed in a row, the idle limit) takes them out. The due time of a
-turn is one (studyapp.tables.timing.deadline_due): the scheduler, the driver and the board's
+turn is one (studyapp.tables.dues.deadline_due): the scheduler, the driver and the board's
 countdown read it, the site's outages and a seat's cut-off socket included."""
 
 from __future__ import annotations
