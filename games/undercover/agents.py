@@ -26,23 +26,13 @@ from collections import Counter
 from functools import cache, lru_cache
 
 from games.base import Event, Observation
-from games.undercover.engine import clue_problem, normalise
-from games.undercover.wording import PAIR_SHARE, Style, render, stems, wordings
+from games.undercover.engine import clue_problem
+from games.undercover.repeats import FORM_STOP_WORDS, STOP_WORDS, normalise, stems
+from games.undercover.wording import PAIR_SHARE, Style, render, wordings
 from games.undercover.words import DESCRIPTORS
 
 NAMES = ("descriptor", "kb", "random")  # one agent; the aliases let `offline:kb` serve every game
 
-_STOP_TEXT = """a an and are as at be by for from has have in is it its of on or the to with you your
-one who what when where which can made used very this that they them their there people some lot
-lots often really just like get got make
-would say clue here something about think me my"""  # the last line: words people frame clues with
-_STOP_WORDS = frozenset(_STOP_TEXT.split())
-# What a repeat at a table with people does not count either: the vague clues' framing words and
-# German function words (a stand-in at a German table speaks German).
-_FORM_STOP_WORDS_TEXT = """
-    ive youd theres thats isnt dont der die das den dem des ein eine einen einem und ist nicht
-    ich man sehr viele auch mit von für auf wenn gibt hat kann schon noch sich sie wir bei"""
-_FORM_STOP_WORDS = _STOP_WORDS | frozenset(_FORM_STOP_WORDS_TEXT.split())
 # Pseudo-words added to every clue's length: a clue with one matching word among many, or a short
 # vague one, counts for less than a clue full of a word's vocabulary.
 VAGUENESS = 2.0
@@ -56,7 +46,7 @@ def content_words(text: str) -> frozenset[str]:
     """The meaningful words of ``text``, lower case, with a trailing plural "s" dropped."""
     words = set()
     for token in normalise(text).split():
-        if len(token) < 3 or token in _STOP_WORDS:
+        if len(token) < 3 or token in STOP_WORDS:
             continue
         words.add(token[:-1] if token.endswith("s") and len(token) > 3 else token)
     return frozenset(words)
@@ -90,13 +80,14 @@ class DescriptorAgent:
         word = observation["word"]
         earlier = [clue["text"] for clue in observation["clues"] if clue["text"] is not None]
         said = frozenset(normalise(text) for text in earlier)
+        told = tuple(earlier)  # the rules' own repeat check, in other words too (version 2)
         rejected = observation.get("rejected")
         refused = rejected["action"].get("text") if rejected else None
 
         def allowed(text: str) -> bool:
             return (
                 text != refused
-                and clue_problem(text, word, said) is None
+                and clue_problem(text, word, said, told) is None
                 and not repeats(text, earlier, stemmed=self.sentences)
             )
 
@@ -131,7 +122,7 @@ class DescriptorAgent:
             text = style.apply(sentence, rng)
             if (
                 text != refused
-                and clue_problem(text, word, said) is None
+                and clue_problem(text, word, said, told) is None
                 and not said_in(text, said)
             ):
                 return {"type": "clue", "text": text}
@@ -316,7 +307,7 @@ def said_in(text: str, said: frozenset[str]) -> bool:
 
 @lru_cache(maxsize=8192)
 def _stems(text: str) -> frozenset[str]:
-    return stems(text, _FORM_STOP_WORDS)
+    return stems(text, FORM_STOP_WORDS)
 
 
 def _stemmed_phrases(text: str) -> list[frozenset[str]]:

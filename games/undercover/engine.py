@@ -19,12 +19,17 @@ from functools import lru_cache
 from typing import Any
 
 from games.base import Config, Engine, Event, IllegalMove, Observation
+from games.undercover.repeats import normalise, said_again
 from games.undercover.words import PAIRS
 
 FIRST_SPEAKING_ROUNDS = 3
 MIN_PLAYERS, MAX_PLAYERS = 4, 8
 DEFAULT_MAX_VOTE_ROUNDS = 6
 MAX_CLUE_CHARS = 300
+# Version 2: a clue that says an earlier one again in other words is refused as a repeat too
+# (games.undercover.repeats); a config without ``rules_version`` (a game logged before) is 1.
+RULES_VERSION = "2"
+RULES_VERSIONS = ("1", "2")
 
 Ballot = tuple[int, int | None]
 
@@ -49,8 +54,6 @@ class State:
 
 # ---- clue checks --------------------------------------------------------------------------------
 
-_APOSTROPHES = re.compile(r"['\u2018\u2019`]")
-_NON_WORD = re.compile(r"[^a-z0-9]+")
 _LETTER_WORDS = re.compile(
     r"\b(letters?|spell(s|ed|ing)?|spelt|rhym(e|es|ed|ing)|syllables?|vowels?|consonants?"
     r"|initials?|alphabet\w*|(starts?|starting|begins?|beginning|ends?|ending) with)\b"
@@ -58,12 +61,6 @@ _LETTER_WORDS = re.compile(
 _QUOTED_LETTER = re.compile(
     r"(?<![a-z])[\"'\u2018\u2019\u201c\u201d`]\s*[a-z]\s*[\"'\u2018\u2019\u201c\u201d`](?![a-z])"
 )
-
-
-def normalise(text: str) -> str:
-    """Lower case, possessive apostrophes dropped, punctuation as spaces, spaces collapsed."""
-    text = _APOSTROPHES.sub("", text.lower())
-    return _NON_WORD.sub(" ", text).strip()
 
 
 @lru_cache(maxsize=1024)
@@ -77,8 +74,12 @@ def word_forms(word: str) -> tuple[str, ...]:
     return tuple(sorted(forms))
 
 
-def clue_problem(text: str, word: str, said: frozenset[str]) -> str | None:
-    """Why ``text`` is not an allowed clue for a seat holding ``word``, or None if it is."""
+def clue_problem(
+    text: str, word: str, said: frozenset[str], earlier: tuple[str, ...] = ()
+) -> str | None:
+    """Why ``text`` is not an allowed clue for a seat holding ``word``, or None if it is.
+    ``said``: the earlier clues normalised (the same text again is a repeat); ``earlier``: the
+    earlier clues, given under rules version 2, where one said again in other words is too."""
     plain = normalise(text)
     if not plain:
         return "a clue must contain words; send null to pass"
@@ -92,6 +93,8 @@ def clue_problem(text: str, word: str, said: frozenset[str]) -> str | None:
         return "a clue must not hint at letters, spelling or rhymes; describe the meaning"
     if plain in said:
         return "that clue was already given; say something new"
+    if earlier and said_again(text, earlier):
+        return "that clue was already given in other words; say something new"
     return None
 
 
@@ -113,6 +116,7 @@ class UndercoverEngine(Engine[State]):
         players: int = 5,
         pair: tuple[str, str] | list[str] | None = None,
         max_vote_rounds: int = DEFAULT_MAX_VOTE_ROUNDS,
+        rules_version: str = RULES_VERSION,
     ) -> Config:
         """Pick the word pair, which of its words the difference holds, and the difference seat."""
         if not _int(players) or not MIN_PLAYERS <= players <= MAX_PLAYERS:
@@ -127,6 +131,7 @@ class UndercoverEngine(Engine[State]):
             "difference_word": second,
             "difference_seat": rng.randrange(players),
             "max_vote_rounds": max_vote_rounds,
+            "rules_version": rules_version,
         }
         self.initial(config)  # checks the pair and the cap
         return config
@@ -141,6 +146,11 @@ class UndercoverEngine(Engine[State]):
             raise ValueError("the two words of a pair must differ")
         if not _int(config["max_vote_rounds"]) or config["max_vote_rounds"] < 1:
             raise ValueError("max_vote_rounds must be a positive integer")
+        version = config.get("rules_version", "1")
+        if version not in RULES_VERSIONS:
+            raise ValueError(
+                f"unknown rules_version {version!r}; known: {', '.join(RULES_VERSIONS)}"
+            )
         return State(
             config=config,
             alive=tuple(range(players)),
@@ -198,7 +208,10 @@ class UndercoverEngine(Engine[State]):
         if text is not None:
             if not isinstance(text, str):
                 raise IllegalMove("a clue must be text, or null to pass")
-            problem = clue_problem(text, self.word(state.config, seat), said)
+            earlier = ()
+            if state.config.get("rules_version", "1") != "1":
+                earlier = tuple(clue for _, _, clue in state.clues if clue is not None)
+            problem = clue_problem(text, self.word(state.config, seat), said, earlier)
             if problem:
                 raise IllegalMove(problem)
             said = said | {normalise(text)}

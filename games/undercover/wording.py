@@ -11,16 +11,15 @@ drawn by the seat's seed, with the seat's own habits of case and stops: a seat t
 clues (its own, or the person's whose seat it took over, or a failed model's) keeps their style;
 a seat's first clue draws one at the rates people write with.
 
-A clue is never said twice at a table: :func:`stems` is what two clues share when one repeats
-the other however it is worded ("poured over cereal", "you pour it over cereal").
+A clue is never said twice at a table: :func:`games.undercover.repeats.stems` is what two clues
+share when one repeats the other however it is worded ("poured over cereal", "you pour it over
+cereal").
 """
 
 from __future__ import annotations
 
 import random
 import re
-
-from games.undercover.engine import normalise
 
 # Rates of form among people's clues (what a seat with no clues of its own yet draws from): the
 # share that starts with a capital, that ends with a full stop, that gives two things at once,
@@ -115,38 +114,6 @@ _ADJECTIVES_TEXT = """
 _ADJECTIVES = frozenset(_ADJECTIVES_TEXT.split())
 # How a person joins two things in one clue ("white drink and comes from cows").
 _PAIRING = (" and ", " and ", ", ")
-
-_IRREGULAR = {
-    "made": "mak",
-    "eaten": "eat",
-    "drunk": "drink",
-    "drank": "drink",
-    "sold": "sell",
-    "kept": "keep",
-    "grown": "grow",
-    "worn": "wear",
-    "wore": "wear",
-    "fell": "fall",
-    "fallen": "fall",
-    "mice": "mouse",
-    "children": "child",
-    "its": "it",
-}
-
-
-def stem(token: str) -> str:
-    """A word's rough stem: "poured", "pours" and "pour" are one; "made", "making" and "make"."""
-    if token in _IRREGULAR:
-        return _IRREGULAR[token]
-    for suffix in ("ing", "ied", "ies", "ed", "es", "s"):
-        if token.endswith(suffix) and len(token) - len(suffix) >= 3:
-            token = token[: -len(suffix)] + ("y" if suffix in ("ied", "ies") else "")
-            break
-    if token.endswith("e") and len(token) > 3:
-        token = token[:-1]
-    if len(token) > 3 and token[-1] == token[-2] and token[-1] not in "aeiouls":
-        token = token[:-1]
-    return token
 
 
 def kind_of(phrase: str) -> str:
@@ -255,6 +222,29 @@ class Style:
         return text
 
 
+# What a model puts before its clue and no person types ("My clue: ...", "I would say ..."), and
+# the quotes it wraps a clue in: what a study's ``model_clue_form`` takes off a model's clue.
+_LEAD_IN = re.compile(
+    r"^\s*(?:(?:here is |here's )?my clue(?: is)?|clue|hint|i would say|i'd say|i will say"
+    r"|i'll say|i say)\s*[:,\-\u2013\u2014]?\s+",
+    re.IGNORECASE,
+)
+_QUOTES = "\"'\u201c\u201d\u2018\u2019`"
+
+
+def peoples_form(text: str, own: list[str], seed: object) -> str:
+    """A model's clue ``text`` in the form people type theirs, as the offline agent's are: no fixed
+    lead-in or wrapping quotes, and the seat's own habits of capital and full stop (``own``: the
+    seat's earlier clues, whoever typed them; none: drawn at people's rates, seeded by ``seed``).
+    Only a study that asks for it (``model_clue_form``) applies it: a model's own words are what
+    a study measures. Returns ``text`` unchanged when nothing of it would be left."""
+    rng = random.Random(f"{seed}:model-form")
+    plain = _LEAD_IN.sub("", text.strip(), count=1).strip().strip(_QUOTES).strip()
+    if not plain:
+        return text
+    return Style.of(own, rng).apply(plain, rng)
+
+
 def wordings(phrase: str, rng: random.Random) -> list[str]:
     """The forms of ``phrase`` (:func:`forms`) in an order drawn by their weights: the first is
     the one a seat gives, the rest what it falls back on when one would repeat a clue."""
@@ -271,15 +261,3 @@ def render(text: str, rng: random.Random, style: Style, extra: str | None = None
     elif " " in text and rng.random() < HEDGE_SHARE:
         text += " " + rng.choice(HEDGES)
     return style.apply(text, rng, name_first=text[:1].isupper())
-
-
-_WORD = re.compile(r"[^\W\d_]+")
-
-
-def stems(text: str, stop_words: frozenset[str]) -> frozenset[str]:
-    """The stems of ``text``'s meaningful words (not in ``stop_words``): what a repeat shares."""
-    return frozenset(
-        stem(token)
-        for token in _WORD.findall(normalise(text))
-        if len(token) >= 3 and token not in stop_words
-    )

@@ -65,6 +65,7 @@ DESIGN_KEYS = {
     "lobby_timeout",
     "person",
     "seat_order",
+    "model_clue_form",
 }
 # seat_order: "drawn" (Who is Undercover's default) gives each table its own seed-drawn order of
 # the design's slots; "fixed" seats slot k at seat k (Twenty Questions' seats are roles: fixed).
@@ -162,6 +163,11 @@ def _undercover(design: dict[str, Any]) -> dict[str, Any]:
     replacement = design.get("replacement_spec") or DEFAULT_REPLACEMENT
     if not isinstance(replacement, str):
         raise DesignError("replacement_spec must be a model spec such as 'offline:kb'")
+    clue_form = design.get("model_clue_form", False)
+    if not isinstance(clue_form, bool):
+        raise DesignError(
+            "model_clue_form must be true (model seats' clues in people's form) or false"
+        )
     order = design.get("seat_order", DRAWN)
     if order not in SEAT_ORDERS:
         raise DesignError(
@@ -175,6 +181,7 @@ def _undercover(design: dict[str, Any]) -> dict[str, Any]:
         "wait_seconds": wait,
         "lobby_timeout": timeout,
         "replacement_spec": replacement,
+        **({"model_clue_form": True} if clue_form else {}),  # said only when asked for
     }
 
 

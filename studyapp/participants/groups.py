@@ -17,6 +17,9 @@ over gives them to the replacement agent (``lobby_timeout = "fill"``) or, with `
 people leave with the lobby-timeout code, as in any lobby. The lobby table itself is never played:
 it closes (aborted, no exit code, ``options["group_formed"]``) and its page sends everyone on.
 
+A blinded study's group tables, as its other tables, start no sooner than their drawn hold
+(``start_after_seconds``): they open full, as lobbies, and their lobby check starts them.
+
 Later rounds keep the group's condition and match people by study, condition and round, as in a
 one-arm study.
 """
@@ -134,7 +137,10 @@ def _seat_group(study: Study, group: StudyGroup, rounds: list[Round], seated: di
                 seats.append({"kind": "agent", "agent_spec": design["replacement_spec"]})
         options = {**table_options(chunk[0].participant, number, design), **order}
         options[table_study.GROUP] = group.number
-        table = open_table(study, number, design, seats, **options)
+        # A blinded study's table holds its drawn while before it starts, as any of its lobbies
+        # does (studyapp.tables.timing.start_hold): opened full, as a lobby, started by its check.
+        held = bool(options.get("start_after_seconds"))
+        table = open_table(study, number, design, seats, lobby=held, **options)
         for index, round_ in holders.items():
             Round.objects.filter(pk=round_.pk).update(table=table, seat=index)
         tables.append(table.pk)

@@ -133,6 +133,8 @@ def table_options(
             lobby_timeout=design["lobby_timeout"],
             replacement_spec=design["replacement_spec"],
         )
+        if design.get("model_clue_form"):  # off by default: a model's own words are measured
+            options["model_clue_form"] = True
         # Pilot bots never share a table with real people, nor people with pilots.
         kind = f"study:{study.pk}:{condition}:{number}:{'pilot' if pilot else 'people'}"
         options[table_study.LOBBY_KIND] = kind

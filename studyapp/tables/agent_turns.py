@@ -14,16 +14,17 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from games.base import Agent
+from games.base import Agent, IllegalMove
 from games.runner import REPLY_CHARS, Move, choose
+from games.undercover.wording import peoples_form
 from studyapp.background import run_async
-from studyapp.tables import think
+from studyapp.tables import pace, think
 from studyapp.tables.models import SKIP_SPEC, Table
-from studyapp.tables.scheduling import Lease, next_agent
+from studyapp.tables.scheduling import Lease
 from studyapp.tables.seat_agents import agent_for_seat, turn_usage
 from studyapp.tables.services import record
 from studyapp.tables.store import TableState, caught_up
-from studyapp.tables.timing import blinded_think, live_turn_seconds
+from studyapp.tables.timing import live_turn_seconds
 
 log = logging.getLogger(__name__)
 
@@ -48,18 +49,28 @@ class AgentTurn:
 
 def prepare_agent_turn(table_id: int, seq: int) -> AgentTurn | None:
     """The table, seat and agent for an agent turn at ``seq``; None if the table moved on.
-    Runs in sync code: building the agent reads the seat's policy from the database."""
+    Runs in sync code: building the agent reads the seat's policy from the database. In a vote
+    (whose ballots the scheduler casts together: :mod:`studyapp.tables.ballots`) the seat whose
+    ballot lands first."""
     snap = caught_up(table_id)
     if snap.next_seq != seq:
         return None
-    index = next_agent(snap)  # the one whose think time ends first, in a blinded vote
-    if index is None:
+    times = pace.ballot_times(snap) if pace.in_a_vote(snap) else {}
+    agents = sorted(times, key=times.__getitem__) or pace.waiting_agents(snap)
+    if not agents:
         return None
+    return seat_turn(snap, agents[0], seq)
+
+
+def seat_turn(snap: TableState, index: int, seq: int) -> AgentTurn:
+    """Agent seat ``index``'s turn at the table as ``snap`` has it, its agent seeded by ``seq``
+    (the turn's number; a vote's ballots all by the vote's opening, so a redelivered vote asks
+    the same)."""
     seat = snap.seat(index)
     if seat.agent_spec == SKIP_SPEC:
         return AgentTurn(snap, index, None, skip=True)
-    bounds = blinded_think(snap.table.opts, snap.has_humans())
-    if bounds and think.runs_out(snap, bounds):
+    bounds = pace.blinded_bounds(snap)
+    if bounds and pace.runs_out(snap, bounds):
         return AgentTurn(snap, index, None, runs_out=True)
     try:
         agent = agent_for_seat(
@@ -71,7 +82,7 @@ def prepare_agent_turn(table_id: int, seq: int) -> AgentTurn | None:
             language=snap.table.language,
         )
     except Exception as err:  # a bad spec, a missing extra, a folder with no model
-        log.exception("table %s: cannot build the agent of seat %s", table_id, index)
+        log.exception("table %s: cannot build the agent of seat %s", snap.table.pk, index)
         return AgentTurn(snap, index, None, f"{type(err).__name__}: {err}")
     return AgentTurn(snap, index, agent)
 
@@ -112,11 +123,14 @@ async def agent_move(turn: AgentTurn) -> tuple[Move, dict[str, Any]]:
             log.exception("table %s: the agent of seat %s failed", snap.table.pk, index)
             error = f"{type(err).__name__}: {err}"
             move = Move(snap.engine.failed(snap.state, index, error), error)
+    usage_extra: dict[str, Any] = {}
+    if not move.error and snap.table.opts.model_clue_form and turn.agent is not None:
+        move, usage_extra = in_form(snap, index, move)
     stood_in = False
     if move.error and snap.has_humans():
         kept = await kept_in_form(snap, index, move)
         stood_in, move = kept is not move, kept
-    usage = turn_usage(turn.agent)
+    usage = {**turn_usage(turn.agent), **usage_extra}
     if stood_in:  # the move is the stand-in's: the exports credit it to the stand-in
         usage["stand_in"] = STAND_IN_SPEC
     if move.error:
@@ -130,6 +144,33 @@ async def agent_move(turn: AgentTurn) -> tuple[Move, dict[str, Any]]:
         if move.reply:
             usage["reply"] = move.reply[:REPLY_CHARS]
     return move, usage
+
+
+def in_form(snap: TableState, index: int, move: Move) -> tuple[Move, dict[str, Any]]:
+    """A model seat's clue in people's form, at a table whose study asks for it
+    (``model_clue_form``, off by default: :func:`games.undercover.wording.peoples_form`): no fixed
+    lead-in, the seat's own capitals and stops. The turn's usage records it per clue
+    (``clue_form``: the rule and the model's own text); a clue the form would make illegal (a
+    repeat once its lead-in is gone) or leave unchanged stays the model's."""
+    event = move.event
+    seat = snap.seat(index)
+    text = event.get("text")
+    if event.get("type") != "clue" or not text or seat.agent_spec.startswith("offline:"):
+        return move, {}
+    own = [
+        e["text"]
+        for e in snap.events
+        if e.get("type") == "clue" and e.get("seat") == index and e.get("text")
+    ]
+    formed = peoples_form(text, own, agent_seed(snap.table.seed, index, snap.next_seq))
+    if formed == text:
+        return move, {}
+    reworded = {**event, "text": formed}
+    try:
+        state = snap.engine.apply(snap.state, reworded)
+    except IllegalMove:
+        return move, {}
+    return Move(reworded, state=state), {"clue_form": {"rule": "people", "model_text": text}}
 
 
 # The agent whose move stands in for a failed model's at a table with people (:func:`kept_in_form`).

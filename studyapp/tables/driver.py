@@ -23,7 +23,7 @@ from django.db.models import Count, Max
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from studyapp.tables import hooks, outages, reasons, signals, timing
+from studyapp.tables import dues, hooks, outages, reasons, signals, timing
 from studyapp.tables.broadcast import broadcast
 from studyapp.tables.models import SKIP_SPEC, Seat, Table, Turn, new_exit_code
 from studyapp.tables.options import TableOptions
@@ -66,19 +66,19 @@ def replacement_spec(snap: TableState, index: int) -> str:
 
 
 def check_deadline(table_id: int, seq: int) -> str:
-    """The turn's due time (:func:`studyapp.tables.timing.deadline_due`, the site's outages and
+    """The turn's due time (:func:`studyapp.tables.dues.deadline_due`, the site's outages and
     a seat's own cut-off socket added) has come: each person the table still waits for past it
     has missed this turn (:func:`miss_turn`). Early: checked again at the due time."""
     snap = table_state(table_id)
     if snap.next_seq != seq:
         return "stale"
-    humans = timing.waiting_people(snap)
+    humans = dues.waiting_people(snap)
     if not humans:
         return "no human to wait for"
     if snap.turn_deadline() is None:
         return "no deadline"
     now = timezone.now()
-    late = [i for i in humans if (due := timing.seat_due(snap, i, now)) is None or due <= now]
+    late = [i for i in humans if (due := dues.seat_due(snap, i, now)) is None or due <= now]
     # A seat the server cut off (a daphne restart) is judged once its page is back, when the
     # gap counts as its outage, or after CUT_OFF_WAIT_SECONDS (outages.py).
     away = [
@@ -90,7 +90,7 @@ def check_deadline(table_id: int, seq: int) -> str:
         schedule("check_deadline", (table_id, seq), delay, table=snap.table, again=True)
         return "cut off"
     if not late:
-        due = timing.deadline_due(snap, now) or now
+        due = dues.deadline_due(snap, now) or now
         delay = (due - timezone.now()).total_seconds()
         schedule("check_deadline", (table_id, seq), delay, table=snap.table, again=True)
         return "early"
@@ -98,7 +98,7 @@ def check_deadline(table_id: int, seq: int) -> str:
     for n, index in enumerate(late):  # a vote's ballots: each person past it misses theirs
         if n:
             snap = table_state(table_id)  # the ballot before this one is committed
-        if index not in timing.waiting_people(snap):
+        if index not in dues.waiting_people(snap):
             continue
         result = miss_turn(snap, index, now)
     return result
@@ -395,7 +395,7 @@ def settle(snap: TableState, now: Any) -> None:
     since = snap.last_at or now
     due = []
     if (limit := timing.idle_limit(snap.table.opts)) is not None:
-        idle = [idle_since(snap, i) or since for i in timing.waiting_people(snap)] or [since]
+        idle = [idle_since(snap, i) or since for i in dues.waiting_people(snap)] or [since]
         due.append(min(idle) + timedelta(seconds=limit))
     if (deadline := snap.turn_deadline()) is not None:
         horizon = settings.TABLE_SCHEDULE_HORIZON_SECONDS
@@ -418,7 +418,7 @@ def drop_idle(snap: TableState, now: Any) -> list[str]:
     if limit is None:
         return []
     dropped = []
-    for index in timing.waiting_people(snap):
+    for index in dues.waiting_people(snap):
         since = idle_since(snap, index)  # the run of their missed turns counts too
         if since is None or (now - since).total_seconds() < limit:
             continue

@@ -99,6 +99,7 @@ class TableOptions:
     agent_think_seconds: Any = None  # a blinded table's bounds (studyapp.tables.think)
     think_seed: int | None = None
     shown_policy: bool = False
+    model_clue_form: bool = False  # model seats' clues in people's form (agent_turns.in_form)
     # -- a game an experiment job stored (studyapp.pipelines.runners.experiment)
     job: int | None = None
     record: str | None = None

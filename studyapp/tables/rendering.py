@@ -22,7 +22,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext_noop
 
 from games.twenty_questions.engine import NO_QUESTION
-from studyapp.tables import timing
+from studyapp.tables import dues, pace, timing
 from studyapp.tables.hooks import hooks
 from studyapp.tables.models import SKIP_SPEC, Seat, Table
 from studyapp.tables.store import TableState
@@ -106,7 +106,7 @@ def board_context(snap: TableState, seat: int | None, error: str | None = None) 
             and not context["replaced"]
             and (seat in snap.engine.to_move(snap.state))
         )
-        due = timing.seat_due(snap, seat) if context["your_turn"] else None
+        due = dues.seat_due(snap, seat) if context["your_turn"] else None
         if due is not None:
             # The person sees the due time the driver applies (outages included), ticking down.
             context["turn_seconds_left"] = timing.seconds_left(due)
@@ -183,7 +183,7 @@ def agent_wait(snap: TableState) -> dict[str, Any] | None:
     if not agents or snap.last_at is None:
         return None
     waited = (timezone.now() - snap.last_at).total_seconds()
-    budget = timing.agent_delay(snap) + timing.live_turn_seconds()
+    budget = pace.agent_delay(snap) + timing.live_turn_seconds()
     failed = snap.engine.failed(snap.state, agents[0], "")
     return {
         "show_after": max(0, round(settings.SLOW_AGENT_NOTICE_SECONDS - waited)),

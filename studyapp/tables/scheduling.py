@@ -1,8 +1,10 @@
 """Scheduling a table's next step: what the table waits for after a commit, sent as a step.
 
-Three steps move a table along without a human: an agent's turn, a turn deadline and a lobby's
-wait limit (each at the time :mod:`studyapp.tables.timing` gives: an agent's pace and think time,
-a turn's due time with the site's outages in it), each registered by :mod:`studyapp.tables.steps` and sent through
+Four steps move a table along without a human: an agent's turn, a vote's agent ballots (all
+asked at once: :mod:`studyapp.tables.ballots`), a turn deadline and a lobby's wait limit (each at
+the time :mod:`studyapp.tables.pace` and :mod:`studyapp.tables.dues` give: an agent's pace and
+think time, a turn's due time with the site's outages in it), each registered by
+:mod:`studyapp.tables.steps` and sent through
 :func:`studyapp.steps.enqueue` (an executor's event loop: a process of its own in production, the
 server's loop under ``make run``). Each step names the table and the ``seq`` it was scheduled
 for, rebuilds the table from its log when it runs and does nothing if the table has moved on, so
@@ -24,17 +26,14 @@ from django.utils import timezone
 
 from studyapp import claims, steps
 from studyapp.cache import UNREACHABLE
-from studyapp.tables import think, timing
+from studyapp.tables import dues, pace
 from studyapp.tables.models import Seat, Table
 from studyapp.tables.store import TableState
 
 log = logging.getLogger(__name__)
 
-
-def next_agent(snap: TableState) -> int | None:
-    """The agent seat that moves next, of those the table waits for (None: none): in a blinded
-    vote the one whose own think time ends first (:func:`studyapp.tables.think.next_ballot`)."""
-    return think.next_ballot(snap, timing.blinded_think(snap.table.opts, snap.has_humans()))[0]
+# The steps that move a table by its agents: run here at once where no executor runs them.
+AGENT_STEPS = ("take_agent_turn", "cast_ballots")
 
 
 def advance(snap: TableState) -> list[str]:
@@ -47,10 +46,14 @@ def advance(snap: TableState) -> list[str]:
     table, seq = snap.table, snap.next_seq
     scheduled = []
     agents = any(snap.seat(index).kind == Seat.Kind.AGENT for index in movers)
-    delay = timing.agent_delay(snap)
-    if agents and schedule("take_agent_turn", (table.pk, seq), delay, table=table):
+    if agents and pace.in_a_vote(snap):  # every agent's ballot at once (studyapp.tables.ballots)
+        if schedule("cast_ballots", (table.pk, pace.vote_opened(snap)), 0.0, table=table):
+            scheduled.append("ballots scheduled")
+    elif agents and schedule(
+        "take_agent_turn", (table.pk, seq), pace.agent_delay(snap), table=table
+    ):
         scheduled.append("agent turn scheduled")
-    due = timing.deadline_due(snap)  # the one due time the driver and the board read too
+    due = dues.deadline_due(snap)  # the one due time the driver and the board read too
     if due is not None:
         delay = (due - timezone.now()).total_seconds()
         if schedule("check_deadline", (table.pk, seq), delay, table=table):
@@ -94,7 +97,7 @@ def schedule(name: str, args: tuple, delay: float, *, table: Table, again: bool 
         if not lease.queue(delay, again=again):
             return False
         sent = steps.enqueue(
-            name, args, {"lease": lease.key}, delay=delay, may_run_now=name == "take_agent_turn"
+            name, args, {"lease": lease.key}, delay=delay, may_run_now=name in AGENT_STEPS
         )
         if not sent:
             lease.unqueue()

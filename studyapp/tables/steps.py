@@ -1,5 +1,5 @@
-"""The tables' real-time steps (:mod:`studyapp.steps`): an agent's turn, a turn deadline and a
-lobby's wait limit, each naming its table (and the ``seq`` it was scheduled for) and run under its
+"""The tables' real-time steps (:mod:`studyapp.steps`): an agent's turn, a vote's agent ballots
+(:mod:`studyapp.tables.ballots`), a turn deadline and a lobby's wait limit, each naming its table (and the ``seq`` it was scheduled for) and run under its
 job's lease (:class:`studyapp.tables.scheduling.Lease`). An executor awaits the async handler on
 its event loop: the agent thinks (a model call) on that loop and the database work goes to one of
 the executor's threads, so a thousand agents waiting on their models hold no process or thread.
@@ -21,7 +21,7 @@ from django.db import DatabaseError, IntegrityError
 from games.runner import Move
 from studyapp import steps
 from studyapp.retry import retry_async
-from studyapp.tables import agent_turns, driver
+from studyapp.tables import agent_turns, ballots, driver
 from studyapp.tables.scheduling import Lease, under_lease
 
 # A move the model made is committed again after these pauses when the database fails it (a
@@ -108,5 +108,6 @@ async def lobby(table_id: int, lease: str = "") -> str:
 
 
 steps.register("take_agent_turn", agent_turn, agent_turn_inline)
+steps.register("cast_ballots", ballots.cast_ballots, ballots.cast_ballots_inline)
 steps.register("check_deadline", deadline, deadline_inline)
 steps.register("check_lobby", lobby, lobby_inline)

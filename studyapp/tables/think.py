@@ -1,26 +1,20 @@
-"""How long an agent at a blinded table thinks before a move, by the kind of move.
+"""How long an agent at a blinded table thinks before a move, by the kind of move: the rules on
+the values alone.
 
 People take longer to write a clue or a question than to cast a vote or answer yes or no, so a
-blinded table's agents draw their think time from bounds of the move's own kind
-(:func:`think_seconds` draws it per table and move). A study gives
+blinded table's agents draw their think time from bounds of the move's own kind. A study gives
 the bounds as ``agent_think_seconds``: one ``[shortest, longest]`` pair for every kind of move,
-or a table of pairs by kind, where a kind left out takes its default below. The rule lives
-here, with the draws themselves (:func:`think_seconds`, :func:`next_ballot`,
-:func:`blinded_delay`); the study's validation reads the bounds, and the table's pace
-(:func:`studyapp.tables.timing.agent_delay`) the draws.
+or a table of pairs by kind, where a kind left out takes its default below. The rules on the
+bounds (:func:`bounds_problem`, :func:`resolved`) and the draw itself (:func:`think_seconds`,
+given a seed and the move) live here and read no table: the table's options validate with them,
+and the table's pace (:mod:`studyapp.tables.pace`) reads a table's state and draws with them.
 """
 
 from __future__ import annotations
 
 import math
 import random
-from typing import TYPE_CHECKING, Any
-
-from django.utils import timezone
-
-if TYPE_CHECKING:
-    from studyapp.tables.models import Table
-    from studyapp.tables.store import TableState
+from typing import Any
 
 # The kinds of move an agent makes next to people (the engines' move types: Who is Undercover's
 # clue and vote, Twenty Questions' question, a guess included, and answer), each with its default
@@ -42,6 +36,11 @@ LONGEST = 300
 # person's missed turn is passed, so a missed turn does not tell a person from an agent.
 TIMED_OUT = "timed_out"
 MOST_TIMED_OUT = 0.5
+# A blinded study whose bounds do not say ``timed_out`` (no pilot fitted it) still has its agents
+# let some turns run out, or only people's turns would ever be passed as missed: 3% of the moves
+# made in turn, about one clue in a 5-seat game of 6 speaking rounds (people at a 60 s deadline
+# miss a few in a hundred). A study that sets ``timed_out = 0`` says on purpose that none do.
+DEFAULT_TIMED_OUT = 0.03
 
 
 def default_bounds() -> dict[str, list[float]]:
@@ -93,29 +92,17 @@ def resolved(value: Any) -> dict[str, list[float]]:
     """Every kind's bounds: a pair applies to all kinds, a table's missing kinds take the
     defaults (what a table records in its options), with the share of turns that run out."""
     found: dict[str, Any] = {kind: bounds_for(value, kind) for kind in MOVE_KINDS}
-    if timed_out_share(value):
-        found[TIMED_OUT] = timed_out_share(value)
+    found[TIMED_OUT] = timed_out_share(value)
     return found
 
 
 def timed_out_share(value: Any) -> float:
-    """The share of a blinded agent's turns (made in turn) that run to the deadline (0: none)."""
-    share = value.get(TIMED_OUT, 0) if isinstance(value, dict) else 0
-    return float(share) if isinstance(share, int | float) and not isinstance(share, bool) else 0.0
-
-
-def runs_out(snap: TableState, think: Any) -> bool:
-    """Whether the blinded agent that moves next lets this turn's deadline pass, as people in the
-    pilot did at this rate: drawn per table and move (seeded as the think times are, so a
-    redelivered turn draws the same), only for a move made in turn (a clue, a question, an
-    answer: a missed ballot is an abstention no board shows apart) at a table with a deadline."""
-    share = timed_out_share(think)
-    if not share or not snap.turn_deadline():
-        return False
-    agents = waiting_agents(snap)
-    if not agents or move_kind(snap, agents[0]) == "vote":
-        return False
-    return random.Random(f"{think_seed(snap.table)}:timed-out:{snap.next_seq}").random() < share
+    """The share of a blinded agent's turns (made in turn) that run to the deadline (0: none):
+    the bounds' own ``timed_out``, else :data:`DEFAULT_TIMED_OUT`."""
+    share = value.get(TIMED_OUT) if isinstance(value, dict) else None
+    if isinstance(share, int | float) and not isinstance(share, bool):
+        return float(share)
+    return DEFAULT_TIMED_OUT
 
 
 def bounds_for(value: Any, kind: str) -> list[float]:
@@ -128,94 +115,21 @@ def bounds_for(value: Any, kind: str) -> list[float]:
     return [float(v) for v in pair]
 
 
-# -- the draws at a table
-
-
-def move_kind(snap: TableState, seat: int) -> str:
-    """The kind of move ``seat`` is asked for now (clue, vote, question, answer; '' for none)."""
-    actions = snap.engine.legal_actions(snap.state, seat)
-    return str(actions[0]["type"]) if actions else ""
-
-
-def vote_opened(snap: TableState) -> int:
-    """The number of the event that opened the vote in progress (the first ballot's)."""
-    opened = len(snap.events)
-    while opened > 0 and snap.events[opened - 1].get("type") == "vote":
-        opened -= 1
-    return opened
-
-
-def waiting_agents(snap: TableState) -> list[int]:
-    """The agent seats among those the table waits for, in seat order."""
-    return [i for i in snap.waiting_for() if snap.seat(i).kind == "agent"]
-
-
-def next_ballot(snap: TableState, think: Any) -> tuple[int | None, float | None]:
-    """The agent seat that moves next and, when it casts a ballot in a blinded vote (``think``:
-    the table's bounds), that ballot's think time from the moment the vote opened (else None).
-    In a blinded vote, where everyone votes at once, the agent whose own think time (drawn from
-    when the vote opened) ends first moves first: agents' ballots land each at its own time, in no
-    fixed seat order. Each waiting agent's ballot is drawn here, once, for the scheduler's choice
-    of seat (:func:`studyapp.tables.scheduling.next_agent`) and :func:`blinded_delay` alike."""
-    agents = waiting_agents(snap)
-    if not agents or not think or move_kind(snap, agents[0]) != "vote":
-        return (agents[0] if agents else None), None
-    bounds = bounds_for(think, "vote")
-    opened = vote_opened(snap)
-    drawn, seat = min((think_seconds(snap.table, f"vote:{opened}:{s}", bounds), s) for s in agents)
-    return seat, drawn
-
-
-def blinded_delay(snap: TableState, think: Any) -> float:
-    """The wait before a blinded table's next agent move, from the bounds of its kind of move
-    (``think``: a pair for all kinds, or pairs by kind). A move made in turn (a clue) waits its
-    think time from the move before it. Moves made at once (a vote: everyone still in votes
-    together) are not made one think time after another, which would make agents' ballots trickle
-    in long after the people's: each agent seat draws its own think time from the moment the
-    vote opened, and waits only what is left of it (the first to end moves first:
-    :func:`next_ballot`)."""
-    seat, drawn = next_ballot(snap, think)
-    if drawn is None:
-        kind = move_kind(snap, seat) if seat is not None else ""
-        return think_seconds(snap.table, snap.next_seq, bounds_for(think, kind))
-    since = opened_at(snap, vote_opened(snap))
-    if since is None:
-        return drawn
-    return max(0.0, drawn - (timezone.now() - since).total_seconds())
-
-
-def opened_at(snap: TableState, opened: int) -> Any:
-    """When the phase that began with event ``opened`` opened: the commit of the event before
-    it (the table's start for the first), as the log has it (the table's state reads it, so
-    this module, which the models import, imports none)."""
-    if opened == 0:
-        return snap.table.started_at
-    return snap.committed_at(opened - 1)
-
-
-def think_seed(table: Table) -> Any:
-    """The seed of a table's think-time draws: its own ``think_seed``, else its id and creation
-    time."""
-    seed = table.opts.think_seed
-    if seed is None:
-        seed = f"{table.pk}:{int(table.created_at.timestamp() * 1_000_000)}"
-    return seed
-
-
-def think_seconds(table: Table, seq: int | str, bounds: list[float]) -> float:
+def think_seconds(seed: Any, seq: int | str, bounds: list[float]) -> float:
     """An agent's think time at a blinded table for the move at ``seq``: drawn from a
     log-normal distribution (people's move times are skewed: most moves quick, a few slow) whose
     median is the geometric mean of ``bounds`` [shortest, longest] and whose bounds lie two
-    standard deviations out, cut to the bounds. The draw is seeded by the table's own
-    ``think_seed`` (its id and creation time for a table made without one) and the move, never
+    standard deviations out, cut to the bounds. The draw is seeded by ``seed``, the table's own
+    (:func:`studyapp.tables.pace.think_seed`: its id and creation time for a table made without
+    one), and the move, never
     by the game's seed, which the tables of a study round share: every table and move draws
     anew, and a redelivered turn waits as long. ``seq`` names the move (its number, or for a
-    vote the vote and the seat: :func:`blinded_delay`)."""
+    vote the vote and the seat: :func:`studyapp.tables.pace.ballot_times`)."""
     low, high = sorted(float(v) for v in bounds)
     if high <= 0 or high == low:
         return max(high, 0.0)
     low = max(low, min(0.5, high / 10))  # a log-normal needs a floor above 0
-    rng = random.Random(f"{think_seed(table)}:think:{seq}")
+    rng = random.Random(f"{seed}:think:{seq}")
     centre = (math.log(low) + math.log(high)) / 2
     spread = (math.log(high) - math.log(low)) / 4
     return min(high, max(low, math.exp(rng.gauss(centre, spread))))

@@ -3,29 +3,23 @@ take (a person's deadline, an agent's pause or think time), when the live monito
 stuck, and how long a paused or idle table is left alone.
 
 Functions of a table's options (:class:`studyapp.tables.options.TableOptions`) and its
-seats, read nowhere else. The due time of a person's turn (:func:`deadline_due`) is computed
-here once for the scheduler (when to check), the driver (whether it passed) and the board (the
-countdown the person sees): it adds the site's outages (:mod:`studyapp.tables.outages`, read
-from the cache), so nobody is charged for the site's downtime. An agent's pace
-(:func:`agent_delay`: the pause beside people, or a blinded table's think time drawn by
-:mod:`studyapp.tables.think`) and its live budget (:func:`live_turn_seconds`) are here too. No
-database reads, except a blinded vote's opening time (:func:`studyapp.tables.think.opened_at`).
+seats, read nowhere else; they take values, never a table's state, so the table's models and
+log store may read them. Two modules above the log store apply them to a table as its log has
+it: :mod:`studyapp.tables.dues` the due time of a person's turn (with the site's outages), and
+:mod:`studyapp.tables.pace` when an agent moves. No database reads.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
 
 from studyapp.tables import outages, think
 from studyapp.tables.options import TableOptions
-
-if TYPE_CHECKING:
-    from studyapp.tables.store import TableState
 
 HUMAN = "human"  # Seat.Kind.HUMAN
 AGENT = "agent"  # Seat.Kind.AGENT
@@ -103,34 +97,6 @@ def turn_due(since: datetime, deadline: float, paused: float = 0.0) -> datetime:
     return since + timedelta(seconds=deadline + paused)
 
 
-def waiting_people(snap: TableState) -> list[int]:
-    """The seats held by people that the table waits for now."""
-    return [i for i in snap.waiting_for() if snap.seat(i).kind == HUMAN]
-
-
-def seat_due(snap: TableState, index: int, now: datetime | None = None) -> datetime | None:
-    """When the person at seat ``index`` is past the deadline of the turn the table waits for,
-    the site's outages since the turn began (and the seat's own, a socket the server cut off)
-    added (:func:`studyapp.tables.outages.paused_seconds`); None: no deadline."""
-    deadline = snap.turn_deadline()
-    if deadline is None or snap.last_at is None:
-        return None
-    now = now or timezone.now()
-    key = outages.table_key(snap.table.pk, snap.table.created_at)
-    paused = outages.paused_seconds(snap.last_at, now, table=key, seat=index)
-    return turn_due(snap.last_at, deadline, paused)
-
-
-def deadline_due(snap: TableState, now: datetime | None = None) -> datetime | None:
-    """The one due time of the turn the table waits for: the earliest of its waiting people's
-    (:func:`seat_due`), or None when no person with a deadline is waited for. The scheduler
-    checks the turn then, the driver judges it by it, and the board counts down to it."""
-    now = now or timezone.now()
-    dues = [seat_due(snap, i, now) for i in waiting_people(snap)]
-    known = [due for due in dues if due is not None]
-    return min(known) if known else None
-
-
 def seconds_left(due: datetime, now: datetime | None = None) -> int:
     """Whole seconds until ``due`` (0 once it passed): what a countdown shows."""
     return max(0, round((due - (now or timezone.now())).total_seconds()))
@@ -154,21 +120,6 @@ def blinded_think(opts: TableOptions, has_humans: bool) -> Any:
     return None
 
 
-def agent_delay(snap: TableState) -> float:
-    """How long an agent waits before it moves at this table: nothing among agents alone; next
-    to people, the pause (``agent_delay_seconds``) so they can follow, or at a table that does
-    not disclose its agents a person's think time for the kind of move, drawn per table and move
-    (:func:`studyapp.tables.think.blinded_delay`)."""
-    if not snap.has_humans():
-        return 0.0
-    bounds = blinded_think(snap.table.opts, True)
-    if bounds and think.runs_out(snap, bounds):  # as a person who let the deadline pass
-        return float(snap.turn_deadline() or 0)
-    if bounds:
-        return think.blinded_delay(snap, bounds)
-    return agent_pause(snap.table.opts)
-
-
 def live_turn_seconds() -> float:
     """The most an agent's turn may take at a table with people (LIVE_AGENT_TURN_SECONDS), its
     model calls and a corrective follow-up included; the seat's failed move is made after it."""
@@ -179,7 +130,7 @@ def agent_budget(opts: TableOptions, has_humans: bool, kind: str = "") -> tuple[
     """[shortest, longest] seconds an agent waits before it moves, its model call not counted: a
     blinded table's think-time bounds for the kind of move (``kind``: clue, vote, question,
     answer; '' a clue's), else the pause (which the scheduler skips at a table of agents alone:
-    :func:`agent_delay`)."""
+    :func:`studyapp.tables.pace.agent_delay`)."""
     bounds = blinded_think(opts, has_humans)
     if bounds:
         low, high = sorted(think.bounds_for(bounds, kind))

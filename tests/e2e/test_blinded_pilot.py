@@ -33,13 +33,16 @@ SETUP = (
     + """
 Study.objects.create(slug="blind", title="Words with others", game="undercover", rounds=1,
     seed=11, consent_text="Recorded for research.", completion_url="https://app.prolific.com/x",
-    code_finished="BLINDOK", checks=checks, agents_disclosed=False, agent_think_seconds=[1.5, 6],
+    code_finished="BLINDOK", checks=checks, agents_disclosed=False,
+    agent_think_seconds={"clue": [1.5, 6], "vote": [1.5, 6], "timed_out": 0},
     turn_deadline_seconds=120, debrief_text="Thank you. Some players were computer programs.",
     design={"seats": [person, person, agent, agent, agent], "wait_seconds": 120})
 """
 )
 SPECS = ("offline:", "openai", "anthropic", "descriptor")
 PERSON_WAIT = (1.0, 5.0)  # the scripted people's think time, seconds (uniform)
+# The scripted people never let a deadline pass, so neither do the agents (timed_out = 0): the
+# default share would have an agent wait out the whole 120 s deadline now and then.
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ from games.cases import case_config
 from games.runner import choose
 from games.undercover.agents import DescriptorAgent
 from games.undercover.engine import UndercoverEngine, normalise
-from games.undercover.wording import stems
+from games.undercover.repeats import stems
 
 DATA = Path(__file__).parent / "data" / "undercover_people_clues.txt"
 CHANCE_MARGIN = 0.1  # the reader may do at most this much better than a coin, on average

@@ -1,5 +1,9 @@
 """No import circle inside an app, read from grimp's graph (the one ``lint-imports`` builds: imports
-inside functions count, type-only imports do not).
+inside functions count), and none either when type-only imports (under ``TYPE_CHECKING``) count
+too: a type-only circle is harmless at run time, but it says two modules each read the other's
+insides (issue 52: the tables' options validated think times through a module that read whole
+tables; think times are now validated where they live, and a table's state is read above the
+log store, by ``pace`` and ``dues``).
 
 A circle is a strongly connected set of modules of one app: each reaches every other by imports.
 Three patterns are allowed, by name and exactly (a circle that is one of them plus any other
@@ -110,6 +114,37 @@ def graph() -> grimp.ImportGraph:
         exclude_type_checking_imports=True,  # as [tool.importlinter] reads the code
         cache_dir=None,
     )
+
+
+@pytest.fixture(scope="module")
+def typed_graph() -> grimp.ImportGraph:
+    return grimp.build_graph(
+        "studyapp",
+        include_external_packages=False,
+        exclude_type_checking_imports=False,  # a type-only import counts as an import
+        cache_dir=None,
+    )
+
+
+def test_no_circle_inside_an_app_even_counting_type_only_imports(typed_graph):
+    bad, seen = unexpected(typed_graph)
+    assert bad == [] and seen == set(), "type-only import circles inside an app"
+
+
+def test_the_typed_graph_reads_type_only_imports(graph, typed_graph):
+    """The check counts what it claims to: an import made only for types is an edge of the typed
+    graph and not of the run-time one (the tables' due times read the log store's state type)."""
+    run_time = graph.find_modules_directly_imported_by("studyapp.dashboard.views.tables")
+    typed = typed_graph.find_modules_directly_imported_by("studyapp.dashboard.views.tables")
+    assert run_time <= typed
+    only_typed = [
+        (importer, imported)
+        for importer in typed_graph.modules
+        if importer.startswith("studyapp.")
+        for imported in typed_graph.find_modules_directly_imported_by(importer)
+        if imported not in graph.find_modules_directly_imported_by(importer)
+    ]
+    assert only_typed, "no type-only import found: the typed graph reads none"
 
 
 def test_no_circle_inside_an_app_beyond_the_allowed_patterns(graph):

@@ -20,7 +20,7 @@ from studyapp import slots, steps
 from studyapp.participants import budget, table_study
 from studyapp.participants.models import Study
 from studyapp.participants.pseudonyms import public_ids_by_seat
-from studyapp.tables import driver, think, timing
+from studyapp.tables import driver, pace, timing
 from studyapp.tables.models import Seat, Table
 from studyapp.tables.services import TableState, caught_up
 
@@ -75,7 +75,7 @@ def expected_turn_seconds(snap: TableState, kind: str) -> float | None:
     stuck (:func:`studyapp.tables.timing.stuck_after`): at a blinded table an agent's is read
     from the think time of the move it is asked for."""
     movers = [i for i in snap.waiting_for() if snap.seat(i).kind == kind]
-    move = think.move_kind(snap, movers[0]) if movers and kind == Seat.Kind.AGENT else ""
+    move = pace.move_kind(snap, movers[0]) if movers and kind == Seat.Kind.AGENT else ""
     seat_kinds = [seat.kind for seat in snap.seats]
     return timing.stuck_after(snap.table.opts, seat_kinds, kind, move)
 

@@ -441,3 +441,40 @@ def test_new_config_rejects_a_pair_of_equal_words():
 
 def test_every_seat_is_labelled_player():
     assert ENGINE.seats(config(players=8)) == ["player"] * 8
+
+
+@pytest.mark.parametrize(
+    ("earlier", "again"),
+    [
+        ("poured over cereal", "You pour it over cereal."),
+        ("comes from cows", "it comes from a cow"),
+        ("white drink", "I think it's a drink, white"),
+    ],
+)
+def test_rules_version_2_refuses_a_clue_said_again_in_other_words(earlier, again):
+    """Issue 48: "no clue said twice at a table" holds for every seat in other words too (the
+    same meaningful words by their stems); a log of rules version 1 (no ``rules_version``)
+    replays as it was played."""
+    v2 = config(rules_version="2")
+    state = ENGINE.apply(ENGINE.initial(v2), {"type": "clue", "seat": 0, "text": earlier})
+    with pytest.raises(IllegalMove, match="already given in other words"):
+        ENGINE.apply(state, {"type": "clue", "seat": 1, "text": again})
+    old = ENGINE.initial(config())  # CONFIG has no rules_version: version 1
+    events = [
+        {"type": "clue", "seat": 0, "text": earlier},
+        {"type": "clue", "seat": 1, "text": again},
+    ]
+    assert len(ENGINE.replay(config(), events).clues) == 2
+    assert old.config.get("rules_version") is None
+
+
+def test_rules_version_2_keeps_new_words_and_numbers_apart():
+    """A clue with one new meaningful word, or its numbers in another order, is a new clue."""
+    state = ENGINE.initial(config(rules_version="2"))
+    for seat, text in enumerate(["poured over cereal", "poured over hot cereal", "idea 1 of 2"]):
+        state = ENGINE.apply(state, {"type": "clue", "seat": seat, "text": text})
+    state = ENGINE.apply(state, {"type": "clue", "seat": 3, "text": "idea 2 of 1"})
+    assert len(state.clues) == 4
+    with pytest.raises(ValueError, match="unknown rules_version"):
+        ENGINE.initial(config(rules_version="9"))
+    assert ENGINE.new_config(3)["rules_version"] == "2"

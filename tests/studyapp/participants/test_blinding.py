@@ -19,7 +19,7 @@ from games.cases import case_config
 from games.undercover.agents import DescriptorAgent
 from games.undercover.engine import clue_problem
 from studyapp.participants.study_tables import arrange, table_options
-from studyapp.tables import driver, scheduling, services, think, timing
+from studyapp.tables import driver, pace, services, think
 from studyapp.tables.agent_turns import agent_seed
 from studyapp.tables.models import Seat, Table
 from studyapp.tables.rendering import render_board
@@ -42,7 +42,9 @@ def blinded_study():
         rounds=1,
         seed=4,
         agents_disclosed=False,
-        agent_think_seconds=[0, 0],
+        # no think time, and no agent turn let run out (the default share would make the agents'
+        # games differ from the scripted people's: tests/studyapp/tables/test_timing.py)
+        agent_think_seconds={**{kind: [0, 0] for kind in think.MOVE_KINDS}, "timed_out": 0},
         turn_deadline_seconds=90,
         design={"seats": [{"kind": "person"}] * 2 + [{"kind": "agent", "spec": "offline:kb"}] * 3},
     )
@@ -81,8 +83,11 @@ def seat_table(study, kinds: tuple[str, ...]) -> tuple[Table, dict[int, Client]]
 
 def as_the_agent_would(snap: TableState, seat: int) -> dict:
     """The move the offline agent would make at this seat and turn: what the scripted people
-    play, so that every variant's log is the same game."""
-    agent = DescriptorAgent(seed=agent_seed(snap.table.seed, seat, snap.next_seq), sentences=True)
+    play, so that every variant's log is the same game (a ballot is seeded by the vote's opening,
+    as an agent's is: studyapp.tables.ballots)."""
+    vote = pace.in_a_vote(snap) or snap.engine.legal_actions(snap.state, seat)[0]["type"] == "vote"
+    seq = pace.vote_opened(snap) if vote else snap.next_seq
+    agent = DescriptorAgent(seed=agent_seed(snap.table.seed, seat, seq), sentences=True)
     observation = snap.engine.observe(snap.state, seat)
     observation["legal_actions"] = snap.engine.legal_actions(snap.state, seat)
     choose = agent.vote if observation["phase"] == "vote" else agent.clue
@@ -242,7 +247,7 @@ def test_think_times_are_drawn_per_table_and_move_on_a_persons_scale(db):
     first = services.create_table("undercover", None, seats, seed=5, think_seed=1, **options)
     second = services.create_table("undercover", None, seats, seed=5, think_seed=2, **options)
     draws = {
-        table.pk: [think.think_seconds(table, seq, [5, 40]) for seq in range(400)]
+        table.pk: [think.think_seconds(pace.think_seed(table), seq, [5, 40]) for seq in range(400)]
         for table in (first, second)
     }
     one, two = draws[first.pk], draws[second.pk]
@@ -253,9 +258,9 @@ def test_think_times_are_drawn_per_table_and_move_on_a_persons_scale(db):
     assert 12 <= statistics.median(one) <= 16.5
     assert statistics.mean(one) > statistics.median(one)
     # the same move of the same table waits alike (a redelivered turn)
-    assert think.think_seconds(first, 7, [5, 40]) == one[7]
+    assert think.think_seconds(pace.think_seed(first), 7, [5, 40]) == one[7]
     snap = services.table_state(first)
-    assert timing.agent_delay(snap) == one[snap.next_seq]
+    assert pace.agent_delay(snap) == one[snap.next_seq]
 
 
 @pytest.mark.parametrize("disclosed", [True, False])
@@ -270,9 +275,9 @@ def test_the_countdown_depends_on_the_study_not_on_the_other_seats(db, disclosed
 
 
 def test_blinded_agents_vote_together_not_one_think_time_after_another(db):
-    """In a vote everyone still in votes at once: each agent seat draws its own think time from
-    the moment the vote opened and waits what is left of it, so the agents' ballots do not
-    trickle in one full think time after another."""
+    """In a vote everyone still in votes at once: each agent seat's ballot lands at its own draw
+    counted from the moment the vote opened, whatever was cast before it, so the agents' ballots
+    do not trickle in one think time (or one model call) after another."""
     from datetime import timedelta
 
     from django.utils import timezone
@@ -287,34 +292,32 @@ def test_blinded_agents_vote_together_not_one_think_time_after_another(db):
     final = services.table_state(table.pk)
     opened = next(i for i, e in enumerate(final.events) if e["type"] == "vote")
     playing = replace_table(final.table, Table.Status.PLAYING)
+    vote_opened = table.turns.get(seq=opened - 1).created_at
 
     def at(count: int, last_at) -> TableState:
         state = final.engine.replay(table.config, final.events[:count])
         return TableState(playing, final.engine, state, final.events[:count], final.seats, last_at)
 
     def draw(seat: int) -> float:
-        return think.think_seconds(playing, f"vote:{opened}:{seat}", bounds)
+        return think.think_seconds(pace.think_seed(playing), f"vote:{opened}:{seat}", bounds)
 
-    two_seconds_ago = timezone.now() - timedelta(seconds=2)
-    snap = at(opened, two_seconds_ago)  # the vote has just opened
-    # the agent whose own draw ends first moves first, whatever its seat number
-    first = min((i for i in snap.waiting_for() if i != 0), key=draw)
-    assert scheduling.next_agent(snap) == first
-    drawn = draw(first)
-    assert timing.agent_delay(snap) == pytest.approx(max(0.0, drawn - 2), abs=0.2)
-    # one ballot later the next agent waits what is left of its own draw, counted from when
-    # the vote opened (not a whole think time after the first ballot)
+    snap = at(opened, vote_opened)  # the vote has just opened (its last commit)
+    agents = [i for i in snap.waiting_for() if i != 0]
+    times = pace.ballot_times(snap)
+    assert times == {seat: vote_opened + timedelta(seconds=draw(seat)) for seat in agents}
+    assert len({draw(seat) for seat in agents}) == len(agents)  # each seat draws its own
+    first = min(times.values())
+    waited = (timezone.now() - vote_opened).total_seconds()
+    assert pace.agent_delay(snap) == pytest.approx(
+        max(0.0, (first - vote_opened).total_seconds() - waited), abs=0.2
+    )
+    # one ballot later the others still land at their own draws from the vote's opening
     later = at(opened + 1, timezone.now())
-    second = min((i for i in later.waiting_for() if i != 0), key=draw)
-    assert scheduling.next_agent(later) == second
-    own = draw(second)
-    vote_opened = table.turns.get(seq=opened - 1).created_at
-    left = own - (timezone.now() - vote_opened).total_seconds()
-    assert timing.agent_delay(later) == pytest.approx(max(0.0, left), abs=0.2)
-    assert own != drawn  # each seat draws its own
+    cast = final.events[opened]["seat"]
+    assert pace.ballot_times(later) == {s: t for s, t in times.items() if s != cast}
     # a clue is made in turn: its think time counts from the move before it
     clue = at(1, timezone.now())
-    assert timing.agent_delay(clue) == think.think_seconds(playing, 1, bounds)
+    assert pace.agent_delay(clue) == think.think_seconds(pace.think_seed(playing), 1, bounds)
 
 
 @pytest.mark.parametrize("disclosed", [True, False])
@@ -374,6 +377,7 @@ def test_think_times_are_drawn_per_kind_of_move(db):
         "vote": [2.0, 10.0],
         "question": [5.0, 40.0],  # left out: the defaults
         "answer": [2.0, 15.0],
+        "timed_out": think.DEFAULT_TIMED_OUT,  # no pilot fitted it: the default share
     }
     seats = [{"kind": "human", "session_key": "k"}] + [
         {"kind": "agent", "agent_spec": "offline:kb"}
@@ -391,15 +395,17 @@ def test_think_times_are_drawn_per_kind_of_move(db):
         for count in range(len(final.events)):
             state = final.engine.replay(table.config, final.events[:count])
             snap = TableState(playing, final.engine, state, final.events[:count], final.seats, None)
-            seat = scheduling.next_agent(snap)
-            if seat is None:
+            agents = pace.waiting_agents(snap)
+            if not agents:
                 continue
-            kind = think.move_kind(snap, seat)
-            opened = think.vote_opened(snap)
-            if kind == "vote" and opened < count:  # later ballots: the seat's draw at the opening
-                delay = think.think_seconds(playing, f"vote:{opened}:{seat}", bounds["vote"])
+            seat = agents[0]
+            kind = pace.move_kind(snap, seat)
+            opened = pace.vote_opened(snap)
+            seed = pace.think_seed(playing)
+            if kind == "vote":  # a ballot: the seat's draw from the vote's opening
+                delay = think.think_seconds(seed, f"vote:{opened}:{seat}", bounds["vote"])
             else:
-                delay = timing.agent_delay(snap)  # no commit time: the whole draw
+                delay = pace.agent_delay(snap)  # the whole draw
             low, high = bounds[kind]
             assert low <= delay <= high, (kind, delay)
             by_kind[kind].append(delay)
@@ -407,15 +413,38 @@ def test_think_times_are_drawn_per_kind_of_move(db):
     assert statistics.median(by_kind["vote"]) < statistics.median(by_kind["clue"])
     # many draws of each kind: medians at the geometric mean of their own bounds
     one = tables[0]
-    clue_draws = [think.think_seconds(one, n, bounds["clue"]) for n in range(400)]
-    vote_draws = [think.think_seconds(one, f"vote:{n}:1", bounds["vote"]) for n in range(400)]
+    clue_draws = [think.think_seconds(pace.think_seed(one), n, bounds["clue"]) for n in range(400)]
+    vote_draws = [
+        think.think_seconds(pace.think_seed(one), f"vote:{n}:1", bounds["vote"]) for n in range(400)
+    ]
     assert 17 <= statistics.median(clue_draws) <= 23  # sqrt(8 * 50) = 20
     assert 3.9 <= statistics.median(vote_draws) <= 5.1  # sqrt(2 * 10) = 4.5
-    other = [think.think_seconds(tables[1], n, bounds["clue"]) for n in range(400)]
+    other = [think.think_seconds(pace.think_seed(tables[1]), n, bounds["clue"]) for n in range(400)]
     assert other != clue_draws  # each table draws anew
     # one pair: every kind alike (as a table created with a pair keeps it)
-    assert think.resolved([1.5, 6]) == {kind: [1.5, 6.0] for kind in think.MOVE_KINDS}
+    assert think.resolved([1.5, 6]) == {
+        **{kind: [1.5, 6.0] for kind in think.MOVE_KINDS},
+        "timed_out": think.DEFAULT_TIMED_OUT,
+    }
     assert think.bounds_for({"clue": [8, 50]}, "vote") == [3.0, 20.0]
     assert "not 'ballot'" in think_seconds_problem({"ballot": [1, 2]})
     assert think_seconds_problem({"vote": [5, 2]}).startswith("vote: ")
     assert think_seconds_problem([1, 2, 3]) and not think_seconds_problem({"answer": [0, 3]})
+
+
+def test_a_designs_clue_form_for_models_is_off_by_default_and_reaches_its_tables(db):
+    """``model_clue_form`` (a design key, so a condition may set it) is off unless a study says
+    so; when on, its tables carry it (studyapp.tables.agent_turns.in_form); a value that is not
+    true or false is refused with the key's name."""
+    from studyapp.participants import design as designs
+
+    seats = [{"kind": "person"}] + [{"kind": "agent", "spec": "offline:kb"}] * 4
+    assert "model_clue_form" not in designs.normalise("undercover", {"seats": seats})
+    on = designs.normalise("undercover", {"seats": seats, "model_clue_form": True})
+    with pytest.raises(designs.DesignError, match="model_clue_form must be true"):
+        designs.normalise("undercover", {"seats": seats, "model_clue_form": "yes"})
+    study = make_study(rounds=1, agents_disclosed=False, design={"seats": seats})
+    someone = types.SimpleNamespace(study=study, condition="", is_pilot=False)
+    assert table_options(someone, 1, on)["model_clue_form"] is True
+    off = designs.normalise("undercover", {"seats": seats})
+    assert "model_clue_form" not in table_options(someone, 1, off)

@@ -17,7 +17,7 @@ from studyapp.dashboard.records import participants_frame
 from studyapp.participants.models import Participant, Study
 from studyapp.participants.rounds import current_round
 from studyapp.participants.studyfile import dumps, loads
-from studyapp.tables import driver, services, think, timing
+from studyapp.tables import driver, pace, services, think
 from studyapp.tables.models import Seat, Table
 from studyapp.tables.rendering import render_board
 from tests.studyapp.tables.conftest import make_session, socket
@@ -122,13 +122,13 @@ def test_blinded_agents_take_a_persons_think_time(db):
     )
     open_ = services.create_table("undercover", None, seats, seed=5, agent_delay_seconds=0.5)
     snap = services.table_state(blinded)
-    delay = timing.agent_delay(snap)
+    delay = pace.agent_delay(snap)
     assert 4 <= delay <= 15
-    assert timing.agent_delay(services.table_state(blinded)) == delay  # the same move waits alike
+    assert pace.agent_delay(services.table_state(blinded)) == delay  # the same move waits alike
     # drawn from the table's own seed and the move (issue 31: not the game's seed, which the
     # tables of a round share)
-    assert delay == think.think_seconds(snap.table, snap.next_seq, [4, 15])
-    assert timing.agent_delay(services.table_state(open_)) == 0.5
+    assert delay == think.think_seconds(pace.think_seed(snap.table), snap.next_seq, [4, 15])
+    assert pace.agent_delay(services.table_state(open_)) == 0.5
 
 
 def test_disclosure_is_a_study_file_field_with_a_checked_think_time(db):

@@ -263,3 +263,25 @@ def test_staff_see_each_group_and_its_draw_read_only(client_factory, staff):
     assert staff.get(reverse("admin:participants_studygroup_add")).status_code == 403
     member = staff.get(reverse("admin:participants_participant_change", args=[pair[0][1].pk]))
     assert str(group) in member.content.decode()
+
+
+def test_a_blinded_groups_first_table_holds_its_drawn_while_as_every_table_does(client_factory):
+    """Issue 48: a blinded study's round-1 group tables recorded their start delay and started the
+    moment the group formed, while later rounds' tables waited theirs (a timing tell). They open
+    full, as lobbies, and start when the hold ends."""
+    study = make_study(rounds=1, assignment_seed=3, agents_disclosed=False)
+    arms(study, ("kb", TWO), ("descriptor", [PERSON, PERSON, DESCRIPTOR, DESCRIPTOR, DESCRIPTOR]))
+    alice, bob = client_factory(), client_factory()
+    first, second = ready(alice, study), ready(bob, study)
+    alice.post(page(first, "play"))
+    bob.post(page(second, "play"))  # the group forms
+    table = current_round(fresh(first)).table
+    hold = table.options["start_after_seconds"]
+    assert 5 <= hold <= 45
+    assert table.status == Table.Status.LOBBY and not table.turns.exists()
+    assert all(not seat.is_vacant for seat in table.seats.all())  # full, holding
+    assert driver.check_lobby(table.pk) == "early"
+    Table.objects.filter(pk=table.pk).update(created_at=timezone.now() - timedelta(seconds=hold))
+    assert driver.check_lobby(table.pk) == "started"
+    table.refresh_from_db()
+    assert table.status == Table.Status.PLAYING

@@ -1,7 +1,7 @@
 """A missed turn deadline is a missed turn, not a departure (studyapp.tables.driver.miss_turn):
 the table passes the turn for the person, who keeps their seat and is told so on the board; only
 the table's idle policy (turns missed in a row, the idle limit) takes them out. The due time of a
-turn is one (studyapp.tables.timing.deadline_due): the scheduler, the driver and the board's
+turn is one (studyapp.tables.dues.deadline_due): the scheduler, the driver and the board's
 countdown read it, the site's outages and a seat's cut-off socket included."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from django.core.cache import cache
 from django.utils import timezone
 
-from studyapp.tables import driver, outages, services, timing
+from studyapp.tables import driver, dues, outages, services, timing
 from studyapp.tables.models import SKIP_SPEC, Seat, Table, Turn
 from studyapp.tables.rendering import render_board
 
@@ -114,8 +114,8 @@ def test_the_board_the_scheduler_and_the_driver_read_one_due_time(session_key) -
     outages.note_sweep(now - 35)
     outages.note_sweep(now - 5)  # 30 s without a sweep: 25 s of outage
     snap = services.table_state(table.pk)
-    due = timing.deadline_due(snap)
-    assert due == timing.seat_due(snap, 0)
+    due = dues.deadline_due(snap)
+    assert due == dues.seat_due(snap, 0)
     assert (due - timezone.now()).total_seconds() == pytest.approx(15, abs=1.5)
     board = render_board(snap, 0)
     shown = int(re.search(r'id="turn-deadline".*?data-seconds-left="(\d+)"', board, re.S)[1])
@@ -130,7 +130,7 @@ def test_a_seat_the_server_cut_off_is_not_charged_for_it(session_key) -> None:
     key = outages.table_key(table.pk, table.created_at)
     outages.seat_cut_off(key, 0, now - 30, now - 5)  # a daphne restart, 25 s
     snap = services.table_state(table.pk)
-    assert (timing.seat_due(snap, 0) - timezone.now()).total_seconds() == pytest.approx(15, abs=1.5)
+    assert (dues.seat_due(snap, 0) - timezone.now()).total_seconds() == pytest.approx(15, abs=1.5)
     assert driver.check_deadline(table.pk, 0) == "early"
     # another table's seat is not paused by it
     other = waiting_table(session_key, missed_turns_limit=3)

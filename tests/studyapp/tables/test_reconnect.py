@@ -18,7 +18,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
 
-from studyapp.tables import driver, outages, services, timing
+from studyapp.tables import driver, dues, outages, services
 from studyapp.tables.models import Seat, Table, Turn
 from tests.studyapp.tables.conftest import make_session, socket
 
@@ -62,7 +62,7 @@ async def test_a_page_back_after_a_server_restart_is_not_charged_for_it() -> Non
     assert (await communicator.connect())[0]
     await communicator.receive_from(timeout=5)
     snap = await database_sync_to_async(services.table_state)(table.pk)
-    due = await database_sync_to_async(timing.seat_due)(snap, 0)
+    due = await database_sync_to_async(dues.seat_due)(snap, 0)
     # 40 s into a 30 s turn, 35 of them cut off by the server: 25 s left
     assert (due - timezone.now()).total_seconds() == pytest.approx(25, abs=2)
     assert await database_sync_to_async(driver.check_deadline)(table.pk, 0) == "early"

@@ -253,6 +253,25 @@ async def test_agents_play_a_table_to_the_end_on_the_server_loop() -> None:
     assert await await_until(finished_or_ticked)
 
 
+async def test_agents_vote_to_the_end_of_an_undercover_table_on_the_server_loop() -> None:
+    """A vote's ballots are one step (cast_ballots), asked at once: on the server's loop too."""
+    seats = [{"kind": "agent", "agent_spec": "offline:kb"}] * 5
+    table = await sync_to_async(services.create_table)("undercover", None, seats, seed=4)
+
+    def finished_or_ticked() -> bool:
+        try:
+            if finished_cleanly(table):
+                return True
+            driver.tick(table.pk)
+        except OperationalError:
+            pass
+        return False
+
+    assert await await_until(finished_or_ticked)
+    votes = await Turn.objects.filter(table=table, event__type="vote").acount()
+    assert votes >= 5
+
+
 def test_agents_play_a_table_to_the_end_on_an_executor(executor: steps.Executor) -> None:
     table = agent_table(seed=3)
     assert wait_until(lambda: finished_cleanly(table))

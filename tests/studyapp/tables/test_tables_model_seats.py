@@ -6,14 +6,21 @@ code); agent turns run inline, as with no server loop."""
 
 from __future__ import annotations
 
+import itertools
 import logging
+import time
 
 import pytest
 
 from studyapp.dashboard.records import agent_frames, table_records
-from studyapp.tables import services
+from studyapp.tables import pace, services, think
 from studyapp.tables.models import PolicyRecord, Table, Turn
 from tests.fakes.llm_server import FakeLLMServer, prompt_text
+from tests.studyapp.tables.test_tables_eager_and_celery import (  # noqa: F401 (fixtures)
+    celery_mode,
+    executor,
+    stream,
+)
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -251,3 +258,117 @@ def test_a_failed_question_reads_in_the_tables_language(site: FakeLLMServer) -> 
     assert first.event["type"] == "question" and "error" in first.usage
     board = render_board(services.table_state(table.pk), 1)
     assert "(keine Frage)" in board and "(no question)" not in board
+
+
+# --- a blinded vote's model ballots (issue 48: no timing tell; issue 49: asked once) -----------
+
+VOTE_PROMPT = "It is time to vote"
+VOTE_BOUNDS = [2, 6]
+LATENCY = 1.5
+
+
+def wait_for(check, seconds: float = 30.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.usefixtures("executor")
+def test_a_blinded_votes_model_ballots_land_each_at_its_own_draw_not_a_model_call_apart(
+    site: FakeLLMServer,
+) -> None:
+    """Three model seats, an offline agent and a person at a blinded table whose provider answers
+    every call in a fixed 1.5 s, on the production path (the steps' Redis stream and a real
+    executor). When the vote opens the models are asked at once, and each agent's ballot (the
+    offline one's too) lands at its own draw of a person's ballot time counted from the vote's
+    opening, not one model call (or no time at all) after the ballot before it; the person's
+    ballot, cast between two of them, costs no model call: each seat's ballot is asked of the
+    model once."""
+    numbers = itertools.count()
+
+    def responder(body: dict) -> str:
+        if VOTE_PROMPT in prompt_text(body):
+            return "Reasoning. <answer>4</answer>"
+        return f"Reasoning. <answer>Idea number {next(numbers)} about it.</answer>"
+
+    site.responder = responder
+    seats = [{"kind": "agent", "agent_spec": "openai-compatible:fake-model"}] * 3
+    seats += [{"kind": "agent", "agent_spec": "offline:kb"}]
+    seats += [{"kind": "human", "session_key": "person"}]
+    bounds = {kind: [0, 0] for kind in think.MOVE_KINDS}
+    table = services.create_table(
+        "undercover",
+        None,
+        seats,
+        seed=2,
+        agents_disclosed=False,
+        turn_deadline_seconds=120,
+        agent_think_seconds={**bounds, "vote": VOTE_BOUNDS, "timed_out": 0},
+        think_seed=11,
+    )
+    for n in range(3):  # the person speaks last in each of the three speaking rounds
+        assert wait_for(lambda: services.table_state(table.pk).waiting_for() == [4])
+        if n == 2:
+            site.latency = LATENCY  # from the vote on, every model call takes 1.5 s
+        services.submit(table.pk, 4, {"type": "clue", "text": f"My own remark {n} on it."})
+    opened = Turn.objects.get(table=table, seq=14).created_at  # the clue that opened the vote
+    assert wait_for(lambda: Turn.objects.filter(table=table, event__type="vote").exists())
+    services.submit(table.pk, 4, {"type": "vote", "target": 0})  # between the models' ballots
+    assert wait_for(lambda: Turn.objects.filter(table=table, event__type="vote").count() == 5)
+    site.latency = 0.0
+    ballots = list(Turn.objects.filter(table=table, event__type="vote", seat__lt=4).order_by("seq"))
+    seed = pace.think_seed(table)
+    for ballot in ballots:  # each at its own draw from the vote's opening (draws above 1.5 s)
+        drawn = think.think_seconds(seed, f"vote:15:{ballot.seat}", VOTE_BOUNDS)
+        landed = (ballot.created_at - opened).total_seconds()
+        assert landed == pytest.approx(drawn, abs=0.6), (ballot.seat, landed, drawn)
+    gaps = [(b.created_at - a.created_at).total_seconds() for a, b in itertools.pairwise(ballots)]
+    assert not any(abs(gap - LATENCY) < 0.15 for gap in gaps), gaps  # not a model call apart
+    asked = [r for r in site.requests if VOTE_PROMPT in prompt_text(r.body)]
+    assert len(asked) == 3  # one call per model seat's ballot, none asked again
+
+
+def test_a_clue_said_again_in_other_words_is_refused_and_the_model_asked_again(
+    site: FakeLLMServer,
+) -> None:
+    """Issue 48: the rules refuse a repeated clue from every seat, in other words too (rules
+    version 2); a model that repeats one is asked again with the reason, like any illegal
+    move, and its next clue is the one the table shows."""
+    replies = iter(["poured over cereal", "You pour it over cereal.", "Golden and sticky"])
+    site.responder = lambda body: f"Reasoning. <answer>{next(replies, 'A new thing')}</answer>"
+    seats = [{"kind": "agent", "agent_spec": "openai-compatible:fake-model"}] * 2
+    seats += [{"kind": "human", "session_key": "person"}] * 3
+    table = services.create_table("undercover", None, seats, seed=4, agent_delay_seconds=0)
+    first, second = turns(table)[:2]
+    assert first.event["text"] == "poured over cereal"
+    assert second.event["text"] == "Golden and sticky"
+    asked_again = prompt_text(site.requests[2].body)
+    assert "already given in other words" in asked_again
+    assert table.config["rules_version"] == "2"
+
+
+@pytest.mark.parametrize("in_form", [False, True])
+def test_a_studys_clue_form_for_models_is_off_unless_asked_and_recorded_per_clue(
+    site: FakeLLMServer, in_form: bool
+) -> None:
+    """The form rules that keep offline clues free of fixed openings reach model seats only when
+    the study asks (``model_clue_form``): a model's own words are what a study measures. When on,
+    the clue loses its lead-in, and its turn records the model's own text."""
+    site.responder = lambda body: "Reasoning. <answer>My clue: Golden and sticky.</answer>"
+    seats = [{"kind": "agent", "agent_spec": "openai-compatible:fake-model"}]
+    seats += [{"kind": "human", "session_key": "person"}] * 4
+    options = {"model_clue_form": True} if in_form else {}
+    table = services.create_table("undercover", None, seats, seed=4, **options)
+    [clue] = turns(table)
+    if not in_form:
+        assert clue.event["text"] == "My clue: Golden and sticky."
+        assert "clue_form" not in clue.usage
+        return
+    assert clue.event["text"].lower().rstrip(".") == "golden and sticky"
+    assert clue.usage["clue_form"] == {
+        "rule": "people",
+        "model_text": "My clue: Golden and sticky.",
+    }

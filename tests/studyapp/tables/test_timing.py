@@ -155,7 +155,13 @@ def test_the_boards_and_the_times_import_no_scheduler_and_no_agent_turn() -> Non
     scheduler or the agent turn (which would close the circle agent_turns → services →
     broadcast → rendering → agent_turns)."""
     banned = {"studyapp.tables.agent_turns", "studyapp.tables.scheduling", "studyapp.tables.driver"}
-    for module in ("studyapp.tables.rendering", "studyapp.tables.timing", "studyapp.tables.think"):
+    for module in (
+        "studyapp.tables.rendering",
+        "studyapp.tables.timing",
+        "studyapp.tables.think",
+        "studyapp.tables.pace",
+        "studyapp.tables.dues",
+    ):
         assert not imported_by(module) & banned, module
     assert "studyapp.tables.timing" in imported_by("studyapp.tables.rendering")
 
@@ -209,3 +215,40 @@ def test_a_blinded_agent_lets_deadlines_pass_as_often_as_the_pilots_people() -> 
     scheduling.advance(services.table_state(table.pk))
     assert Turn.objects.filter(table=table).count() == 4
     assert not Turn.objects.filter(table=table, event__missed=True).exists()
+
+
+@pytest.mark.django_db
+def test_a_blinded_agent_without_a_fitted_share_lets_deadlines_pass_at_the_default() -> None:
+    """Issue 48: a person's missed clue shows as a pass; at a blinded study without a pilot's
+    fitted ``timed_out`` the agents never did, so a pass gave a person away. Bounds that do not
+    say ``timed_out`` take the default share (think.DEFAULT_TIMED_OUT), a table records it, and a
+    study that says ``timed_out = 0`` on purpose has none."""
+    from studyapp.tables import scheduling, think
+
+    assert think.timed_out_share([5, 40]) == think.DEFAULT_TIMED_OUT
+    assert think.timed_out_share({"clue": [5, 40]}) == think.DEFAULT_TIMED_OUT
+    assert think.timed_out_share({"timed_out": 0}) == 0
+    assert think.resolved([5, 40])["timed_out"] == think.DEFAULT_TIMED_OUT
+    seats = [{"kind": "agent", "agent_spec": "offline:kb"}] * 4
+    seats += [{"kind": "human", "session_key": "person"}]
+
+    def missed_share(bounds) -> tuple[int, int]:
+        clues = []
+        for seed in range(40):
+            table = services.create_table(
+                "undercover",
+                None,
+                seats,
+                seed=seed,
+                agents_disclosed=False,
+                turn_deadline_seconds=60,
+                agent_think_seconds=bounds,
+                think_seed=seed,
+            )
+            scheduling.advance(services.table_state(table.pk))  # the agents' clues, played here
+            clues += list(Turn.objects.filter(table=table, seat__lt=4, event__type="clue"))
+        return sum(bool(t.event.get("missed")) for t in clues), len(clues)
+
+    missed, clues = missed_share([0, 0])
+    assert clues == 160 and 1 <= missed <= 16, missed  # about 3 in a hundred
+    assert missed_share({"clue": [0, 0], "timed_out": 0})[0] == 0
