@@ -49,10 +49,12 @@ from studyapp.dashboard.records.queries import (
     turn_counts,
     turn_usages,
 )
-from studyapp.participants.models import Participant, Round, Study
+from studyapp.participants import table_study
+from studyapp.participants.models import Participant, Round, Study, StudyTable
 from studyapp.pipelines.record_keys import key_position
 from studyapp.tables.models import PERSON_ACTOR, SKIP_SPEC, TABLE_EVENTS, Seat, Table
 from studyapp.tables.options import TableOptions
+from studyapp.tables.seat_agents import seat_setting
 
 AGENT_TABLES = "tables"  # the experiment name of tables played outside any study
 VISITORS = "visitors"  # the one player name of every human seat outside a study
@@ -180,7 +182,7 @@ def _records(
             record["oracle"] = oracle if table.game == "twenty-questions" else None
             record["taken_over"] = round_ is not None and seat.kind != Seat.Kind.HUMAN
             record["taken_over_by"] = seat.agent_spec if record["taken_over"] else None
-            record["seat_slots"] = _opts(table).slots(len(table_seats))
+            record["seat_slots"] = table.study_part.slots(len(table_seats))
             people = {i: r.participant.public_id for i, r in rounds[pk].items()}
             moves = list(zip(actors, events, _usages(usages, len(events)), strict=True))
             record["turn_actors"] = [
@@ -336,17 +338,15 @@ def turn_log(table_ids: list[int]) -> pd.DataFrame:
 
 def table_people(table_ids: list[int]) -> tuple[dict[int, dict[int, str]], dict[int, list[int]]]:
     """Per table of ``table_ids``: the pseudonym of the participant whose round sits at each
-    seat, and the design slot of each seat (:meth:`TableOptions.slots`)."""
+    seat, and the design slot of each seat (:meth:`StudyTable.slots`)."""
     people: dict[int, dict[int, str]] = defaultdict(dict)
     for table_id, seat, public_id in Round.objects.filter(table_id__in=table_ids).values_list(
         "table_id", "seat", "participant__public_id"
     ):
         people[table_id][seat] = public_id
     found = Table.objects.filter(pk__in=table_ids).annotate(n=Count("seats"))
-    slots = {
-        pk: TableOptions.from_json(options).slots(n)
-        for pk, options, n in found.values_list("pk", "options", "n")
-    }
+    parts = table_study.of_tables(table_ids)
+    slots = {pk: (parts.get(pk) or StudyTable()).slots(n) for pk, n in found.values_list("pk", "n")}
     return people, slots
 
 
@@ -399,7 +399,7 @@ def _job_position(table: Row) -> tuple[str, int, int] | None:
 def _who(table: Row, seat: Row, round_: Row | None, visitors: dict) -> dict[str, Any]:
     """player, player_kind, setting, round, sample, condition, pilot flag and (a person's in a
     study) participant status of one seat."""
-    opts = _opts(table)
+    opts, part = _opts(table), table.study_part
     if seat.kind == Seat.Kind.HUMAN or round_ is not None:
         # A study round stays its participant's game even when an agent took the seat over
         # (the record is then flagged ``taken_over`` and left out of the people's scores).
@@ -410,10 +410,10 @@ def _who(table: Row, seat: Row, round_: Row | None, visitors: dict) -> dict[str,
                 "player_kind": "human",
                 # People play their games in a row, with no policy text from the system unless
                 # the study showed them one (never a model's "cumulative" setting).
-                "setting": "shown-policy" if opts.shown_policy else "none",
+                "setting": "shown-policy" if part.shown_policy else "none",
                 "round": round_.number - 1,
                 "sample": 0,
-                "condition": participant.condition or opts.condition,
+                "condition": participant.condition or part.condition,
                 "pilot": bool(participant.is_pilot),
                 "participant_status": participant.status,
             }
@@ -434,12 +434,10 @@ def _who(table: Row, seat: Row, round_: Row | None, visitors: dict) -> dict[str,
     if position is not None:
         setting, sample, number = position
     else:
-        from studyapp.tables.seat_agents import seat_setting  # here: it loads the model SDKs
-
         setting = opts.setting or seat_setting(seat)
-        if opts.round is not None and "study" in opts.given:
+        if part.round is not None and part.is_study:
             # A model seated in a study round plays that round, like the people.
-            number, sample = opts.round - 1, opts.sample or 0
+            number, sample = part.round - 1, opts.sample or 0
         else:  # a game on its own: round 1 of its own sample
             key = (table.game, opts.experiment, seat.agent_spec, setting)
             number, sample = 0, visitors[key]
@@ -450,7 +448,7 @@ def _who(table: Row, seat: Row, round_: Row | None, visitors: dict) -> dict[str,
         "setting": setting,
         "round": int(number),
         "sample": int(sample),
-        "condition": opts.condition,
+        "condition": part.condition,
         "pilot": False,
     }
 
