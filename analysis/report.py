@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 
 from analysis import metrics
 from analysis.plots import Line, bars_figure, curves_figure, save_figure
-from analysis.safe_csv import safe_frame
+from analysis.safe_frames import safe_frame
 from analysis.summary import Summary, summarize
 
 SETTING_LABELS = {

@@ -36,7 +36,7 @@ from analysis.report import (
     table_latex,
     table_markdown,
 )
-from analysis.safe_csv import safe_frame
+from analysis.safe_frames import safe_frame
 from analysis.summary import summarize
 from games.experiment import reproduce as plan
 from games.experiment.records import load_records

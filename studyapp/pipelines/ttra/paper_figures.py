@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from analysis.safe_csv import safe_frame
+from analysis.safe_frames import safe_frame
 
 
 @dataclass
