@@ -28,7 +28,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from analysis.safe_csv import restore_cell, safe_cell, safe_frame
+from analysis.safe_csv import restore_cell, safe_cell
+from analysis.safe_frames import safe_frame
 
 NEEDS_QUOTES = re.compile(r'[",\r\n]')  # csv.QUOTE_MINIMAL: the delimiter, quote or line end
 TEXT = pa.large_string()
@@ -47,7 +48,7 @@ def field_type(dtype: Any) -> str:
 def csv_rows(frame: pd.DataFrame) -> str:
     """The rows ``frame.to_csv(header=False, index=False, na_rep=NA, lineterminator=EOL)`` writes,
     formatted a column at a time with pyarrow rather than a cell at a time (a million turns in
-    seconds). Guard the frame first (:func:`analysis.safe_csv.safe_frame`)."""
+    seconds). Guard the frame first (:func:`analysis.safe_frames.safe_frame`)."""
     if frame.empty:
         return ""
     cells = [_csv_cells(frame[column]) for column in frame.columns]

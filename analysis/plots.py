@@ -38,7 +38,7 @@ from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from analysis.safe_csv import safe_frame
+from analysis.safe_frames import safe_frame
 
 ONE_COLUMN = 3.25  # inches: one column of a two-column venue (ACL, NeurIPS two-column, IEEE)
 TWO_COLUMNS = 6.75  # inches: the full text width of such a page

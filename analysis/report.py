@@ -25,7 +25,7 @@ from analysis.figure_data import (
 from analysis.left_out import left_out_text
 from analysis.plots import Line, bars_figure, curves_figure, save_figure
 from analysis.role_curves import role_curves_figure
-from analysis.safe_csv import safe_frame
+from analysis.safe_frames import safe_frame
 from analysis.summary import Summary, summarize
 
 

@@ -38,7 +38,7 @@ from analysis.report import (
     table_markdown,
 )
 from analysis.reproduce_figure4 import add_command as add_figure4
-from analysis.safe_csv import safe_frame
+from analysis.safe_frames import safe_frame
 from analysis.summary import summarize
 from games.experiment import reproduce as plan
 from games.experiment.records import load_records

@@ -25,7 +25,7 @@ from analysis import frames, metrics
 from analysis.export import read_frames
 from analysis.plots import save_figure
 from analysis.report import study_figure, voided_games, voided_text
-from analysis.safe_csv import safe_frame
+from analysis.safe_frames import safe_frame
 from analysis.summary import summarize
 
 GAME = "twenty-questions"

@@ -3,74 +3,17 @@ the in-memory channel layer, Celery tasks run in-process, offline agents."""
 
 from __future__ import annotations
 
-import os
-import secrets
 from pathlib import Path
 
-import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from games.llm.servers import parse_servers, server_key_name
 from studyapp import proxy as _proxy
+from studyapp.env import env_bool, env_float, env_int, env_spec_counts, env_str, local_secret_key
+from studyapp.logging_config import logging_config
+from studyapp.stores import caches, channel_layers, database, default_channel_prefix
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-
-
-def env_str(name: str, default: str = "") -> str:
-    return os.environ.get(name, default)
-
-
-def env_bool(name: str, default: bool) -> bool:
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
-        return default
-    if raw.lower() in {"1", "true", "yes", "on"}:
-        return True
-    if raw.lower() in {"0", "false", "no", "off"}:
-        return False
-    raise ImproperlyConfigured(f"{name} must be true or false, not {raw!r}")
-
-
-def env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        return int(raw)
-    except ValueError as err:
-        raise ImproperlyConfigured(f"{name} must be an integer, not {raw!r}") from err
-
-
-def env_float(name: str, default: float) -> float:
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        return float(raw)
-    except ValueError as err:
-        raise ImproperlyConfigured(f"{name} must be a number, not {raw!r}") from err
-
-
-def redis_db(url: str) -> int:
-    """The database number a Redis URL names (``redis://host:6379/4``, or ``?db=4``), 0 if none."""
-    from redis.connection import parse_url
-
-    return int(parse_url(url).get("db") or 0)
-
-
-def local_secret_key(path: Path) -> str:
-    """The key kept in ``path``, made on first use (readable by this user only), so that `make run`
-    needs no setup and its sessions survive a restart. Several machines must share SECRET_KEY."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return path.read_text(encoding="ascii").strip()
-    key = secrets.token_urlsafe(50)
-    with os.fdopen(handle, "w", encoding="ascii") as out:
-        out.write(key + "\n")
-    return key
-
 
 # Debug pages show settings, engine state and secret words: only for a developer who asks for them
 # (`DEBUG=1 make run`), never by default.
@@ -171,86 +114,39 @@ if DB_POOL_SIZE < 0 or WORKER_DB_POOL_SIZE < 1 or DB_POOL_MIN < 0 or DB_POOL_TIM
 DB_SOCKET_WAIT = min(env_float("DB_SOCKET_WAIT", 2.0), DB_POOL_TIMEOUT)
 if DB_SOCKET_WAIT <= 0:
     raise ImproperlyConfigured("DB_SOCKET_WAIT must be more than 0 (seconds)")
-if DATABASE_URL:
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_health_checks=True)}
-    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and DB_POOL_SIZE:
-        DATABASES["default"]["ENGINE"] = "studyapp.postgres"  # Django's, with pool_wait
-        DATABASES["default"]["CONN_MAX_AGE"] = 0  # Django's pool requires it
-        # the backend checks an idle connection by a poll of its socket, not a round trip
-        DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
-        DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
-            "min_size": min(DB_POOL_MIN, DB_POOL_SIZE),
-            "max_size": DB_POOL_SIZE,
-            "timeout": DB_POOL_TIMEOUT,
-            "max_idle": DB_POOL_MAX_IDLE,
-        }
-    else:
-        DATABASES["default"]["CONN_MAX_AGE"] = env_int("DB_CONN_MAX_AGE", 0)
-else:
-    VAR_DIR.mkdir(parents=True, exist_ok=True)
-    DATABASES = {
-        "default": {
-            "ENGINE": "django.db.backends.sqlite3",
-            "NAME": VAR_DIR / "studyapp.sqlite3",
-            # WAL lets readers go on while one writer commits; IMMEDIATE takes the write lock at
-            # the start of a transaction and the timeout waits for it, so a classroom of joiners
-            # queues for the lock instead of failing with "database is locked".
-            "OPTIONS": {
-                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-                "transaction_mode": "IMMEDIATE",
-                "timeout": 20,
-            },
-            # Tests use a file as well, not SQLite's in-memory database: its shared cache refuses
-            # a second thread's read or write at once ("table is locked") where a file waits, and
-            # the embedded server's background work runs in threads of its own.
-            "TEST": {"NAME": VAR_DIR / "test-studyapp.sqlite3"},
-        }
-    }
+# PostgreSQL through the pool above, or with no DATABASE_URL the embedded SQLite file in VAR_DIR
+# (studyapp.stores.database).
+DATABASES = {
+    "default": database(
+        DATABASE_URL,
+        VAR_DIR,
+        pool_size=DB_POOL_SIZE,
+        pool_min=DB_POOL_MIN,
+        pool_timeout=DB_POOL_TIMEOUT,
+        pool_max_idle=DB_POOL_MAX_IDLE,
+        conn_max_age=env_int("DB_CONN_MAX_AGE", 0),
+    )
+}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL")
-if REDIS_URL:
-    # Redis pub/sub: a broadcast is one PUBLISH, and each daphne process holds one subscription
-    # per table group it has sockets for. The core layer (CHANNEL_LAYER=core) keeps groups and
-    # per-channel queues in Redis: several round trips per broadcast and a blocking receive per
-    # socket, which at 200 sockets doubled the CPU of a move (docs/production.md). Pub/sub keeps
-    # nothing: a socket that is not connected misses the frame, and gets the board on connect.
-    CHANNEL_BACKENDS = {
-        "pubsub": "studyapp.layers.RedisPubSubChannelLayer",
-        "core": "studyapp.layers.RedisChannelLayer",
-    }
-    CHANNEL_LAYER = env_str("CHANNEL_LAYER", "pubsub")
-    if CHANNEL_LAYER not in CHANNEL_BACKENDS:
-        raise ImproperlyConfigured(f"CHANNEL_LAYER must be pubsub or core, not {CHANNEL_LAYER!r}")
-    # Redis pub/sub channels are server-wide, whatever database number REDIS_URL names: two sites
-    # on one Redis server (a staging and a live site, two studies' deployments) with the default
-    # prefix would each receive the other's broadcasts for tables of the same id, boards and
-    # secret words included. The prefix names this site by its Redis database and its database's
-    # name, the same on every machine of one deployment; CHANNEL_PREFIX overrides it.
-    CHANNEL_PREFIX = env_str(
-        "CHANNEL_PREFIX",
-        f"studyapp.{redis_db(REDIS_URL)}.{DATABASES['default']['NAME']}".replace(" ", "_"),
-    )
-    CHANNEL_LAYERS = {
-        "default": {
-            "BACKEND": CHANNEL_BACKENDS[CHANNEL_LAYER],
-            # redis-py 8 defaults: a 5 s socket timeout, which cuts channels-redis' own 5 s
-            # blocking receive, and a pool of 100 that raises when hundreds of sockets join
-            # groups at once. Give both room.
-            "CONFIG": {
-                "hosts": [
-                    {
-                        "address": REDIS_URL,
-                        "socket_timeout": 30,
-                        "max_connections": 2000,
-                    }
-                ],
-                "prefix": CHANNEL_PREFIX,
-            },
-        }
-    }
-else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+# Redis pub/sub: a broadcast is one PUBLISH, and each daphne process holds one subscription per
+# table group it has sockets for. The core layer (CHANNEL_LAYER=core) keeps groups and per-channel
+# queues in Redis: several round trips per broadcast and a blocking receive per socket, which at
+# 200 sockets doubled the CPU of a move (docs/production.md). Pub/sub keeps nothing: a socket that
+# is not connected misses the frame, and gets the board on connect. No REDIS_URL: the in-memory
+# layer of this one process.
+CHANNEL_LAYER = env_str("CHANNEL_LAYER", "pubsub")
+# Redis pub/sub channels are server-wide, whatever database number REDIS_URL names: two sites on
+# one Redis server (a staging and a live site, two studies' deployments) with the default prefix
+# would each receive the other's broadcasts for tables of the same id, boards and secret words
+# included. The prefix names this site by its Redis database and its database's name, the same on
+# every machine of one deployment; CHANNEL_PREFIX overrides it.
+CHANNEL_PREFIX = env_str(
+    "CHANNEL_PREFIX",
+    default_channel_prefix(REDIS_URL, DATABASES["default"]["NAME"]) if REDIS_URL else "",
+)
+CHANNEL_LAYERS = channel_layers(REDIS_URL, CHANNEL_LAYER, CHANNEL_PREFIX)
 
 # A Redis connection that was cut (a restart, a failover, CLIENT KILL, a proxy's idle timeout) is
 # found out and replaced before it loses a command, in the channel layer's pools and the cache's:
@@ -319,16 +215,7 @@ CELERY_BEAT_SCHEDULE = {
 
 # The cache holds the table driver's job leases (and rate limits): Redis when configured, so all
 # daphne processes and workers share it; else this process's memory (the embedded mode).
-if REDIS_URL:
-    CACHES = {
-        "default": {
-            "BACKEND": "studyapp.cache.RedisCache",
-            "LOCATION": REDIS_URL,
-            "KEY_PREFIX": "studyapp",
-        }
-    }
-else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+CACHES = caches(REDIS_URL)
 
 # Model providers. Offline agents need none of these.
 OPENAI_API_KEY = env_str("OPENAI_API_KEY")  # OpenAI's own API only, never a compatible server
@@ -388,14 +275,7 @@ SLOW_AGENT_NOTICE_SECONDS = env_float("SLOW_AGENT_NOTICE_SECONDS", 5)
 # its executor's loop, within the turn's live budget. A slot held longer than MODEL_SLOT_SECONDS
 # is taken to be a dead holder's. MODEL_CALLS_PER_PROCESS caps one process's calls per provider.
 MODEL_CALL_LIMIT = env_int("MODEL_CALL_LIMIT", 0)
-MODEL_CALL_LIMITS: dict[str, int] = {}
-for _pair in filter(None, (p.strip() for p in env_str("MODEL_CALL_LIMITS").split(","))):
-    _spec, _eq, _count = _pair.rpartition("=")
-    if not _eq or not _spec or not _count.strip().isdigit():
-        raise ImproperlyConfigured(
-            f"MODEL_CALL_LIMITS: {_pair!r} is not spec=count (e.g. openai:gpt-4o=50)"
-        )
-    MODEL_CALL_LIMITS[_spec.strip()] = int(_count)
+MODEL_CALL_LIMITS = env_spec_counts("MODEL_CALL_LIMITS")
 MODEL_SLOT_SECONDS = env_float(
     "MODEL_SLOT_SECONDS", LIVE_MODEL_TIMEOUT_SECONDS * (LIVE_MODEL_RETRIES + 1) + 30
 )
@@ -529,43 +409,7 @@ MODEL_PRICES = {
 LOG_FORMAT = env_str("LOG_FORMAT", "text")
 if LOG_FORMAT not in ("text", "json"):
     raise ImproperlyConfigured(f"LOG_FORMAT must be text or json, not {LOG_FORMAT!r}")
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {
-        "text": {"()": "studyapp.logs.LineFormatter"},
-        "json": {"()": "studyapp.logs.JSONFormatter"},
-    },
-    "filters": {
-        "without_traceback": {"()": "studyapp.logs.WithoutTraceback"},
-        "without_secret_paths": {"()": "studyapp.logs.WithoutSecretPaths"},
-        "brief_database_errors": {"()": "studyapp.logs.BriefDatabaseErrors"},
-        "without_answered_503": {"()": "studyapp.logs.WithoutAnswered503"},
-        # Redis or the database away: a line when it goes (its cause), one per kind of failure
-        # while it is away, and a line when it answers again; repeats counted, no tracebacks.
-        "once_per_fault": {"()": "studyapp.logs.once_per_fault"},
-        # 429s (refused starts, throttled posts, fast moves): one line a minute sums them up.
-        "summed_refusals": {"()": "studyapp.logs.SummedRefusals"},
-    },
-    "handlers": {
-        "console": {
-            "class": "logging.StreamHandler",
-            "filters": ["without_secret_paths", "once_per_fault", "brief_database_errors"],
-            "formatter": LOG_FORMAT,
-        },
-        "brief": {
-            "class": "logging.StreamHandler",
-            "filters": ["without_traceback", "without_secret_paths", "once_per_fault"],
-            "formatter": LOG_FORMAT,
-        },
-    },
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
-    # Refused requests (bad Host, oversized bodies): one line each, not a stack.
-    "loggers": {
-        "django.security": {"handlers": ["brief"], "propagate": False},
-        "django.request": {"filters": ["without_answered_503", "summed_refusals"]},
-    },
-}
+LOGGING = logging_config(LOG_FORMAT, env_str("LOG_LEVEL", "WARNING"))
 
 # Error reporting (studyapp/errors.py), on only with a DSN: requests, Celery tasks and error log
 # lines, scrubbed of participants' words and IDs; a participant's report names their pseudonym.

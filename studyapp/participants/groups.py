@@ -15,7 +15,8 @@ many person seats as the group has people; in tables of that many people when it
 group of two drawn into a one-person arm plays at two tables); a table with person seats left
 over gives them to the replacement agent (``lobby_timeout = "fill"``) or, with ``"exit"``, its
 people leave with the lobby-timeout code, as in any lobby. The lobby table itself is never played:
-it closes (aborted, no exit code, ``options["group_formed"]``) and its page sends everyone on.
+it closes (aborted, no exit code, the table option ``group_formed``, which its board shows) and its
+page sends everyone on.
 
 A blinded study's group tables, as its other tables, start no sooner than their drawn hold
 (``start_after_seconds``): they open full, as lobbies, and their lobby check starts them.

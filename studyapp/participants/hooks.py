@@ -56,8 +56,6 @@ class ParticipantsHooks(TablesHooks):
         """The running total of the study participant at the seat, for the study bar, pushed with
         the board once the game is over (its round is booked when the game ends); nothing when no
         participant plays the seat."""
-        if not table_study.of(table).is_study:
-            return ""
         round_ = Round.objects.filter(table_id=table.pk, seat=seat).select_related("participant")
         found = round_.first()
         if found is None:

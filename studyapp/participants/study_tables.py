@@ -6,9 +6,10 @@ are one person's; Who is Undercover tables gather the people of one study, condi
 in a lobby (in a group design with conditions, the first round's lobby is the study's, and the
 group that forms there is drawn its condition: :mod:`studyapp.participants.groups`), whose person seats still empty at the wait limit go to the study's replacement agent
 (or, with ``lobby_timeout = "exit"``, the lobby closes and its people get the study's
-lobby-timeout code). Every study table carries in ``Table.options`` what the monitor, the driver
-(turn deadline, dropout policy, idle limit) and the exports read: study, condition, round, and
-the seats meant for people.
+lobby-timeout code). Every study table carries in ``Table.options`` what the driver reads to play
+it (turn deadline, dropout policy, idle limit, the seats meant for people), and in its study part
+(:mod:`studyapp.participants.table_study`) what the monitor and the exports read of the study:
+study, condition, round, group and the seat order drawn.
 """
 
 from __future__ import annotations
@@ -43,15 +44,21 @@ def open_table(
     seed (case ``number - 1`` of the study's sequence), ``seats`` as the services take them,
     ``options`` the table's (:func:`table_options`, the seat order, ``lobby``, ``group``; their
     ``study`` is the slug, hence the positional-only parameters). A table that could pass the
-    study's model budget seats the stand-in in its models' place (:mod:`.budget`)."""
+    study's model budget seats the stand-in in its models' place (:mod:`.budget`). The study's
+    part of the options (study, condition, round, group, seat order) is kept with the study, not
+    in the table's options (:mod:`studyapp.participants.table_study`)."""
     seats, options = budget.seats_within(study, seats, options)
-    return services.create_table(
-        study.game,
-        round_config(study, number, design["players"]),
-        seats,
-        seed=case_seed(study.seed, number - 1),
-        **options,
-    )
+    part = table_study.split(options)
+    with transaction.atomic():
+        table = services.create_table(
+            study.game,
+            round_config(study, number, design["players"]),
+            seats,
+            seed=case_seed(study.seed, number - 1),
+            **options,
+        )
+        table_study.record(table, part)
+    return table
 
 
 def _shown_policy(study: Any, condition: str) -> str:

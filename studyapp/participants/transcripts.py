@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from games.twenty_questions.names import question_text
+from studyapp.participants import table_study
 from studyapp.participants.models import Participant, Round
 from studyapp.tables.models import PERSON_ACTOR, SKIP_SPEC, TABLE_EVENTS, Seat, Turn
 
@@ -110,7 +111,8 @@ def mover_label(
 
 def transcript(participant: Participant) -> list[GameTranscript]:
     """Every round of ``participant``, in order, with its game's turns."""
-    rounds = list(Round.objects.filter(participant=participant).select_related("table"))
+    found = Round.objects.filter(participant=participant)
+    rounds = list(found.select_related("table", "table__study_part"))
     table_ids = [r.table_id for r in rounds]
     seats: dict[int, list[Seat]] = {}
     for seat in Seat.objects.filter(table_id__in=table_ids).order_by("table_id", "index"):
@@ -122,7 +124,7 @@ def transcript(participant: Participant) -> list[GameTranscript]:
     for round_ in rounds:
         table = round_.table
         table_seats = seats.get(table.pk, [])
-        slots = table.opts.slots(len(table_seats))
+        slots = table_study.of(table).slots(len(table_seats))
         labels = {s.index: seat_label(s, participant, round_, slots) for s in table_seats}
         game = GameTranscript(
             round=round_,

@@ -55,10 +55,9 @@ class TablesHooks:
         return {}
 
     def final_board(self, table: Table, seat: int) -> str:
-        """A board is being rendered for ``seat`` (the index) of a study table
-        (``options["study"]``) whose game is over, to be pushed to that seat's socket: HTML to
-        push along with it (a study: its bar's running total, swapped into the page by id), or
-        ""."""
+        """A board is being rendered for ``seat`` (the index) of a table whose game is over, to
+        be pushed to that seat's socket: HTML to push along with it (a study's table: its bar's
+        running total, swapped into the page by id), or "" (any other table)."""
         return ""
 
 

@@ -72,7 +72,7 @@ class TableOptions:
     lobby_kind: str = ""  # which joiners share a lobby
     start_after_seconds: float | None = None  # a blinded lobby's hold (timing.start_hold)
     group_lobby: bool = False  # a study's group forms here (studyapp.participants.groups)
-    group_formed: Any = None  # "full", or the number of the group that formed
+    group_formed: Any = None  # the closed group lobby's board: "full", or the group's number
     exit_code: str = ""  # a study's fixed lobby-timeout code
     # -- play
     turn_deadline_seconds: float | None = SiteDefault("TURN_DEADLINE_SECONDS")  # type: ignore[assignment]
@@ -85,20 +85,13 @@ class TableOptions:
     idle_limit_seconds: float | None = None
     missed_turns_limit: int | None = None  # turn deadlines missed in a row (timing.py)
     language: str = "en"
-    # -- a study's table (studyapp.participants.study_tables)
-    study: str = ""
-    condition: str | None = None
-    round: int | None = None
-    group: int | None = None
+    # -- a table people are sent to and from (a study's: studyapp.participants.study_tables,
+    # which keeps the study's own part, its condition, round and group, in its own app)
     person_seats: list[int] = field(default_factory=list)
-    seat_order: str = ""  # drawn | fixed
-    seat_order_seed: int | None = None
-    seat_slots: list[int] | None = None
     return_url: str = ""
     agents_disclosed: bool | None = None  # None: the table says nothing (not a study's)
     agent_think_seconds: Any = None  # a blinded table's bounds (studyapp.tables.think)
     think_seed: int | None = None
-    shown_policy: bool = False
     model_clue_form: bool = False  # model seats' clues in people's form (agent_turns.in_form)
     # -- a game an experiment job stored (studyapp.pipelines.runners.experiment)
     job: int | None = None
@@ -156,10 +149,6 @@ class TableOptions:
         return self.__dict__.get(name)
 
     @property
-    def is_study(self) -> bool:
-        return bool(self.study)
-
-    @property
     def blinded(self) -> bool:
         """A study table that does not disclose its agents (``agents_disclosed`` False)."""
         return self.agents_disclosed is False
@@ -173,14 +162,6 @@ class TableOptions:
         lobby) an empty place filled at the wait limit."""
         return self.dropout == "replace" or (lobby and self.lobby_timeout == "fill")
 
-    def slots(self, seats: int) -> list[int]:
-        """The design slot of each seat of a study table (``seat_slots``, the seat order drawn
-        for it; a study table made before seats were drawn sat its design in order); empty for
-        a table outside any study."""
-        if self.seat_slots is not None:
-            return [int(slot) for slot in self.seat_slots]
-        return list(range(seats)) if self.study else []
-
 
 FIELDS = {f.name: f for f in dataclasses.fields(TableOptions) if f.name not in ("other", "given")}
 DEFAULTS: dict[str, Any] = {
@@ -191,9 +172,6 @@ _SECONDS = {"wait_seconds", "start_after_seconds", "agent_delay_seconds", *LIMIT
 _INTS = {
     "max_oracle_failures",
     "missed_turns_limit",
-    "round",
-    "group",
-    "seat_order_seed",
     "think_seed",
     "job",
     "sample",
@@ -205,17 +183,14 @@ _STRS = {
     "dropout",
     "replacement_spec",
     "language",
-    "study",
-    "condition",
-    "seat_order",
     "return_url",
     "record",
     "experiment",
     "setting",
 }
-_BOOLS = {"group_lobby", "deadline_between_people", "shown_policy"}
+_BOOLS = {"group_lobby", "deadline_between_people"}
 _NULLABLE_BOOLS = {"agents_disclosed"}
-_INT_LISTS = {"person_seats", "seat_slots"}
+_INT_LISTS = {"person_seats"}
 
 
 def kind(name: str) -> str:

@@ -236,14 +236,14 @@ def board_html(context: dict[str, Any], request: HttpRequest | None = None) -> S
 
 
 def render_board(snap: TableState, seat: int | None, error: str | None = None) -> str:
-    """The board a socket pushes. At a study table whose game is over it carries what the study
-    adds for the seat too (its bar's running total, swapped into the page by id like the board):
-    the tables ask the hooks (``final_board``) and the study answers."""
+    """The board a socket pushes. At a table whose game is over it carries what the hooks add for
+    the seat too (``final_board``: a study's table, its bar's running total, swapped into the
+    page by id like the board); a table outside any study gets "" from them."""
     table = snap.table
     with translation.override(table.language):
         html = board_html(board_context(snap, seat, error))
         over = snap.is_over and table.status != Table.Status.LOBBY  # the board shows the outcome
-        if seat is not None and over and table.opts.study:
+        if seat is not None and over:
             html += hooks().final_board(table, seat) or ""
     return html
 

@@ -17,7 +17,7 @@ from analysis.frames import (
 )
 from analysis.metrics import turn_totals
 from analysis.report import write_report
-from analysis.safe_csv import safe_frame
+from analysis.safe_frames import safe_frame
 
 
 def write_jsonl(path, records):

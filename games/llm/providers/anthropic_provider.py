@@ -3,14 +3,15 @@ thinking when the model options give it a budget."""
 
 from __future__ import annotations
 
-from typing import Any
-
-import anthropic
-from anthropic.types import Message as AnthropicMessage
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from games.llm.providers.base import SDKProvider, Sent
 from games.llm.providers.config import ANTHROPIC_URL
 from games.llm.providers.messages import Message
+
+if TYPE_CHECKING:
+    import anthropic
 
 
 def _anthropic_content(content: str | list[dict[str, str]]) -> Any:
@@ -31,7 +32,13 @@ def _anthropic_content(content: str | list[dict[str, str]]) -> Any:
 class AnthropicProvider(SDKProvider):
     """``anthropic:`` models through ``anthropic.AsyncAnthropic`` (the Messages API)."""
 
+    def _sdk(self) -> ModuleType:
+        import anthropic  # on the first call only (SDKProvider._sdk)
+
+        return anthropic
+
     def _make_client(self) -> anthropic.AsyncAnthropic:
+        anthropic = self._sdk()
         return anthropic.AsyncAnthropic(
             api_key=self.config.api_key,
             base_url=self.config.base_url or ANTHROPIC_URL,
@@ -65,7 +72,7 @@ class AnthropicProvider(SDKProvider):
             body["temperature"] = params["temperature"]
         # The raw verb for the same reason as in OpenAIProvider: the SDK's retries and timeouts,
         # without the typed-parameter walk.
-        response = await client.post("/v1/messages", body=body, cast_to=AnthropicMessage)
+        response = await client.post("/v1/messages", body=body, cast_to=self._sdk().types.Message)
         text = "".join(block.text for block in response.content if block.type == "text")
         # stop_reason "max_tokens" when the limit cut the reply
         return Sent(

@@ -12,10 +12,8 @@ import time
 import weakref
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any, Protocol
-
-import anthropic
-import openai
 
 from games.llm.cache import ResponseCache, request_key
 from games.llm.providers.config import (
@@ -175,6 +173,12 @@ class SDKProvider:
         except RuntimeError:  # the SDK says its aiohttp extra is not installed
             return module.DefaultAsyncHttpxClient(event_hooks=hooks)
 
+    def _sdk(self) -> ModuleType:
+        """The provider's SDK module, imported by the subclass when a call first needs it: a
+        process that never calls a model (a daphne serving pages, a worker's sweep) never pays
+        the seconds its import takes."""
+        raise NotImplementedError
+
     def _make_client(self) -> Any:
         raise NotImplementedError
 
@@ -223,6 +227,7 @@ class SDKProvider:
                 cut=reason in CUT_REASONS,
             )
         client, limit = await self._opened()
+        api_error = self._sdk().APIError
         async with limit:
             box = [0]
             token = _attempts.set(box)
@@ -236,7 +241,7 @@ class SDKProvider:
                     max_tokens=max_tokens,
                     seed=request_seed(key),
                 )
-            except (openai.APIError, anthropic.APIError) as err:
+            except api_error as err:
                 raise ProviderError(
                     f"{self.spec}: {type(err).__name__}: {err}",
                     input_chars=input_chars,

@@ -3,14 +3,15 @@ through the official ``openai`` SDK's Chat Completions API."""
 
 from __future__ import annotations
 
-from typing import Any
-
-import openai
-from openai.types.chat import ChatCompletion
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from games.llm.providers.base import SDKProvider, Sent
 from games.llm.providers.config import OPENAI_URL, is_gemini_model, is_reasoning_model
 from games.llm.providers.messages import GEMINI_IMAGE_TYPES, Message
+
+if TYPE_CHECKING:
+    import openai
 
 
 def _openai_content(content: str | list[dict[str, str]]) -> Any:
@@ -54,7 +55,13 @@ class OpenAIProvider(SDKProvider):
     first (`check_gemini_images`).
     """
 
+    def _sdk(self) -> ModuleType:
+        import openai  # on the first call only (SDKProvider._sdk)
+
+        return openai
+
     def _make_client(self) -> openai.AsyncOpenAI:
+        openai = self._sdk()
         return openai.AsyncOpenAI(
             api_key=self.config.api_key,
             # Explicit, so the SDK never falls back to OPENAI_BASE_URL for the official API.
@@ -97,7 +104,9 @@ class OpenAIProvider(SDKProvider):
         # The SDK's documented raw verb: same retries, backoff and timeouts as
         # ``chat.completions.create``, without its per-call walk over the typed parameters, which
         # was a third of the runner's CPU with 64 games in flight. Our body is plain JSON already.
-        response = await client.post("/chat/completions", body=body, cast_to=ChatCompletion)
+        response = await client.post(
+            "/chat/completions", body=body, cast_to=self._sdk().types.chat.ChatCompletion
+        )
         choice = response.choices[0] if response.choices else None
         text = (choice.message.content or "") if choice else ""
         usage = response.usage

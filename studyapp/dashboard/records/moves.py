@@ -16,9 +16,9 @@ from analysis.frames import USAGE_KEYS as COUNTERS
 from analysis.frames import encode_event
 from analysis.frames import seat_slot as frames_seat_slot
 from studyapp.dashboard.records.queries import event_of, turn_columns
-from studyapp.participants.models import Round
+from studyapp.participants import table_study
+from studyapp.participants.models import Round, StudyTable
 from studyapp.tables.models import PERSON_ACTOR, SKIP_SPEC, TABLE_EVENTS, Table
-from studyapp.tables.options import TableOptions
 
 VISITORS = "visitors"  # the one player name of every human seat outside a study
 # The counters of ``Turn.usage`` that add up over a game: the fields of games.llm.usage.Usage,
@@ -125,17 +125,15 @@ def turn_log(table_ids: list[int]) -> pd.DataFrame:
 
 def table_people(table_ids: list[int]) -> tuple[dict[int, dict[int, str]], dict[int, list[int]]]:
     """Per table of ``table_ids``: the pseudonym of the participant whose round sits at each
-    seat, and the design slot of each seat (:meth:`TableOptions.slots`)."""
+    seat, and the design slot of each seat (:meth:`StudyTable.slots`)."""
     people: dict[int, dict[int, str]] = defaultdict(dict)
     for table_id, seat, public_id in Round.objects.filter(table_id__in=table_ids).values_list(
         "table_id", "seat", "participant__public_id"
     ):
         people[table_id][seat] = public_id
     found = Table.objects.filter(pk__in=table_ids).annotate(n=Count("seats"))
-    slots = {
-        pk: TableOptions.from_json(options).slots(n)
-        for pk, options, n in found.values_list("pk", "options", "n")
-    }
+    parts = table_study.of_tables(table_ids)
+    slots = {pk: (parts.get(pk) or StudyTable()).slots(n) for pk, n in found.values_list("pk", "n")}
     return people, slots
 
 

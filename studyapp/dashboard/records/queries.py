@@ -18,7 +18,8 @@ from django.db import connection
 from django.db.models import Q, QuerySet
 from django.db.models.expressions import RawSQL
 
-from studyapp.participants.models import Participant, Round, Study
+from studyapp.participants import table_study
+from studyapp.participants.models import Participant, Round, Study, StudyTable
 from studyapp.pipelines.models import Job
 from studyapp.tables.models import PolicyRecord, Seat, Table, Turn
 from studyapp.tables.moves import storable
@@ -139,10 +140,13 @@ def read_rows(found: QuerySet, fields: tuple[str, ...]) -> list[Any]:
 def read_tables(
     ids: list[int],
 ) -> tuple[dict[int, Row], dict[int, list[Row]], dict[int, dict[int, Row]]]:
-    """The tables ``ids`` by id, their seats in seat order (each with its ``policy`` row or
+    """The tables ``ids`` by id (each with its ``study_part``), their seats in seat order (each with its ``policy`` row or
     None), and their study rounds by seat (each with its ``participant`` row)."""
     # Rows of only the fields records use: model instances were most of the cost at this size.
     by_id = {t.pk: t for t in read_rows(Table.objects.filter(pk__in=among(ids)), TABLE_FIELDS)}
+    parts = table_study.of_tables(by_id)
+    for pk, table in by_id.items():
+        table.study_part = parts.get(pk) or StudyTable()  # study, condition, round, seat order
     seats: dict[int, list[Row]] = defaultdict(list)
     found = read_rows(Seat.objects.filter(table_id__in=among(ids)).order_by("index"), SEAT_FIELDS)
     policies = {p.pk: p for p in read_rows(_policies(found), ("pk", "kind", "text"))}

@@ -59,6 +59,7 @@ from studyapp.participants.models import Participant, Study
 from studyapp.pipelines.record_keys import key_position
 from studyapp.tables.models import Seat, Table
 from studyapp.tables.options import TableOptions
+from studyapp.tables.seat_agents import seat_setting
 
 AGENT_TABLES = "tables"  # the experiment name of tables played outside any study
 KEYS = [*TURN_KEYS, "evaluated", "log"]
@@ -188,7 +189,10 @@ def _records(
             record["taken_over_by"] = seat.agent_spec if record["taken_over"] else None
             if _left_before_the_end(round_, record):
                 record["ended"] = "unfinished"
-            record["seat_slots"] = _opts(table).slots(len(table_seats))
+            # a study's table: its study part; a model arm's twin: the slots its job stored
+            record["seat_slots"] = table.study_part.slots(len(table_seats)) or list(
+                _opts(table).other.get("seat_slots") or []
+            )
             people = {i: r.participant.public_id for i, r in rounds[pk].items()}
             moves = list(zip(actors, events, usages_of(usages, len(events)), strict=True))
             record["turn_actors"] = [
@@ -292,7 +296,7 @@ def _job_position(table: Row) -> tuple[str, int, int] | None:
 def _who(table: Row, seat: Row, round_: Row | None, visitors: dict) -> dict[str, Any]:
     """player, player_kind, setting, round, sample, condition, pilot flag and (a person's in a
     study) participant status of one seat."""
-    opts = _opts(table)
+    opts, part = _opts(table), table.study_part
     if seat.kind == Seat.Kind.HUMAN or round_ is not None:
         # A study round stays its participant's game even when an agent took the seat over
         # (the record is then flagged ``taken_over`` and left out of the people's scores).
@@ -303,10 +307,10 @@ def _who(table: Row, seat: Row, round_: Row | None, visitors: dict) -> dict[str,
                 "player_kind": "human",
                 # People play their games in a row, with no policy text from the system unless
                 # the study showed them one (never a model's "cumulative" setting).
-                "setting": "shown-policy" if opts.shown_policy else "none",
+                "setting": "shown-policy" if part.shown_policy else "none",
                 "round": round_.number - 1,
                 "sample": 0,
-                "condition": participant.condition or opts.condition,
+                "condition": participant.condition or part.condition,
                 "pilot": bool(participant.is_pilot),
                 "participant_status": participant.status,
             }
@@ -327,12 +331,10 @@ def _who(table: Row, seat: Row, round_: Row | None, visitors: dict) -> dict[str,
     if position is not None:
         setting, sample, number = position
     else:
-        from studyapp.tables.seat_agents import seat_setting  # here: it loads the model SDKs
-
         setting = opts.setting or seat_setting(seat)
-        if opts.round is not None and "study" in opts.given:
+        if part.round is not None and part.is_study:
             # A model seated in a study round plays that round, like the people.
-            number, sample = opts.round - 1, opts.sample or 0
+            number, sample = part.round - 1, opts.sample or 0
         else:  # a game on its own: round 1 of its own sample
             key = (table.game, opts.experiment, seat.agent_spec, setting)
             number, sample = 0, visitors[key]
@@ -343,7 +345,8 @@ def _who(table: Row, seat: Row, round_: Row | None, visitors: dict) -> dict[str,
         "setting": setting,
         "round": int(number),
         "sample": int(sample),
-        "condition": opts.condition,
+        # a study's table: its study part; a model arm's twin: the condition its job stored
+        "condition": part.condition or opts.other.get("condition"),
         "pilot": False,
     }
 

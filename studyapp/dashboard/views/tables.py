@@ -58,7 +58,7 @@ class Row:
 
     @property
     def condition(self) -> str:
-        return table_study.of(self.table).condition
+        return table_study.of(self.table).condition or ""
 
     @property
     def round(self) -> Any:
@@ -157,7 +157,7 @@ def table_list(request: HttpRequest) -> HttpResponse:
     studies = table_study.study_slugs(Table.objects.all())
     study = request.GET.get("study", "")
     status = request.GET.get("status", "")
-    shown = Table.objects.prefetch_related("seats")
+    shown = Table.objects.prefetch_related("seats").select_related("study_part")
     if study:
         shown = shown.filter(table_study.in_study(study))
     if status in Table.Status.values:

@@ -7,7 +7,9 @@ Django's app registry and ``from studyapp.participants.models import X`` expect)
 - :mod:`~studyapp.participants.models.conditions`: a study's arms and the groups drawn to them;
 - :mod:`~studyapp.participants.models.people`: participants and personal invites;
 - :mod:`~studyapp.participants.models.payments`: bonus batches and approval records, each written before its call to Prolific;
-- :mod:`~studyapp.participants.models.rounds`: the rounds a participant plays, one table each.
+- :mod:`~studyapp.participants.models.rounds`: the rounds a participant plays, one table each;
+- :mod:`~studyapp.participants.models.study_tables`: a table's study part (study, condition,
+  round, group, seat order).
 
 The migrations name the callables below by their path here (e.g. ``models.new_public_id``).
 """
@@ -32,6 +34,7 @@ from studyapp.participants.models.studies import (
     duration_text,
     think_seconds_problem,
 )
+from studyapp.participants.models.study_tables import StudyTable
 from studyapp.participants.models.validation import check_list_problem, validate_completion_url
 
 __all__ = [
@@ -47,6 +50,7 @@ __all__ = [
     "Participant",
     "Round",
     "Study",
+    "StudyTable",
     "StudyGroup",
     "check_list_problem",
     "default_think_seconds",

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from analysis.safe_csv import safe_frame
+from analysis.safe_frames import safe_frame
 from studyapp.pipelines.ttra.figure_drawing import BASE_COLOR, TUNED_COLOR, mean, pyplot, save
 from studyapp.pipelines.ttra.figure_runs import Models, Run, score, ttra_scores
 

@@ -13,6 +13,7 @@ from django.test import Client
 from django.utils import timezone
 
 from games.twenty_questions.engine import TwentyQuestionsEngine
+from studyapp.participants import table_study
 from studyapp.participants.models import Participant, Round, Study
 from studyapp.tables import services
 from studyapp.tables.models import Seat, Table, Turn
@@ -36,21 +37,15 @@ def row(page: str, table: Table) -> str:
 
 
 def study_table(slug: str, condition: str, round_: int, session_key: str) -> Table:
-    """A table as a study makes it: a person asks, a model answers, the study in the options."""
+    """A table as a study makes it: a person asks, a model answers, the study in its study part."""
     seats = [
         {"kind": "human", "session_key": session_key},
         {"kind": "agent", "agent_spec": "openai:gpt-4o"},
     ]
     # A human questioner moves first, so no agent turn runs while the test sets things up.
-    return services.create_table(
-        "twenty-questions",
-        APPLE,
-        seats,
-        study=slug,
-        condition=condition,
-        round=round_,
-        turn_deadline_seconds=0,
-    )
+    table = services.create_table("twenty-questions", APPLE, seats, turn_deadline_seconds=0)
+    table_study.record(table, {"study": slug, "condition": condition, "round": round_})
+    return table
 
 
 def add_turn(table: Table, seq: int, event: dict, usage: dict | None = None, ago: int = 0) -> None:

@@ -15,6 +15,7 @@ from test_study_designs import AGENT, PERSON, make_study, play_out, ready
 
 from studyapp.dashboard.records import study_frames
 from studyapp.dashboard.records.shaping import games_and_turns
+from studyapp.participants import table_study
 from studyapp.participants.design import DesignError, normalise
 from studyapp.participants.models import Participant
 from studyapp.participants.rounds import current_round
@@ -32,12 +33,12 @@ def test_each_table_draws_its_seat_order_from_a_recorded_seed(client_factory):
         client.post(page(person, "play"))
         round_ = current_round(person)
         table = round_.table
-        options = table.options
-        assert options["seat_order"] == "drawn" and isinstance(options["seat_order_seed"], int)
+        part = table_study.of(table)
+        assert part.seat_order == "drawn" and isinstance(part.seat_order_seed, int)
         slots = list(range(5))
-        random.Random(options["seat_order_seed"]).shuffle(slots)
-        assert options["seat_slots"] == slots  # the recorded seed gives the recorded order
-        assert round_.seat == slots.index(0) == options["person_seats"][0]
+        random.Random(part.seat_order_seed).shuffle(slots)
+        assert part.seat_slots == slots  # the recorded seed gives the recorded order
+        assert round_.seat == slots.index(0) == table.options["person_seats"][0]
         kinds = [s.kind for s in table.seats.order_by("index")]
         assert kinds == ["human" if slot == 0 else "agent" for slot in slots]
         seats_taken.append(round_.seat)
@@ -53,9 +54,9 @@ def test_a_design_may_pin_the_seat_order(client_factory):
         client.post(page(person, "play"))
         table = current_round(person).table
         assert current_round(person).seat == 0
-        assert table.options["seat_order"] == "fixed"
-        assert table.options["seat_slots"] == [0, 1, 2, 3, 4]
-        assert "seat_order_seed" not in table.options
+        assert table_study.of(table).seat_order == "fixed"
+        assert table_study.of(table).seat_slots == [0, 1, 2, 3, 4]
+        assert table_study.of(table).seat_order_seed is None
 
 
 def test_a_seat_order_that_cannot_be_kept_is_refused():
@@ -74,7 +75,7 @@ def test_the_exports_carry_each_seats_design_slot(client_factory):
     client.post(page(person, "play"))
     table = current_round(person).table
     play_out(table.pk)
-    slots = table.options["seat_slots"]
+    slots = table_study.of(table).seat_slots
     frames = study_frames(study)
     games, turns = frames["games"], frames["turns"]
     for row in games.itertuples():

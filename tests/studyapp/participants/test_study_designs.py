@@ -16,7 +16,7 @@ from django.utils import timezone
 from participant_helpers import arrive, consent, page, win_round
 
 from games.cases import case_config
-from studyapp.participants import pilots
+from studyapp.participants import pilots, table_study
 from studyapp.participants.models import Condition, Participant, Round, Study
 from studyapp.participants.rounds import current_round
 from studyapp.participants.steps import study_checks
@@ -94,8 +94,8 @@ def test_a_twenty_round_study_plays_case_k_minus_1_in_round_k_without_repeats(al
     for round_ in rounds:
         expected = case_config("twenty-questions", 11, round_.number - 1)
         assert round_.table.config == expected
-        assert round_.table.options["study"] == "tq20"
-        assert round_.table.options["round"] == round_.number
+        assert table_study.of(round_.table).study == "tq20"
+        assert table_study.of(round_.table).round == round_.number
     words = [r.table.config["answer"] for r in rounds]
     assert len(set(words)) == 20
     # The model side: a real experiment run with the study's seed meets the same configs.
@@ -145,8 +145,8 @@ def test_two_people_share_one_undercover_table_with_three_agents(alice, bob):
     assert table.status == Table.Status.PLAYING
     # The seat order is drawn per table (issue 31): the design's slots 0 and 1 (people) sit at
     # the seats the drawn order gives them, recorded in the table's options.
-    slots = table.options["seat_slots"]
-    assert sorted(slots) == [0, 1, 2, 3, 4] and table.options["seat_order"] == "drawn"
+    slots = table_study.of(table).seat_slots
+    assert sorted(slots) == [0, 1, 2, 3, 4] and table_study.of(table).seat_order == "drawn"
     kinds = [seat.kind for seat in table.seats.order_by("index")]
     assert kinds == ["human" if slot < 2 else "agent" for slot in slots]
     assert table.config == case_config("undercover", 3, 0, players=5)
@@ -154,7 +154,8 @@ def test_two_people_share_one_undercover_table_with_three_agents(alice, bob):
     assert table.options["person_seats"] == people
     seats = {current_round(first).seat, current_round(second).seat}
     assert seats == set(people)
-    assert {"study", "condition", "round", "turn_deadline_seconds", "dropout"} <= set(table.options)
+    assert {"turn_deadline_seconds", "dropout"} <= set(table.options)
+    assert table_study.of(table).is_study and "study" not in table.options
     play_out(table.pk)
     for client, participant in ((alice, first), (bob, second)):
         client.get(page(participant, "play"))
@@ -187,7 +188,12 @@ def test_an_empty_person_seat_goes_to_the_replacement_agent_at_the_wait_limit(al
     assert seats[1].kind == "agent" and seats[1].agent_spec == "offline:descriptor"
     table.refresh_from_db()
     assert table.options["person_seats"] == [0, 1]  # seat 1 was meant for a person
-    assert table.options["seat_order"] == "fixed" and table.options["seat_slots"] == [0, 1, 2, 3]
+    assert table_study.of(table).seat_order == "fixed" and table_study.of(table).seat_slots == [
+        0,
+        1,
+        2,
+        3,
+    ]
 
 
 def test_a_person_left_alone_with_agents_by_the_lobby_has_no_turn_deadline(alice, bob):
@@ -314,7 +320,7 @@ def test_the_condition_changes_the_table(client_factory):
     seats = list(table.seats.order_by("index"))  # in the order drawn for this table
     assert sorted(s.kind for s in seats) == ["agent"] * 4 + ["human"]
     assert {s.agent_spec for s in seats if s.kind == "agent"} == {"offline:descriptor"}
-    assert table.options["condition"] == "one"
+    assert table_study.of(table).condition == "one"
 
 
 # --- checks and codes ------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from participant_helpers import page
 from test_study_designs import AGENT, PERSON, make_study, play_out, ready
 
 from studyapp.dashboard.records import participants_frame
-from studyapp.participants import design
+from studyapp.participants import design, table_study
 from studyapp.participants.models import Condition, Participant, Study, StudyGroup
 from studyapp.participants.rounds import current_round
 from studyapp.tables import driver
@@ -64,7 +64,7 @@ def test_two_people_who_arrive_together_sit_at_one_table_in_one_condition(client
     table = current_round(first).table
     assert current_round(second).table_id == table.pk != lobby.pk
     assert table.status == Table.Status.PLAYING
-    assert table.options["condition"] == first.condition and table.options["group"] == 1
+    assert table_study.of(table).condition == first.condition and table_study.of(table).group == 1
     holders = {s.index: s.session_key for s in table.seats.order_by("index")}
     places = table.options["person_seats"]  # where the drawn seat order put the person slots
     assert {holders[i] for i in places} == {alice.session.session_key, bob.session.session_key}
@@ -136,7 +136,7 @@ def test_a_pair_drawn_into_a_one_person_arm_plays_at_two_tables_of_that_arm(clie
             [
                 s.kind
                 for _, s in sorted(
-                    zip(t.options["seat_slots"], t.seats.order_by("index"), strict=True)
+                    zip(table_study.of(t).seat_slots, t.seats.order_by("index"), strict=True)
                 )
             ]
             for t in tables
@@ -164,7 +164,7 @@ def test_a_group_forms_at_the_wait_limit_with_whoever_came(client_factory):
     table = current_round(person).table
     seats = list(table.seats.order_by("index"))
     places = table.options["person_seats"]  # the seats the drawn order gave the person slots
-    slots = table.options["seat_slots"]
+    slots = table_study.of(table).seat_slots
     assert sorted(slots[i] for i in places) == [0, 1]
     filled = [seats[i] for i in places if seats[i].session_key != person_key(client)]
     mine = [seats[i] for i in places if seats[i].session_key == person_key(client)]

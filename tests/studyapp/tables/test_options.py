@@ -11,12 +11,10 @@ from studyapp.tables.options import FIELDS, TableOptions
 
 APPLE = {"answer": "Apple", "max_questions": 20}
 
-# What a blinded Who is Undercover study table of an earlier release stored, plus keys this
-# release does not know, a number written as text, a limit nobody can read and a null.
+# What a blinded Who is Undercover study table of an earlier release stored of its own (its study
+# part is the participants app's: tests/studyapp/participants/test_study_table_migration.py), plus
+# keys this release does not know, a number written as text, a limit nobody can read and a null.
 OLD_ROW = {
-    "study": "uc-blind",
-    "condition": "policy",
-    "round": 2,
     "turn_deadline_seconds": 60,
     "dropout": "replace",
     "idle_limit_seconds": 300,
@@ -24,7 +22,6 @@ OLD_ROW = {
     "return_url": "/study/uc-blind/continue/",
     "language": "de",
     "agents_disclosed": False,
-    "shown_policy": True,
     "agent_think_seconds": {"clue": [5, 40], "vote": [3, 20]},
     "think_seed": 12345,
     "wait_seconds": 120,
@@ -33,10 +30,6 @@ OLD_ROW = {
     "lobby_kind": "study:3:policy:2:people",
     "start_after_seconds": 17.5,
     "exit_code": "C0DE",
-    "seat_order": "drawn",
-    "seat_order_seed": 99,
-    "seat_slots": [2, 0, 4, 1, 3],
-    "group": 1,
     "a_key_from_the_future": {"kept": True},
     "paused_limit_seconds": "abc",
     "agent_delay_seconds": "2.5",
@@ -53,16 +46,18 @@ def test_an_old_row_round_trips_and_reads_typed() -> None:
         "paused_limit_seconds": "abc",
         "agent_delay_seconds": "2.5",
     }
-    assert (opts.study, opts.condition, opts.round, opts.language) == (
-        "uc-blind",
-        "policy",
-        2,
-        "de",
-    )
+    assert (opts.language, opts.person_seats, opts.think_seed) == ("de", [1, 3], 12345)
     assert opts.blinded and not opts.disclosed
     assert opts.agent_delay_seconds == 2.5  # a number written as text still counts
     assert opts.paused_limit_seconds == 0  # a limit nobody can read is none
-    assert opts.slots(5) == [2, 0, 4, 1, 3]
+
+
+def test_a_study_key_is_no_field_of_a_table_and_is_kept_as_it_is() -> None:
+    study_part = {"study": "s", "condition": "c", "round": 2, "group": 1, "seat_slots": [1, 0]}
+    assert set(FIELDS).isdisjoint(study_part)
+    opts = TableOptions.from_json({**study_part, "dropout": "end"})
+    assert opts.other == study_part and opts.dropout == "end"
+    assert opts.to_json() == {"dropout": "end", **study_part}
 
 
 def test_every_field_round_trips_alone() -> None:
@@ -71,7 +66,10 @@ def test_every_field_round_trips_alone() -> None:
         assert TableOptions.from_json(stored).to_json() == stored
     assert TableOptions.from_json({}).to_json() == {}
     assert TableOptions.from_json(None).to_json() == {}
-    assert TableOptions(study="s", round=1).to_json() == {"study": "s", "round": 1}
+    assert TableOptions(language="de", think_seed=1).to_json() == {
+        "language": "de",
+        "think_seed": 1,
+    }
 
 
 def test_defaults_come_from_settings_when_read(settings) -> None:
@@ -85,15 +83,8 @@ def test_defaults_come_from_settings_when_read(settings) -> None:
     settings.LOBBY_WAIT_SECONDS = 7
     assert opts.wait_seconds == 7
     assert opts.to_json() == {"dropout": "skip"}  # a default is never written into the row
-    assert (opts.lobby_timeout, opts.language, opts.study, opts.person_seats) == (
-        "fill",
-        "en",
-        "",
-        [],
-    )
+    assert (opts.lobby_timeout, opts.language, opts.person_seats) == ("fill", "en", [])
     assert opts.agents_disclosed is None and not opts.blinded and not opts.disclosed
-    assert opts.slots(3) == []  # a table outside any study has no design slots
-    assert TableOptions.from_json({"study": "s"}).slots(3) == [0, 1, 2]
 
 
 @pytest.mark.parametrize(
@@ -123,11 +114,11 @@ def test_create_table_refuses_bad_options_and_stores_the_given_ones() -> None:
     with pytest.raises(ValueError, match="lobby_timeout"):
         services.create_table("twenty-questions", APPLE, seats, lobby_timeout="never")
     table = services.create_table(
-        "twenty-questions", APPLE, seats, dropout="end", turn_deadline_seconds=0, round=3
+        "twenty-questions", APPLE, seats, dropout="end", turn_deadline_seconds=0, think_seed=3
     )
     stored = Table.objects.get(pk=table.pk)
-    assert stored.options == {"dropout": "end", "turn_deadline_seconds": 0, "round": 3}
-    assert stored.opts.round == 3 and stored.turn_deadline() is None
+    assert stored.options == {"dropout": "end", "turn_deadline_seconds": 0, "think_seed": 3}
+    assert stored.opts.think_seed == 3 and stored.turn_deadline() is None
     assert stored.language == "en"
 
 

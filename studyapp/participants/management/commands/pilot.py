@@ -186,7 +186,8 @@ def pilot_report(study: Study, results: list[BotResult], fail_attention: int = 0
             problems.append(f"{participant.public_id} has no logged condition")
     table_ids = sorted({t for r in results for t in r.tables})
     tables = []
-    for table in Table.objects.filter(pk__in=table_ids).prefetch_related("seats"):
+    found = Table.objects.filter(pk__in=table_ids).select_related("study_part")
+    for table in found.prefetch_related("seats"):
         seats = [
             {"index": s.index, "kind": s.kind, "agent_spec": s.agent_spec}
             for s in table.seats.all()
