@@ -23,6 +23,7 @@ from studyapp import dispatch  # noqa: E402
 from studyapp.background import in_server  # noqa: E402
 from studyapp.db import TRANSIENT  # noqa: E402
 from studyapp.heap import freeze_startup  # noqa: E402
+from studyapp.middleware import with_security_headers  # noqa: E402
 from studyapp.proxy import ForwardedFor  # noqa: E402
 from studyapp.tables.routing import websocket_urlpatterns  # noqa: E402
 from studyapp.tables.socket_db import db_read  # noqa: E402
@@ -31,14 +32,20 @@ from studyapp.tables.socket_db import db_read  # noqa: E402
 class StaticFiles(ASGIStaticFilesHandler):
     """Django's static files handler, except that a path climbing out of the static folder
     (``/static/../settings.py``, ``/static/%2e%2e/...``) gets Django's 400 page and one line in
-    the security log: the handler only turns a missing file into a response, and let this one
-    through as an unhandled error (daphne's bare 500, a traceback per probe)."""
+    the security log (the handler only turns a missing file into a response, and let this one
+    through as an unhandled error: daphne's bare 500, a traceback per probe), and that every
+    answer carries the site's Content-Security-Policy and ``nosniff``, as pages do."""
 
     def serve(self, request: HttpRequest) -> HttpResponse:
         try:
             return super().serve(request)
         except SuspiciousOperation as err:
             return response_for_exception(request, err)
+
+    async def get_response_async(self, request: HttpRequest) -> HttpResponse:
+        # The site's middleware never sees these (a file, its 404 or 400): the headers every
+        # response carries, here too.
+        return with_security_headers(await super().get_response_async(request))
 
 
 class SocketUser(AuthMiddleware):
