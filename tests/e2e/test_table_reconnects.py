@@ -47,9 +47,9 @@ def open_page(browser, url: str, refused: list[str]):
     page.set_default_timeout(15_000)
     page.on(
         "console",
-        lambda message: refused.append(message.text)
-        if "Content Security Policy" in message.text
-        else None,
+        lambda message: (
+            refused.append(message.text) if "Content Security Policy" in message.text else None
+        ),
     )
     return page
 
