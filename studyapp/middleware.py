@@ -46,7 +46,7 @@ class RetryTransientDatabaseErrors:
         got_request_exception.connect(mark_transient, dispatch_uid="studyapp.mark_transient")
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        from studyapp.db import TRANSIENT, is_pool_timeout
+        from studyapp.db import PAGE, TRANSIENT, is_pool_timeout, working_on
         from studyapp.retry import DATABASE_PAUSES, retry
 
         def attempt() -> HttpResponse:
@@ -58,13 +58,14 @@ class RetryTransientDatabaseErrors:
 
         safe = request.method in ("GET", "HEAD")
         try:
-            return retry(
-                attempt,
-                retry_on=TRANSIENT,
-                pauses=DATABASE_PAUSES if safe else (),
-                give_up=is_pool_timeout,
-                before_retry=drop_unusable_connections,
-            )
+            with working_on(PAGE):  # the pages' share of the pool (studyapp.db.current_share)
+                return retry(
+                    attempt,
+                    retry_on=TRANSIENT,
+                    pauses=DATABASE_PAUSES if safe else (),
+                    give_up=is_pool_timeout,
+                    before_retry=drop_unusable_connections,
+                )
         except TRANSIENT as err:
             error = err
         log.warning(

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_POST
 
 from games.base import IllegalMove
 from studyapp import ratelimit
+from studyapp.db import MOVE, working_on
 from studyapp.tables import lobby, services
 from studyapp.tables.hooks import hooks
 from studyapp.tables.models import Seat, Table
@@ -102,7 +103,13 @@ def leave(request: HttpRequest, table_id: int) -> HttpResponse:
 
 @require_POST
 def move(request: HttpRequest, table_id: int) -> HttpResponse:
-    """The no-JavaScript path of the move form (the socket is the usual one)."""
+    """The no-JavaScript path of the move form (the socket is the usual one), a move's commit
+    like a socket's: not limited to the pages' share of the pool (studyapp.db.working_on)."""
+    with working_on(MOVE):
+        return _move(request, table_id)
+
+
+def _move(request: HttpRequest, table_id: int) -> HttpResponse:
     table = get_object_or_404(Table, pk=table_id)
     seat = seat_of(request, table)
     if seat is None:
