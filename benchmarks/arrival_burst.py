@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import socket
 import subprocess
 import sys
 import tempfile
@@ -38,6 +39,21 @@ LOG_LINES = {
 }
 
 
+class PatientTopology(Topology):
+    """The topology, waiting up to 5 minutes for each daphne's port: on a shared machine its
+    processes' start can take longer than the tests' minute."""
+
+    def _wait_for(self, port: int) -> None:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                return
+            except OSError:
+                time.sleep(0.5)
+        super()._wait_for(port)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--arrivals", type=int, default=150)
@@ -46,7 +62,7 @@ def main() -> None:
     args = parser.parse_args()
     own = OwnRedis()
     own.start()
-    site = Topology(
+    site = PatientTopology(
         Path(tempfile.mkdtemp(prefix="arrival-burst-")),
         connection_limit=40,
         REDIS_URL=own.url,
