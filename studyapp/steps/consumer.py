@@ -74,19 +74,22 @@ class Consumer:
         if text.startswith(LOST):
             try:
                 made = await self.ensure_group()
-            except (*UNREACHABLE, ResponseError) as again:
+            except UNREACHABLE as again:
                 self.unreachable(again)
                 await asyncio.sleep(0.5)
                 return
-            if made:
-                log.warning(
-                    "%s: the steps' stream or its group was gone (%s); made again, "
-                    "%d step(s) in hand go on",
-                    self.what,
-                    text.split(" ")[0],
-                    len(self.executor),
-                )
-            return
+            except ResponseError as again:  # cannot make it (read-only, out of memory): below
+                text = str(again).strip()
+            else:
+                if made:
+                    log.warning(
+                        "%s: the steps' stream or its group was gone (%s); made again, "
+                        "%d step(s) in hand go on",
+                        self.what,
+                        text.split(" ")[0],
+                        len(self.executor),
+                    )
+                return
         if text != self.refused:
             self.refused = text
             log.warning("%s: Redis refused a command (%s); trying again", self.what, text)
