@@ -9,6 +9,7 @@ a closed socket).
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/x REDIS_URL=redis://127.0.0.1:6379/14 \\
         .venv/bin/python benchmarks/arrival_burst.py [--arrivals 150 --spread 3 --players 8]
+        [--env DB_POOL_SIZE=4 ...]
 """
 
 from __future__ import annotations
@@ -59,6 +60,9 @@ def main() -> None:
     parser.add_argument("--arrivals", type=int, default=150)
     parser.add_argument("--spread", type=float, default=3.0)
     parser.add_argument("--players", type=int, default=8)
+    parser.add_argument(
+        "--env", action="append", default=[], help="KEY=VALUE for the site (e.g. DB_POOL_SIZE=4)"
+    )
     args = parser.parse_args()
     own = OwnRedis()
     own.start()
@@ -69,6 +73,7 @@ def main() -> None:
         AGENT_DELAY_SECONDS="0.1",
         PARTICIPANT_RATE_BURST="1000",
         PARTICIPANT_RATE_PER_MINUTE="1000",
+        **dict(pair.split("=", 1) for pair in args.env),
     )
     site.start()
     try:
