@@ -98,5 +98,6 @@ def test_table_and_watch_pages_are_back_on_their_socket_within_seconds_of_the_ne
         proxy.close()
         for page in pages.values():
             page.context.close()
+    print(f"seconds from the network's return to the socket open again: {waits}")
     assert all(w <= BACK_WITHIN_SECONDS for ws in waits.values() for w in ws), waits
     assert not refused, refused
