@@ -4,11 +4,12 @@ then the pilot's own report says every participant's status, code and pay, and w
 table finished; the longest wait between two turns of those tables is added.
 
 Faults: none (the baseline), Redis stopped for 20 s, every database backend of the site
-terminated every 2.5 s for 30 s, a daphne killed with SIGKILL, the worker killed with SIGKILL.
+terminated every 2.5 s for 30 s, a daphne killed with SIGKILL, the worker killed with SIGKILL,
+Redis's database flushed (``FLUSHDB``) while the pilot plays.
 Prints one JSON object per fault.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/x REDIS_URL=redis://127.0.0.1:6379/14 \\
-        .venv/bin/python benchmarks/fault_pass.py [--faults none,redis,db,daphne,worker]
+        .venv/bin/python benchmarks/fault_pass.py [--faults none,redis,db,daphne,worker,flush]
 """
 
 from __future__ import annotations
@@ -143,6 +144,7 @@ def open_places(site: Topology) -> None:
 
 def run_fault(site: Topology, own: OwnRedis, fault: str) -> dict:
     open_places(site)
+    log_from = site.log_path.stat().st_size
     started = time.time()
     pilot = subprocess.Popen(
         [
@@ -170,6 +172,8 @@ def run_fault(site: Topology, own: OwnRedis, fault: str) -> dict:
         own.stop()
         time.sleep(20)
         own.start()
+    elif fault == "flush":  # everything in Redis gone at once: stream, queues, cache, groups
+        redis.Redis(port=own.port).flushdb()
     elif fault == "db":
         detail["backends_terminated"] = terminate_backends(site.database, 30, 2.5)
     elif fault == "daphne":
@@ -191,6 +195,7 @@ def run_fault(site: Topology, own: OwnRedis, fault: str) -> dict:
     except ValueError:
         report = {}
     people = report.get("people", [])
+    log = site.log_path.read_text(errors="replace")[log_from:]
     return {
         "fault": fault,
         **detail,
@@ -213,6 +218,11 @@ def run_fault(site: Topology, own: OwnRedis, fault: str) -> dict:
             {i.split(" ", 1)[-1][:90] for p in people for i in p.get("interruptions", [])}
         )[:6],
         "longest_wait_s": longest_waits(site, started),
+        # what the processes wrote meanwhile (supervisord's own lines included)
+        "log_lines": len(log.splitlines()),
+        "log_warnings": sum(1 for line in log.splitlines() if " WARNING " in line),
+        "log_errors": sum(1 for line in log.splitlines() if " ERROR " in line),
+        "tracebacks": log.count("Traceback (most recent call last)"),
         "seconds": round(time.time() - started, 1),
     }
 

@@ -1,5 +1,6 @@
 """ASGI entry point: HTTP through Django, WebSockets through Channels (served by daphne)."""
 
+import contextlib
 import os
 
 from django.core.asgi import get_asgi_application
@@ -7,6 +8,9 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "studyapp.settings")
 django_asgi_app = get_asgi_application()
 
+from typing import Any  # noqa: E402
+
+from autobahn.exception import Disconnected  # noqa: E402
 from channels.auth import AuthMiddleware, get_user  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
@@ -23,6 +27,7 @@ from studyapp import dispatch  # noqa: E402
 from studyapp.background import in_server  # noqa: E402
 from studyapp.db import TRANSIENT  # noqa: E402
 from studyapp.heap import freeze_startup  # noqa: E402
+from studyapp.middleware import with_security_headers  # noqa: E402
 from studyapp.proxy import ForwardedFor  # noqa: E402
 from studyapp.tables.routing import websocket_urlpatterns  # noqa: E402
 from studyapp.tables.socket_db import db_read  # noqa: E402
@@ -31,14 +36,20 @@ from studyapp.tables.socket_db import db_read  # noqa: E402
 class StaticFiles(ASGIStaticFilesHandler):
     """Django's static files handler, except that a path climbing out of the static folder
     (``/static/../settings.py``, ``/static/%2e%2e/...``) gets Django's 400 page and one line in
-    the security log: the handler only turns a missing file into a response, and let this one
-    through as an unhandled error (daphne's bare 500, a traceback per probe)."""
+    the security log (the handler only turns a missing file into a response, and let this one
+    through as an unhandled error: daphne's bare 500, a traceback per probe), and that every
+    answer carries the site's Content-Security-Policy and ``nosniff``, as pages do."""
 
     def serve(self, request: HttpRequest) -> HttpResponse:
         try:
             return super().serve(request)
         except SuspiciousOperation as err:
             return response_for_exception(request, err)
+
+    async def get_response_async(self, request: HttpRequest) -> HttpResponse:
+        # The site's middleware never sees these (a file, its 404 or 400): the headers every
+        # response carries, here too.
+        return with_security_headers(await super().get_response_async(request))
 
 
 class SocketUser(AuthMiddleware):
@@ -83,7 +94,22 @@ async def application(scope: dict, receive: object, send: object) -> None:
     deadline that fell due while the server was down is handled without waiting for a socket."""
     with in_server():  # its sync threads find this loop (studyapp.background.server_loop)
         dispatch.start_beat()
+        if scope["type"] == "websocket":
+            send = while_open(send)
         await site(scope, receive, send)
+
+
+def while_open(send: Any) -> Any:
+    """A socket's ``send`` that drops a message once the browser's side has closed: a board
+    pushed in the moment a page goes away (a reload, a burst that cut it off) met daphne's
+    ``Disconnected: Attempt to send on a closed protocol`` and ended the consumer with a
+    traceback. The page that comes back gets the table as it is then."""
+
+    async def sending(message: dict) -> None:
+        with contextlib.suppress(Disconnected):
+            await send(message)
+
+    return sending
 
 
 # The HTTP URLconf, loaded now: the board templates reverse URLs, and the URLconf imports every

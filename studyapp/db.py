@@ -186,3 +186,79 @@ def kept(conn: Any) -> bool:
         and time.monotonic() - conn.close_at < KEEP_SECONDS
         and quiet(raw)
     )
+
+
+# --- Who may take the pool's last connections ------------------------------------------------
+#
+# A daphne process serves pages and its tables' sockets from one pool. A burst of arrivals (150
+# people opening the study link in 3 s) would otherwise hold every connection with page views,
+# and a seated player's move, which waits only DB_SOCKET_WAIT for one, failed to save. So page
+# views hold at most the pool less ``DB_POOL_SOCKETS`` connections at once (a page past that
+# waits for a page's connection, and after DB_POOL_TIMEOUT gets the 503 page that says to try
+# again in a few seconds), a socket's reads at most the pool less one, and a move's commit may
+# take any: moves never wait behind pages or reads.
+
+PAGE, READ, MOVE = "page", "read", "move"
+_work = threading.local()
+
+
+@contextlib.contextmanager
+def working_on(kind: str) -> Iterator[None]:
+    """Meanwhile, connections this thread takes count against ``kind``'s share of the pool
+    (:data:`PAGE`, :data:`READ`; a :data:`MOVE` has no limit but the pool's)."""
+    before = getattr(_work, "kind", None)
+    _work.kind = kind
+    try:
+        yield
+    finally:
+        _work.kind = before
+
+
+class Share:
+    """At most ``size`` of this process's pooled connections held at once by one kind of work."""
+
+    def __init__(self, kind: str, size: int) -> None:
+        self.kind = kind
+        self.size = size
+        self.slots = threading.BoundedSemaphore(size)
+
+    def take(self, wait: float) -> None:
+        from psycopg_pool import PoolTimeout
+
+        if not self.slots.acquire(timeout=wait):
+            # a wait for a pooled connection that ran out, as the pool's own (is_pool_timeout)
+            raise PoolTimeout(f"no connection of the {self.kind}s' share free after {wait:.2f} sec")
+
+    def give_back(self) -> None:
+        with contextlib.suppress(ValueError):  # a share made anew (a fork) since it was taken
+            self.slots.release()
+
+
+_shares: dict[tuple[str, int], Share] = {}
+_shares_lock = threading.Lock()
+
+
+def current_share() -> Share | None:
+    """The share this thread's next pooled connection counts against, or None (no limit)."""
+    from django.conf import settings
+
+    kind = getattr(_work, "kind", None)
+    options = pool_options()
+    if kind not in (PAGE, READ) or options is None:
+        return None
+    pool = int(options["max_size"])
+    size = max(1, pool - (settings.DB_POOL_SOCKETS if kind == PAGE else 1))
+    if size >= pool:
+        return None
+    with _shares_lock:
+        share = _shares.get((kind, pool))
+        if share is None:
+            share = _shares[(kind, pool)] = Share(kind, size)
+    return share
+
+
+def _forget_shares() -> None:
+    _shares.clear()
+
+
+os.register_at_fork(after_in_child=_forget_shares)

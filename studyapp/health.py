@@ -20,6 +20,8 @@ templates added to the site.
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from collections.abc import Callable
 
 from django.conf import settings
@@ -96,6 +98,40 @@ CHECKS: dict[str, Callable[[], str]] = {
 }
 
 
+class Failing:
+    """The checks failing in this process: a monitor probes every second or two, so a failure
+    is written when it begins (or its cause changes) and when it ends, never once per probe.
+    The beginning carries its error, so the site's one-line-per-fault filter
+    (:class:`studyapp.logs.OncePerFault`) counts it with the rest of a Redis or database fault."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.since: dict[str, tuple[str, float, int]] = {}  # name: (cause, began, probes)
+
+    def failed(self, name: str, cause: str, detail: str, error: Exception) -> None:
+        with self.lock:
+            known = self.since.get(name)
+            if known is not None and known[0] == cause:
+                self.since[name] = (cause, known[1], known[2] + 1)
+                return
+            self.since[name] = (cause, time.monotonic(), 1)
+        log.warning("healthz: %s failing: %s", name, detail, extra={"fault_error": error})
+
+    def passed(self, name: str) -> None:
+        with self.lock:
+            known = self.since.pop(name, None)
+        if known is not None:
+            log.warning(
+                "healthz: %s passing again after %.1f s (%d failed probe(s))",
+                name,
+                time.monotonic() - known[1],
+                known[2],
+            )
+
+
+FAILING = Failing()
+
+
 def run_checks() -> dict[str, tuple[bool, str]]:
     """Each check's name: (passed, its verdict as shown)."""
     results = {}
@@ -103,11 +139,14 @@ def run_checks() -> dict[str, tuple[bool, str]]:
         try:
             results[name] = (True, check())
         except NoWorker as err:
-            log.warning("healthz: %s: %s", name, err)
+            FAILING.failed(name, str(err), str(err), err)
             results[name] = (False, f"failed: {err}")
         except Exception as err:  # any failure of the service is the answer, not a 500
-            log.warning("healthz: %s failed: %s: %s", name, type(err).__name__, err)
+            first = (str(err).strip().splitlines() or [""])[0]
+            FAILING.failed(name, type(err).__name__, f"{type(err).__name__}: {first}", err)
             results[name] = (False, f"failed ({type(err).__name__})")
+        else:
+            FAILING.passed(name)
     return results
 
 

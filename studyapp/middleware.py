@@ -46,7 +46,7 @@ class RetryTransientDatabaseErrors:
         got_request_exception.connect(mark_transient, dispatch_uid="studyapp.mark_transient")
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        from studyapp.db import TRANSIENT, is_pool_timeout
+        from studyapp.db import PAGE, TRANSIENT, is_pool_timeout, working_on
         from studyapp.retry import DATABASE_PAUSES, retry
 
         def attempt() -> HttpResponse:
@@ -58,13 +58,14 @@ class RetryTransientDatabaseErrors:
 
         safe = request.method in ("GET", "HEAD")
         try:
-            return retry(
-                attempt,
-                retry_on=TRANSIENT,
-                pauses=DATABASE_PAUSES if safe else (),
-                give_up=is_pool_timeout,
-                before_retry=drop_unusable_connections,
-            )
+            with working_on(PAGE):  # the pages' share of the pool (studyapp.db.current_share)
+                return retry(
+                    attempt,
+                    retry_on=TRANSIENT,
+                    pauses=DATABASE_PAUSES if safe else (),
+                    give_up=is_pool_timeout,
+                    before_retry=drop_unusable_connections,
+                )
         except TRANSIENT as err:
             error = err
         log.warning(
@@ -148,3 +149,17 @@ class ContentSecurityPolicy:
         if self.policy and "Content-Security-Policy" not in response:
             response["Content-Security-Policy"] = self.policy
         return response
+
+
+def with_security_headers(response: HttpResponse) -> HttpResponse:
+    """The headers the middleware gives every page, for a response that bypasses it (the static
+    files daphne serves): the Content-Security-Policy and, as Django's SecurityMiddleware sends
+    it, ``X-Content-Type-Options: nosniff``."""
+    from django.conf import settings
+
+    policy = settings.CONTENT_SECURITY_POLICY
+    if policy and "Content-Security-Policy" not in response:
+        response["Content-Security-Policy"] = policy
+    if settings.SECURE_CONTENT_TYPE_NOSNIFF:
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+    return response

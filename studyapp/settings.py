@@ -114,6 +114,9 @@ if DB_POOL_SIZE < 0 or WORKER_DB_POOL_SIZE < 1 or DB_POOL_MIN < 0 or DB_POOL_TIM
 DB_SOCKET_WAIT = min(env_float("DB_SOCKET_WAIT", 2.0), DB_POOL_TIMEOUT)
 if DB_SOCKET_WAIT <= 0:
     raise ImproperlyConfigured("DB_SOCKET_WAIT must be more than 0 (seconds)")
+# Of a daphne's pool, the connections page views never hold: its sockets' reads and moves' commits
+# keep them through a burst of arrivals (studyapp.db.current_share). At most DB_POOL_SIZE - 1.
+DB_POOL_SOCKETS = min(env_int("DB_POOL_SOCKETS", 3), max(DB_POOL_SIZE - 1, 0))
 # PostgreSQL through the pool above, or with no DATABASE_URL the embedded SQLite file in VAR_DIR
 # (studyapp.stores.database).
 DATABASES = {

@@ -13,12 +13,33 @@
   // not the ws extension's default, which doubles up to 64 s. The jitter spreads a whole study's
   // pages over the first seconds after a restart; the server counts the time a socket it lost
   // was away as its own outage, not the person's (studyapp/tables/outages.py).
-  if (window.htmx) {
-    window.htmx.config.wsReconnectDelay = function (retryCount) {
-      var cap = Math.min(4000, 1000 * Math.pow(2, Math.max(0, retryCount)));
-      return cap / 2 + Math.random() * cap / 2;
-    };
+  // This script is deferred after htmx and its ws extension (templates/tables/table.html), so
+  // both are there to configure; an attempt that has not opened within CONNECT_MS (a network
+  // that swallows packets rather than refusing them) is given up and tried again on the same
+  // schedule, instead of waiting minutes for the browser's own timeout.
+  var CONNECT_MS = 5000;
+  function reconnectDelay(retryCount) {
+    var cap = Math.min(4000, 1000 * Math.pow(2, Math.max(0, retryCount)));
+    return cap / 2 + Math.random() * cap / 2;
   }
+  function createWebSocket(url) {
+    var socket = new WebSocket(url, []);
+    socket.binaryType = window.htmx.config.wsBinaryType || 'blob';
+    setTimeout(function () {
+      if (socket.readyState === WebSocket.CONNECTING) {
+        socket.close();  // closes with 1006, which the extension retries
+      }
+    }, CONNECT_MS);
+    return socket;
+  }
+  function install() {
+    if (window.htmx) {
+      window.htmx.config.wsReconnectDelay = reconnectDelay;
+      window.htmx.createWebSocket = createWebSocket;
+    }
+  }
+  install();
+  document.addEventListener('DOMContentLoaded', install);  // in case htmx came later still
   var open = false;
   var held = null;  // the move form submitted while the socket was not open
   var closed = '';  // why the server closed the socket for good, when it said so

@@ -28,6 +28,7 @@ from games import languages
 from games.agents import make_agent
 from games.llm.providers import closing, local_path, parse_spec
 from games.undercover.engine import MAX_PLAYERS, MIN_PLAYERS
+from studyapp.participants.numbers import LARGEST, NotAWholeNumber, whole_number
 from studyapp.providers import provider_config, provider_for
 
 
@@ -41,6 +42,8 @@ class Study(Protocol):
     shown_policy: str
     language: str
     dropout: str
+    agents_disclosed: bool
+    turn_deadline_seconds: int
     conditions: Any  # its conditions' manager: ``.all()``, ``.filter(name=...)``, ``.exists()``
 
 
@@ -143,20 +146,18 @@ def _twenty_questions(design: dict[str, Any], oracle_spec: str) -> dict[str, Any
 def _undercover(design: dict[str, Any]) -> dict[str, Any]:
     raw = design.get("seats")
     if raw is None:
-        players = design.get("players", 5)
-        if not isinstance(players, int) or isinstance(players, bool):
-            raise DesignError("players must be a whole number")
+        players = _whole(design.get("players", 5), "players")
+        if not MIN_PLAYERS <= players <= MAX_PLAYERS:
+            raise DesignError(f"Who is Undercover has {MIN_PLAYERS} to {MAX_PLAYERS} seats")
         raw = [{"kind": PERSON}] + [{"kind": AGENT, "spec": "offline:kb"}] * (players - 1)
     seats = _seats(raw)
     if not MIN_PLAYERS <= len(seats) <= MAX_PLAYERS:
         raise DesignError(f"Who is Undercover has {MIN_PLAYERS} to {MAX_PLAYERS} seats")
-    if "players" in design and design["players"] != len(seats):
+    if "players" in design and _whole(design["players"], "players") != len(seats):
         raise DesignError(f"players is {design['players']} but the design lists {len(seats)} seats")
     if not any(seat["kind"] == PERSON for seat in seats):
         raise DesignError("a study table needs at least one person seat")
-    wait = design.get("wait_seconds", DEFAULT_WAIT_SECONDS)
-    if not isinstance(wait, int) or isinstance(wait, bool) or not 0 <= wait <= 3600:
-        raise DesignError("wait_seconds must be a whole number of seconds from 0 to 3600")
+    wait = _whole(design.get("wait_seconds", DEFAULT_WAIT_SECONDS), "wait_seconds", 0, 3600)
     timeout = design.get("lobby_timeout", "fill")
     if timeout not in LOBBY_TIMEOUTS:
         raise DesignError("lobby_timeout must be 'fill' (agents take empty seats) or 'exit'")
@@ -206,10 +207,29 @@ def _seats(raw: Any) -> list[dict[str, Any]]:
             raise DesignError(f"seat {number}: an agent seat needs a model spec, e.g. offline:kb")
         setting = seat.get("setting") or "none"
         policy = seat.get("policy")
-        if policy is not None and (not isinstance(policy, int) or isinstance(policy, bool)):
-            raise DesignError(f"seat {number}: policy must be a policy record id or null")
+        if policy is not None:
+            policy = _whole(policy, f"seat {number}: policy (a policy record id or null)")
         seats.append({"kind": AGENT, "spec": spec, "setting": setting, "policy": policy})
     return seats
+
+
+def _whole(value: Any, name: str, minimum: int = 0, maximum: int = LARGEST) -> int:
+    try:
+        return whole_number(value, name, minimum=minimum, maximum=maximum)
+    except NotAWholeNumber as err:
+        raise DesignError(str(err)) from None
+
+
+def deadline_problems(study: Study) -> list[str]:
+    """A blinded study with no turn deadline: a countdown is what every seat shows there, so
+    with none a person could hold a table forever, and agents' think time would be all that
+    paced it."""
+    if not study.agents_disclosed and not study.turn_deadline_seconds:
+        return [
+            "a blinded study (agents_disclosed = false) needs a turn deadline above 0 seconds: "
+            "every table's turns are timed there, whoever sits at the other seats"
+        ]
+    return []
 
 
 def person_seats(design: dict[str, Any]) -> list[int]:

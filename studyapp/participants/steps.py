@@ -23,7 +23,7 @@ from games.twenty_questions import rules as twenty_questions_rules
 from games.undercover import rules as undercover_rules
 from studyapp.participants import assignment, design, identity, questionnaire
 from studyapp.participants.models import Participant, Study
-from studyapp.tables.models import SKIP_SPEC, Seat
+from studyapp.tables.models import SKIP_SPEC, Seat, Turn
 
 # The comprehension check a study gets when staff wrote none: the one rule people most often miss,
 # from the game package (games/<game>/rules.py), where the rules text people read comes from too.
@@ -246,6 +246,7 @@ def debrief_agents(participant: Participant) -> dict[str, Any] | None:
     )
     if not specs:
         return None
+    specs = agents_who_moved(table_ids, specs)
     study = participant.study
     return {
         "text": study.about_agents_text.strip(),
@@ -255,6 +256,27 @@ def debrief_agents(participant: Participant) -> dict[str, Any] | None:
             spec.partition(":")[2] for spec in specs if not spec.startswith("offline:")
         ),
     }
+
+
+def agents_who_moved(table_ids: Any, seated: set[str]) -> set[str]:
+    """The agents that made moves at these tables, as each move credits them: a model that
+    failed and whose move an offline agent made instead (``usage["stand_in"]``) did not play it,
+    and a move the table made for a model that could not move (its ``error``, no stand-in) is
+    nobody's. Seated agents that never had a turn (a game over first) are named as seated."""
+    moved: set[str] = set()
+    agent_turns = 0
+    for actor, usage in (
+        Turn.objects.filter(table_id__in=table_ids)
+        .exclude(actor__in=("", "person"))
+        .values_list("actor", "usage")
+    ):
+        agent_turns += 1
+        usage = usage if isinstance(usage, dict) else {}
+        if usage.get("stand_in"):
+            moved.add(str(usage["stand_in"]))
+        elif not usage.get("error"):
+            moved.add(actor)
+    return moved if agent_turns else seated
 
 
 def show_debrief_agents(participant: Participant, page: str) -> dict[str, Any] | None:

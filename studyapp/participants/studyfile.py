@@ -25,10 +25,11 @@ from typing import Any
 
 import tomli_w
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import models, transaction
 
 from studyapp.participants.models import Condition, Participant, Study
 from studyapp.participants.models.validation import parse_amount
+from studyapp.participants.numbers import LARGEST, NotAWholeNumber, whole_number
 
 SCALAR_FIELDS = [
     "slug",
@@ -177,10 +178,37 @@ def loads(text: str) -> dict[str, Any]:
     conditions = data.get("conditions", [])
     if not isinstance(conditions, list) or not all(isinstance(c, dict) for c in conditions):
         raise StudyFileError("conditions must be a list of tables ([[conditions]])")
+    try:
+        _whole_numbers(data, conditions)
+    except NotAWholeNumber as err:
+        raise StudyFileError(str(err)) from None
     names = [c.get("name") for c in conditions]
     if any(not name for name in names) or len(set(names)) != len(names):
         raise StudyFileError("every condition needs a name of its own")
     return data
+
+
+def _whole_numbers(data: dict[str, Any], conditions: list[dict[str, Any]]) -> None:
+    """The file's whole-number fields (the study's integer fields, each condition's quotas and
+    position) read as ints, or :class:`NotAWholeNumber` naming the first that is not one; the
+    design's own (players, wait_seconds, a seat's policy) are read by the design."""
+    for field in SCALAR_FIELDS:
+        model_field = Study._meta.get_field(field)
+        if data.get(field) is None or not isinstance(model_field, models.IntegerField):
+            continue
+        kind = model_field.get_internal_type()  # PositiveSmallIntegerField, IntegerField, ...
+        positive, small = kind.startswith("Positive"), "Small" in kind
+        data[field] = whole_number(
+            data[field],
+            field,
+            minimum=0 if positive else -LARGEST - 1,
+            maximum=2**15 - 1 if small else LARGEST,
+        )
+    for condition in conditions:
+        for field in ("quota", "group_quota", "position"):
+            if condition.get(field) is not None:
+                where = f"condition {condition.get('name')}: {field}"
+                condition[field] = whole_number(condition[field], where)
 
 
 def has_data(study: Study) -> bool:

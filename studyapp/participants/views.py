@@ -44,8 +44,11 @@ def taking_part_elsewhere(request: HttpRequest, study: Study) -> HttpResponse:
     return render(request, "participants/elsewhere.html", {"study": study}, status=409)
 
 
-def too_many_starts(request: HttpRequest) -> HttpResponse:
-    return render(request, "429.html", status=429)
+def too_many_starts(request: HttpRequest, study: Study) -> HttpResponse:
+    """More new starts from this address than the limit: the study's page, in its language."""
+    response = render(request, "participants/too_many_starts.html", {"study": study}, status=429)
+    response["Retry-After"] = "60"
+    return response
 
 
 def too_many_posts(participant: Participant) -> bool:
@@ -167,7 +170,7 @@ def _study_link(request: HttpRequest, study: Study) -> HttpResponse:
         return study_full(request, study)
     if request.method == "POST":
         if returning is None and not pilot and ratelimit.over_limit(request):
-            return too_many_starts(request)
+            return too_many_starts(request, study)
         try:
             participant = identity.start(request.session, study, ids, pilot=pilot, resume=resume)
         except identity.AlreadyTakingPart:

@@ -10,6 +10,10 @@ connection is taken from the pool:
   checkout (Django's ``CONN_HEALTH_CHECKS`` with the pool; settings turn that off here). A
   connection the server ended (a restart) is thrown away and another taken, as before.
 
+- page views and socket reads wait for a place in their share of the pool first
+  (:func:`studyapp.db.current_share`), so a burst of pages never takes the connections a move
+  needs.
+
 Settings name this backend (``ENGINE``) only when the pool is on; everything else is Django's."""
 
 from __future__ import annotations
@@ -18,20 +22,36 @@ from typing import Any
 
 from django.db.backends.postgresql import base
 
-from studyapp.db import current_pool_wait, usable
+from studyapp.db import Share, current_pool_wait, current_share, usable
 
 
 class CheckedPool:
     """The process's pool as one thread sees it: ``getconn`` waits at most ``timeout`` (None: the
-    pool's own) and hands out only a :func:`~studyapp.db.usable` connection; every other
+    pool's own), first for a place in its kind of work's share of the pool
+    (:func:`studyapp.db.current_share`: page views and socket reads leave the last connections
+    to moves), and hands out only a :func:`~studyapp.db.usable` connection; every other
     attribute is the pool's own."""
 
-    def __init__(self, pool: Any, timeout: float | None) -> None:
+    def __init__(self, pool: Any, timeout: float | None, wrapper: DatabaseWrapper) -> None:
         self._pool = pool
         self._timeout = timeout
+        self._wrapper = wrapper
 
     def getconn(self, timeout: float | None = None) -> Any:
         wait = self._timeout if timeout is None else timeout
+        share = current_share()
+        if share is not None:
+            share.take(self._pool.timeout if wait is None else wait)
+        try:
+            conn = self._checked(wait)
+        except BaseException:
+            if share is not None:
+                share.give_back()
+            raise
+        self._wrapper.share = share  # given back with the connection (DatabaseWrapper._close)
+        return conn
+
+    def _checked(self, wait: float | None) -> Any:
         attempt = 0
         while True:
             conn = self._pool.getconn(timeout=wait)
@@ -47,7 +67,17 @@ class CheckedPool:
 
 
 class DatabaseWrapper(base.DatabaseWrapper):
+    share: Share | None = None  # the share of the pool the connection it holds counts against
+
     @property
     def pool(self) -> Any:
         pool = super().pool
-        return None if pool is None else CheckedPool(pool, current_pool_wait())
+        return None if pool is None else CheckedPool(pool, current_pool_wait(), self)
+
+    def _close(self) -> None:
+        try:
+            super()._close()
+        finally:
+            share, self.share = self.share, None
+            if share is not None:
+                share.give_back()

@@ -12,7 +12,15 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 from django.db import connections
 
-from studyapp.db import TRANSIENT, is_pool_timeout, pool_wait, returning_connections
+from studyapp.db import (
+    MOVE,
+    READ,
+    TRANSIENT,
+    is_pool_timeout,
+    pool_wait,
+    returning_connections,
+    working_on,
+)
 from studyapp.retry import retry_async
 
 
@@ -23,13 +31,14 @@ def db_call(func: Any) -> Any:
     return database_sync_to_async(returning_connections(func), thread_sensitive=not parallel)
 
 
-def briefly(func: Any) -> Any:
+def briefly(func: Any, kind: str) -> Any:
     """``func`` waiting at most ``DB_SOCKET_WAIT`` for a pooled connection (studyapp.db.pool_wait),
-    not the pool's ``DB_POOL_TIMEOUT``."""
+    not the pool's ``DB_POOL_TIMEOUT``, out of ``kind``'s share of the pool (a read's leaves the
+    last connection to moves, and pages never hold the sockets' share: studyapp.db.working_on)."""
 
     @functools.wraps(func)
     def waiting_briefly(*args: Any, **kwargs: Any) -> Any:
-        with pool_wait(settings.DB_SOCKET_WAIT):
+        with pool_wait(settings.DB_SOCKET_WAIT), working_on(kind):
             return func(*args, **kwargs)
 
     return waiting_briefly
@@ -43,7 +52,7 @@ def db_read(func: Any) -> Any:
     each of the database pauses (:mod:`studyapp.retry`). So a database that is away costs a
     socket a few seconds before its person is told, not the pool's full wait per read. Not for a
     move: a move whose commit failed may have been written (:func:`db_move`)."""
-    call = db_call(briefly(func))
+    call = db_call(briefly(func, READ))
 
     async def retrying(*args: Any, **kwargs: Any) -> Any:
         return await retry_async(lambda: call(*args, **kwargs), retry_on=TRANSIENT)
@@ -55,7 +64,7 @@ def db_move(func: Any) -> Any:
     """:func:`db_call` for a move: the same short wait for a pooled connection, and a wait that
     ends is tried again like a read (the move never reached the database); any other database
     error is the caller's to look into (:meth:`TableConsumer.move_failed`)."""
-    call = db_call(briefly(func))
+    call = db_call(briefly(func, MOVE))
 
     async def retrying(*args: Any, **kwargs: Any) -> Any:
         return await retry_async(

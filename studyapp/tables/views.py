@@ -13,6 +13,7 @@ from django.views.decorators.http import require_POST
 
 from games.base import IllegalMove
 from studyapp import ratelimit
+from studyapp.db import MOVE, working_on
 from studyapp.tables import lobby, services
 from studyapp.tables.hooks import hooks
 from studyapp.tables.models import Seat, Table
@@ -88,17 +89,27 @@ def table_page(request: HttpRequest, table_id: int) -> HttpResponse:
 @require_POST
 def leave(request: HttpRequest, table_id: int) -> HttpResponse:
     """Leave a lobby before the game starts: the place is freed for someone else. A study's table
-    sends the person back to their study (its Continue address), not to the open games."""
-    table = get_object_or_404(Table, pk=table_id)
-    seat = seat_of(request, table)
-    if seat is not None and not lobby.leave(seat):
+    sends the person back to their study (its Continue address), not to the open games. A
+    browser with no seat there goes to the open games whether the table exists or not: walking
+    table ids must not name their studies."""
+    table = Table.objects.filter(pk=table_id).first()
+    seat = seat_of(request, table) if table is not None else None
+    if seat is None:
+        return redirect("tables:home")
+    if not lobby.leave(seat):
         return redirect("tables:table", table.pk)  # the game has started meanwhile
     return redirect(table.opts.return_url or "tables:home")
 
 
 @require_POST
 def move(request: HttpRequest, table_id: int) -> HttpResponse:
-    """The no-JavaScript path of the move form (the socket is the usual one)."""
+    """The no-JavaScript path of the move form (the socket is the usual one), a move's commit
+    like a socket's: not limited to the pages' share of the pool (studyapp.db.working_on)."""
+    with working_on(MOVE):
+        return _move(request, table_id)
+
+
+def _move(request: HttpRequest, table_id: int) -> HttpResponse:
     table = get_object_or_404(Table, pk=table_id)
     seat = seat_of(request, table)
     if seat is None:

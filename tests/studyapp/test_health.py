@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -116,3 +117,24 @@ def test_a_database_out_of_reach_answers_503_naming_it():
     assert body["failed"] == ["database"]
     assert body["checks"]["database"].startswith("failed")
     assert "secret-word" not in text and "127.0.0.1" not in text
+
+
+def test_a_failing_check_is_written_once_when_it_begins_and_once_when_it_ends(settings, caplog):
+    from studyapp import health
+
+    health.FAILING.since.clear()
+    caplog.set_level("WARNING", logger="studyapp.health")
+    settings.REDIS_URL = settings.CELERY_BROKER_URL = CLOSED
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    for _ in range(5):  # a monitor probing through the fault
+        assert get(Client())[0].status_code == 503
+    began = [r.getMessage() for r in caplog.records if " failing: " in r.getMessage()]
+    names = sorted(re.search(r"healthz: (\w+) failing", m)[1] for m in began)
+    assert names in (["celery", "redis"], ["celery", "redis", "steps"]), began
+    caplog.clear()
+    settings.REDIS_URL = ""
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    assert get(Client())[0].status_code == 200
+    ended = [r.getMessage() for r in caplog.records]
+    assert sorted(message.split()[1] for message in ended) == names, ended
+    assert all("passing again after" in m and "(5 failed probe(s))" in m for m in ended), ended

@@ -12,10 +12,12 @@ import re
 from pathlib import Path
 
 import pytest
+from channels.testing import HttpCommunicator
 from django.contrib.auth import get_user_model
 from django.test import Client
 
 from studyapp import proxy
+from studyapp.asgi import application
 from studyapp.proxy import ForwardedFor, parse_networks
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -125,6 +127,20 @@ def test_every_page_has_a_content_security_policy(db, settings) -> None:
         policy = response["Content-Security-Policy"]
         assert "script-src 'self'" in policy and "style-src 'self'" in policy, path
         assert "unsafe-inline" not in policy and "unsafe-eval" not in policy
+
+
+async def test_static_files_carry_the_policy_too() -> None:
+    """daphne serves /static/ outside the middleware (studyapp.asgi.StaticFiles): the same
+    policy, and nosniff, on a script, a stylesheet and a missing file's 404."""
+    for path in ("/static/js/table.js", "/static/css/site.css", "/static/js/no-such.js"):
+        served = HttpCommunicator(application, "GET", path, headers=[(b"host", b"localhost")])
+        await served.send_input({"type": "http.request", "body": b""})
+        answer = await served.receive_output(5)  # the response's start: status and headers
+        await served.wait(5)
+        headers = {k.decode().lower(): v.decode() for k, v in answer["headers"]}
+        assert answer["status"] in (200, 404), (path, answer["status"])
+        assert "script-src 'self'" in headers.get("content-security-policy", ""), path
+        assert headers.get("x-content-type-options") == "nosniff", path
 
 
 INLINE = re.compile(r"<script(?![^>]*\bsrc=)[^>]*>|<style\b|\sstyle=\"|\son[a-z]+=\"", re.I)

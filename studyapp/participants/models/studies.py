@@ -250,6 +250,8 @@ class Study(StudyRecruitment):
         elif self.language != "en":
             for problem in design.language_problems(self):
                 errors.setdefault("language", []).append(problem)
+        for problem in design.deadline_problems(self):
+            errors.setdefault("turn_deadline_seconds", []).append(problem)
         problem = think_seconds_problem(self.agent_think_seconds)
         if problem:
             errors.setdefault("agent_think_seconds", []).append(problem)

@@ -129,3 +129,48 @@ def test_the_offline_oracle_is_refused_for_a_study_in_another_language(german):
         german.full_clean()
     german.dropout = "end"
     german.full_clean()
+
+
+def test_the_start_limits_page_is_in_the_studys_language(german, alice, settings):
+    settings.PARTICIPANT_RATE_BURST = 0  # the first start from this address is one too many
+    link = reverse("participants:study_link", args=[german.slug])
+    alice.get(link)
+    response = alice.post(link)
+    assert response.status_code == 429 and response["Retry-After"] == "60"
+    refused = text(response)
+    assert 'lang="de"' in refused and "Zu viele neue Starts aus Ihrem Netzwerk" in refused
+    assert "Bitte warten Sie eine Minute" in refused and "Too many" not in refused
+
+
+def test_the_german_debrief_names_the_stand_in_that_played_not_the_model_that_failed(german, alice):
+    from django.template.loader import render_to_string
+    from django.utils.translation import override
+
+    from games import get_engine
+    from studyapp.participants.models import Round
+    from studyapp.participants.steps import debrief_agents
+    from studyapp.tables.models import Seat, Table, Turn
+
+    participant = arrive(alice, german)
+    config = get_engine("undercover").new_config(1, players=4)
+    table = Table.objects.create(game="undercover", status="finished", config=config)
+    Seat.objects.create(table=table, index=0, kind="human", session_key="k")
+    for index in (1, 2, 3):
+        Seat.objects.create(table=table, index=index, kind="agent", agent_spec="openai:broken-llm")
+        Turn.objects.create(  # the model failed every call: the offline agent's clue stood in
+            table=table,
+            seq=index,
+            seat=index,
+            event={"type": "clue", "seat": index, "text": "Etwas, das man kennt."},
+            actor="openai:broken-llm",
+            usage={"error": "APIStatusError: 500", "stand_in": "offline:kb"},
+        )
+    Round.objects.create(participant=participant, number=1, table=table)
+    block = debrief_agents(participant)
+    assert block["offline"] is True and block["models"] == []
+    with override("de"):
+        html = " ".join(
+            render_to_string("participants/_debrief_agents.html", {"debrief_agents": block}).split()
+        )
+    assert "broken-llm" not in html and "das KI-Sprachmodell" not in html
+    assert "Regel" in html  # the rule-based programs, in German

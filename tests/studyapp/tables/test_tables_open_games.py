@@ -97,6 +97,22 @@ def test_leaving_a_study_lobby_goes_back_to_the_study_not_to_the_open_games() ->
     assert response["Location"] == reverse("tables:home")
 
 
+def test_leaving_a_table_without_a_seat_there_names_no_study() -> None:
+    seated, stranger = Client(), Client()
+    seated.get("/")
+    seated.session.save()
+    person = {"kind": "human", "session_key": seated.session.session_key}
+    agent = {"kind": "agent", "agent_spec": "offline:kb"}
+    seats = [person, {"kind": "human"}, agent, agent, agent]
+    back = "/s/secret-study/continue/"
+    table = services.create_table("undercover", None, seats, lobby=True, return_url=back)
+    for table_id in (table.pk, table.pk + 1000):  # a table with no seat of theirs, and none
+        response = stranger.post(reverse("tables:leave", args=[table_id]))
+        assert response.status_code == 302
+        assert response["Location"] == reverse("tables:home")
+    assert Seat.objects.get(table=table, index=0).session_key  # nobody was moved
+
+
 def test_a_lone_visitor_who_walks_away_ends_their_game_instead_of_an_agent_playing_it() -> None:
     from studyapp.tables import lobby
 
