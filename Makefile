@@ -75,6 +75,8 @@ run: install
 # var/staff-password (mode 600), never to the output or the logs. A restart migrates and seeds
 # nothing: deploy/prepared.py finds the database as var/prepared says the last start left it
 # (one query, no Django); otherwise manage.py prepare_site migrates and seeds what is missing.
+# deploy/connections.py sizes daphne's pool to what PostgreSQL can serve beside the other
+# processes, or stops with the reason (docs/production.md, "The connection budget").
 WEB ?= 2
 WORKERS ?= 1
 STEPS ?= 1
@@ -90,7 +92,8 @@ production: install
 	@echo "Open http://$(HOST):$(PORT)/ ($(WEB) daphne processes on ports $(PORT) and up, $(STEPS) steps executor(s), $(WORKERS) worker(s), beat)"
 	@echo "Processes: VAR_DIR=$(VAR_DIR) $(BIN)/supervisorctl -c deploy/supervisord.conf status"
 	@echo "Health: curl -fsS http://$(HOST):$(PORT)/healthz (200 once the database, Redis and a worker answer)"
-	@DEBUG=false HOST=$(HOST) PORT=$(PORT) WEB=$(WEB) STEPS=$(STEPS) WORKERS=$(WORKERS) VAR_DIR=$(VAR_DIR) \
+	@pool="$$(WEB=$(WEB) STEPS=$(STEPS) WORKERS=$(WORKERS) $(BIN)/python deploy/connections.py)" || exit 2; \
+	DB_POOL_SIZE=$$pool DEBUG=false HOST=$(HOST) PORT=$(PORT) WEB=$(WEB) STEPS=$(STEPS) WORKERS=$(WORKERS) VAR_DIR=$(VAR_DIR) \
 	  flock -n -E 75 $(VAR_DIR)/production.lock $(BIN)/supervisord -n -c deploy/supervisord.conf; \
 	  status=$$?; [ $$status != 75 ] || echo "make production is already running for $(VAR_DIR): stop it first"; exit $$status
 
