@@ -64,11 +64,11 @@ def test_the_defaults_are_the_settings_and_the_process_managers_defaults() -> No
     concurrency = re.search(r"\$\{WORKER_CONCURRENCY:-(\d+)\}", supervisord)
     assert concurrency and int(concurrency.group(1)) == connections.DEFAULTS["WORKER_CONCURRENCY"]
     if "DB_POOL_SIZE" not in os.environ:
-        assert settings.DB_POOL_SIZE == connections.DEFAULTS["DB_POOL_SIZE"]
+        assert connections.DEFAULTS["DB_POOL_SIZE"] == settings.DB_POOL_SIZE
     if "STEPS_DB_THREADS" not in os.environ:
-        assert settings.STEPS_DB_THREADS == connections.DEFAULTS["STEPS_DB_THREADS"]
+        assert connections.DEFAULTS["STEPS_DB_THREADS"] == settings.STEPS_DB_THREADS
     if "WORKER_DB_POOL_SIZE" not in os.environ:
-        assert settings.WORKER_DB_POOL_SIZE == connections.DEFAULTS["WORKER_DB_POOL_SIZE"]
+        assert connections.DEFAULTS["WORKER_DB_POOL_SIZE"] == settings.WORKER_DB_POOL_SIZE
 
 
 def test_a_site_that_fits_keeps_its_pool(limited_role: str) -> None:
