@@ -20,8 +20,6 @@ WARNING, the study's admin page and the live monitor, and ``/healthz`` for a sta
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 from decimal import Decimal
 from typing import Any
@@ -38,8 +36,8 @@ log = logging.getLogger(__name__)
 
 OPEN = (Table.Status.LOBBY, Table.Status.PLAYING, Table.Status.PAUSED)  # not yet over
 
-# How long a design's expected cost per table is kept (it is a simulation, or a measurement that
-# moves slowly as tables finish).
+# How long a design's expected cost per table is kept (keyed on what it depends on, the study
+# and its count of finished tables: spend_plan.plan_inputs).
 TABLE_COST_SECONDS = 300
 # The offline agent that stands in for a model past the budget, by game and role.
 STAND_INS = {
@@ -51,13 +49,7 @@ STAND_INS = {
 
 def table_cost(study: Study) -> dict[str, Decimal | None]:
     """What one more table is expected to cost, per priced model (kept a while in the cache)."""
-    key = hashlib.sha256(
-        json.dumps(
-            [study.pk, study.version, study.design, study.model_prices, study.currency],
-            sort_keys=True,
-            default=str,
-        ).encode()
-    ).hexdigest()[:32]
+    key = spend_plan.plan_inputs(study)
     found = cache.get(f"budget-table-cost:{key}")
     if found is None:
         found = {

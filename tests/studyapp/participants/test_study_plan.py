@@ -10,6 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from launch_helpers import MODEL, undercover_study
 
+from studyapp.participants import spend_plan
 from studyapp.tables.models import Table, Turn
 from tests.fakes.prolific_server import FakeProlific
 
@@ -85,6 +86,31 @@ def test_a_twenty_questions_plan_takes_every_game_to_its_question_cap(settings, 
     report = plan(study.slug, "--places", "3")
     assert report["games"] == 6  # one person a table, two rounds
     assert report["models"][MODEL]["calls"] == 6 * 20  # each question one oracle call
+
+
+def finish_tables(study, count: int = 3) -> None:
+    """``count`` finished tables of the study, each of ten model calls of 500 and 20 tokens."""
+    for _ in range(count):
+        table = Table.objects.create(
+            game="undercover", config={}, options={"study": study.slug}, status="finished"
+        )
+        for seq in range(10):
+            Turn.objects.create(
+                table=table, seq=seq, seat=1, event={"type": "clue"}, actor=MODEL,
+                usage={"calls": 1, "input_tokens": 500, "output_tokens": 20},
+            )  # fmt: skip
+
+
+def test_the_shown_plan_is_fresh_once_a_table_finishes_or_the_study_changes(settings):
+    settings.PROLIFIC_API_TOKEN = ""
+    study = undercover_study(places=5)
+    assert spend_plan.shown_plan(study)["source"].startswith("estimated")
+    finish_tables(study)
+    shown = spend_plan.shown_plan(study)
+    assert shown["source"].startswith("measured") and shown["models"][MODEL]["calls"] == 100
+    study.rounds = 1
+    study.save()
+    assert spend_plan.shown_plan(study)["models"][MODEL]["calls"] == 50
 
 
 def test_the_plan_takes_the_study_own_tables_once_it_has_some(settings):
