@@ -129,3 +129,17 @@ def test_the_plan_takes_the_study_own_tables_once_it_has_some(settings):
     assert report["source"].startswith("measured")
     assert report["models"][MODEL] == {**report["models"][MODEL], "calls": 100,
         "input_tokens": 50_000, "output_tokens": 2_000}  # fmt: skip
+
+
+def test_study_spend_shows_the_plan_for_the_study_places_beside_the_spend(settings):
+    settings.PROLIFIC_API_TOKEN = ""
+    study = undercover_study(places=5)
+    finish_tables(study)
+    out = io.StringIO()
+    call_command("study", "spend", study.slug, "--json", stdout=out)
+    report = json.loads(out.getvalue())
+    assert report["plan"] == plan(study.slug, "--places", "5")
+    out = io.StringIO()
+    call_command("study", "spend", study.slug, stdout=out)
+    assert "spent so far: 30 calls" in out.getvalue()
+    assert f"plan of {study.slug} for 5 place(s)" in out.getvalue()

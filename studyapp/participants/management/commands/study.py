@@ -1,6 +1,6 @@
 """``manage.py study export SLUG > study.toml``, ``manage.py study apply study.toml`` and
-``manage.py study spend SLUG [--json]`` (the spend so far, beside the budget:
-studyapp.participants.budget) and ``manage.py study plan SLUG --places N [--json]`` (the spend plan:
+``manage.py study spend SLUG [--json]`` (the spend so far, beside the budget and the plan for
+the study's places: studyapp.participants.budget, spend_plan.shown_plan) and ``manage.py study plan SLUG --places N [--json]`` (the spend plan:
 studyapp.participants.spend_plan; Prolific's cost calculator is asked when PROLIFIC_API_TOKEN is
 set)."""
 
@@ -118,7 +118,14 @@ class Command(BaseCommand):
         if study is None:
             raise CommandError(f"no study {slug!r}")
         report = budget.status(study)
+        report["plan"] = spend_plan.shown_plan(study)  # None: the study has no places
         if as_json:
             self.stdout.write(json.dumps(report, indent=2))
             return
         self.stdout.write(budget.text(report))
+        if report["plan"] is None:
+            self.stdout.write(
+                "no plan beside it: the study has no places (set places, or draft it on Prolific)"
+            )
+        else:
+            self.stdout.write(spend_plan.text(report["plan"]))
