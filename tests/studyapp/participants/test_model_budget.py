@@ -7,13 +7,18 @@ admin's actions draft, check and publish the Prolific study."""
 
 from __future__ import annotations
 
+import io
 import json
 import logging
+import tempfile
 from decimal import Decimal
+from pathlib import Path
 
 import pandas as pd
 import pytest
+from django.core.management import call_command
 from django.urls import reverse
+from django.utils import timezone
 from launch_helpers import MODEL, undercover_study
 from test_study_designs import admin_post
 from test_study_files import apply_text
@@ -155,6 +160,48 @@ def study_file(extra: str, spec: str = "offline:kb") -> str:
         + extra
         + f'[design]\nseats = [{{kind = "person"}}, {agent}, {agent}, {agent}]\n'
     )
+
+
+def test_raising_the_budget_reopens_the_study_everywhere(staff):
+    apply_text(study_file('model_budget = "0.03"\n'))
+    reached = timezone.now()
+    Study.objects.filter(slug="budgeted").update(budget_reached_at=reached)
+    out = apply_text(study_file('model_budget = "1.00"\n'))
+    assert "raising the budget reopens the study" in out
+    study = Study.objects.get(slug="budgeted")
+    assert study.budget_reached_at is None
+    assert "model_budget:budgeted" not in budget.staff_notes()
+    spent = io.StringIO()
+    call_command("study", "spend", "budgeted", stdout=spent)
+    assert "was reached" not in spent.getvalue()
+    Study.objects.filter(slug="budgeted").update(budget_reached_at=reached)
+    study.refresh_from_db()
+    study.model_prices = {"openai:gpt-4o-mini": ["0.15", "0.60"]}
+    study.save(update_fields=["model_prices"])
+    assert Study.objects.get(slug="budgeted").budget_reached_at is None  # new prices: afresh
+    Study.objects.filter(slug="budgeted").update(budget_reached_at=reached)
+    study.refresh_from_db()
+    study.title = "Renamed"
+    study.save()
+    assert Study.objects.get(slug="budgeted").budget_reached_at == reached  # nothing of the budget
+
+
+def test_applying_a_change_to_a_drafted_study_says_to_check_prolific():
+    apply_text(study_file(""))
+    Study.objects.filter(slug="budgeted").update(prolific_study="p-123")
+    path = tmp_file(study_file("").replace('"Budgeted"', '"Budgeted again"'))
+    out, err = io.StringIO(), io.StringIO()
+    call_command("study", "apply", str(path), stdout=out, stderr=err)
+    assert "p-123" in err.getvalue() and "manage.py prolific check budgeted" in err.getvalue()
+    err = io.StringIO()
+    call_command("study", "apply", str(path), stdout=out, stderr=err)
+    assert "prolific check" not in err.getvalue()  # nothing changed: nothing to check
+
+
+def tmp_file(text: str) -> Path:
+    path = Path(tempfile.mkdtemp()) / "study.toml"
+    path.write_text(text)
+    return path
 
 
 def test_staff_see_a_reached_budget_on_healthz_and_others_do_not(staff, client):
