@@ -74,18 +74,26 @@ def in_play(study: Study) -> int:
     )
 
 
-def reached(study: Study, spent: spend.StudySpend | None = None) -> bool:
-    """Whether the next table with the study's models could pass its model budget: the spend so
-    far, a table's worth for each table still in play, and one for the next."""
-    if study.model_budget is None:
-        return False
-    spent = spent or spend.of_study(study)
+def projected(study: Study, spent: spend.StudySpend) -> Decimal | None:
+    """The spend so far, a table's worth for each table still in play, and one for the next
+    (None: some of it cannot be priced)."""
     so_far = spent.cost
     ahead = table_cost(study)
     if so_far is None or None in ahead.values():
-        return True  # spend that cannot be priced cannot be held under a cap
+        return None
     per_table = sum(ahead.values(), Decimal(0))  # type: ignore[arg-type]
-    return so_far + per_table * (in_play(study) + 1) > Decimal(str(study.model_budget))
+    return so_far + per_table * (in_play(study) + 1)
+
+
+def reached(study: Study, spent: spend.StudySpend | None = None) -> bool:
+    """Whether the next table with the study's models could pass its model budget
+    (:func:`projected`)."""
+    if study.model_budget is None:
+        return False
+    ahead = projected(study, spent or spend.of_study(study))
+    if ahead is None:
+        return True  # spend that cannot be priced cannot be held under a cap
+    return ahead > Decimal(str(study.model_budget))
 
 
 def tell_once(study: Study, spent: spend.StudySpend) -> None:
@@ -95,11 +103,13 @@ def tell_once(study: Study, spent: spend.StudySpend) -> None:
         budget_reached_at=now
     ):
         study.budget_reached_at = now
+        ahead = projected(study, spent)
         log.warning(
-            "study %s reached its model budget: %s of %s %s spent, and its next table could "
-            "pass it; %s",
+            "study %s: the next table could pass its model budget: %s spent, %s projected with "
+            "tables in play, of %s %s; %s",
             study.slug,
-            spent.cost,
+            "an unknown amount" if spent.cost is None else spent.cost,
+            "an unknown amount" if ahead is None else ahead.quantize(Decimal("0.0001")),
             study.model_budget,
             study.currency,
             "nobody new starts (the study shows as full) and those in it play with the stand-in"

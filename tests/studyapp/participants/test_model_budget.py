@@ -77,8 +77,11 @@ def test_past_the_budget_a_new_table_seats_the_stand_in_and_staff_are_told_once(
     assert options[table_study.BUDGET_STAND_IN] == {
         "1": MODEL, "2": MODEL, "3": MODEL, "4": MODEL, "replacement": MODEL}  # fmt: skip
     budget.seats_within(study, seats, {})
-    told = [r for r in caplog.records if "reached its model budget" in r.getMessage()]
+    told = [
+        r.getMessage() for r in caplog.records if "could pass its model budget" in r.getMessage()
+    ]
     assert len(told) == 1
+    assert "0.4000 spent, " in told[0] and "projected with tables in play, of 0.40 USD" in told[0]
     study.refresh_from_db()
     assert study.budget_reached_at is not None
     assert f"model_budget:{study.slug}" in budget.staff_notes()
