@@ -21,6 +21,7 @@ WARNING, the study's admin page and the live monitor, and ``/healthz`` for a sta
 from __future__ import annotations
 
 import logging
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -201,7 +202,8 @@ def text(report: dict[str, Any]) -> str:
     if report["model_budget"] is not None:
         lines.append(f"model budget: {report['model_budget']} {cur}, left {report['left']}")
     if report["reached_at"]:
-        lines.append(f"the budget was reached at {report['reached_at']}")
+        at = datetime.fromisoformat(report["reached_at"]).astimezone(UTC)
+        lines.append(f"the budget was reached at {at:%Y-%m-%d %H:%M} UTC")
     return "\n".join(lines)
 
 
@@ -228,4 +230,9 @@ def page_context(study: Study) -> dict[str, Any]:
         if spec in planned:
             row.update(planned_calls=planned[spec]["calls"], planned_cost=planned[spec]["cost"])
         rows.append((spec, row))
-    return {"spend": report, "plan": plan, "spend_rows": rows}
+    return {
+        "spend": report,
+        "plan": plan,
+        "spend_rows": rows,
+        "reached_at": study.budget_reached_at,  # a time, shown as the page shows its others
+    }

@@ -11,6 +11,7 @@ import io
 import json
 import logging
 import tempfile
+from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 
@@ -116,6 +117,10 @@ def test_the_study_page_shows_the_spend_beside_the_plan(staff):
     assert "0.2400" in page and "Planned calls" in page and "budget 5.00" in page
     monitor = staff.get(reverse("dashboard:tables") + f"?study={study.slug}").content.decode()
     assert 'id="spend-by-model"' in monitor and "0.2400" in monitor
+    reached = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
+    Study.objects.filter(pk=study.pk).update(budget_reached_at=reached)
+    monitor = staff.get(reverse("dashboard:tables") + f"?study={study.slug}").content.decode()
+    assert "reached at <time datetime=" in monitor and ">2026-03-04 05:06</time>" in monitor
 
 
 @pytest.mark.parametrize("value", ['"1e3"', '"-1"', '"0.001"', '"inf"', "12.5"])
