@@ -60,7 +60,7 @@ def test_the_plan_asks_prolific_cost_calculator_when_a_token_is_set(settings):
         report = plan(study.slug, "--places", "10")
     assert report["prolific"]["total"] == "63.90"  # 450 cents × 10 × 1.42
     assert "calculator" in report["prolific"]["source"]
-    assert server.requests[-1][1].endswith("/study-cost-calculator/")
+    assert [path for _, path, _ in server.requests] == ["/api/v1/study-cost-calculator/"]  # once
     assert server.requests[-1][2] == {"reward": 450, "total_available_places": 10}
 
 
