@@ -109,6 +109,24 @@ def test_a_study_that_shows_as_full_takes_nobody_new_once_its_budget_is_reached(
     assert assignment.is_full(study)
 
 
+@pytest.mark.parametrize(
+    ("language", "closed", "taken"),
+    [
+        ("en", "closed to new participants for now", "has been taken"),
+        ("de", "nimmt vorerst keine neuen Teilnehmenden auf", "sind vergeben"),
+    ],
+)
+def test_a_study_closed_by_its_budget_says_closed_for_now_not_taken(
+    client, language, closed, taken
+):
+    study = undercover_study(
+        model_prices=PRICES, model_budget="0.50", over_budget="full", language=language
+    )
+    played(study, 20, 1000)
+    page = client.get(reverse("participants:study_link", args=[study.slug])).content.decode()
+    assert 'id="study-full"' in page and closed in page and taken not in page
+
+
 def test_the_study_page_shows_the_spend_beside_the_plan(staff):
     study = undercover_study(model_prices=PRICES, model_budget="5.00", places=4)
     played(study, 12, 1000)
