@@ -27,7 +27,9 @@ from test_study_files import apply_text
 from studyapp.dashboard.exporting import export_study
 from studyapp.participants import assignment, budget, spend, study_tables, table_study
 from studyapp.participants import design as designs
+from studyapp.participants.management.commands.pilot import pilot_report
 from studyapp.participants.models import Study
+from studyapp.participants.pilot_bot import BotResult
 from studyapp.tables.models import Table, Turn
 from tests.fakes.prolific_server import FakeProlific
 
@@ -125,6 +127,16 @@ def test_a_study_closed_by_its_budget_says_closed_for_now_not_taken(
     played(study, 20, 1000)
     page = client.get(reverse("participants:study_link", args=[study.slug])).content.decode()
     assert 'id="study-full"' in page and closed in page and taken not in page
+
+
+def test_a_pilot_where_no_bot_got_to_play_is_not_ok():
+    study = undercover_study(model_prices=PRICES, model_budget="0.50", over_budget="full")
+    played(study, 20, 1000)
+    turned_away = [BotResult(index=i, pid=f"PILOT{i}", status="full") for i in (1, 2)]
+    report = pilot_report(study, turned_away)
+    assert not report["ok"] and report["finished"] == 0
+    assert report["problems"][0].startswith("no bot got to play a game: the bots ended 2 full")
+    assert "model budget" in report["problems"][0]
 
 
 def test_the_study_page_shows_the_spend_beside_the_plan(staff):
