@@ -309,9 +309,8 @@ class Study(StudyRecruitment):
         prices clears a reached budget (:meth:`budget_reopened`)."""
         update_fields = kwargs.get("update_fields")
         budget_fields = update_fields is None or bool(set(BUDGET_INPUTS) & set(update_fields))
-        if budget_fields and self.budget_reopened():
-            if update_fields is not None:
-                kwargs["update_fields"] = update_fields = [*update_fields, "budget_reached_at"]
+        if budget_fields and self.budget_reopened() and update_fields is not None:
+            kwargs["update_fields"] = update_fields = [*update_fields, "budget_reached_at"]
         consent = {"consent_text", "consent_version"}
         if update_fields is not None and not consent & set(update_fields):
             super().save(*args, **kwargs)
