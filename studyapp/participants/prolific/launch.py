@@ -66,9 +66,7 @@ def return_reason(rule: str) -> str:
     people whose ending pays nothing."""
     if rule == "none":
         return f"Please return your submission: this study pays {payrules.RULE_WORDS['none']} here."
-    return (
-        f"Please return your submission: you are paid {payrules.RULE_WORDS[rule]}, as a bonus."
-    )
+    return f"Please return your submission: you are paid {payrules.RULE_WORDS[rule]}, as a bonus."
 
 
 def _actions(action: str, rule: str) -> list[dict[str, str]]:

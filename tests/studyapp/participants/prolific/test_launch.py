@@ -122,7 +122,9 @@ def test_the_token_is_never_logged(prolific, caplog):
 def test_a_draft_sends_one_request_and_asks_no_cost_calculator(prolific):
     study = undercover_study()
     run("draft", study.slug, "--places", "5")
-    assert [(method, path) for method, path, _ in prolific.requests] == [("POST", "/api/v1/studies/")]
+    assert [(method, path) for method, path, _ in prolific.requests] == [
+        ("POST", "/api/v1/studies/")
+    ]
 
 
 def test_each_return_reason_says_what_the_ending_pays(prolific):
