@@ -191,10 +191,13 @@ def _people_note(out: Path, omitted: dict[str, int], include_pilots: bool) -> st
     if summary.exists():
         analysed = set(pd.read_csv(summary, dtype=object, keep_default_na=False)["player"])
         apart = sorted(set(people["player"]) - analysed)
+        counted = len(analysed - {""})
         lines.append(
-            f"\n`analysis/participants.csv` summarises the {len(analysed - {''})} people with at "
+            f"\n`analysis/participants.csv` summarises the {counted} "
+            f"{'person' if counted == 1 else 'people'} counted in the analysis with at "
             "least one game played to the end by themselves (a game an agent took over, or one "
-            "still being played, is not theirs to score); "
+            "still being played, is not theirs to score; pilots, screened and withdrawn people are "
+            "counted in `analysis/people_left_out.csv` instead); "
             + (
                 f"the other {len(apart)} ({', '.join(apart[:10])}"
                 f"{' ...' if len(apart) > 10 else ''}) are in `participants` only."

@@ -82,6 +82,16 @@ def open_conditions(study: Study, *, pilot: bool = False, people: int = 1) -> li
     ]
 
 
+# A participant's end_reason when the study closed to newcomers for its model budget.
+CLOSED_FOR_NOW = "the study was closed to new participants for now when the checks were passed"
+
+
+def closed_for_now(study: Study) -> bool:
+    """True when the study takes nobody new because of its model budget rather than its quotas
+    (its pages then say it is closed for now, never that every place was taken)."""
+    return budget.closed(study)
+
+
 def is_full(study: Study, *, pilot: bool = False) -> bool:
     """True when the study has conditions and none of them takes anyone more, or its model
     budget is reached and it is to show as full then (studyapp.participants.budget)."""

@@ -20,9 +20,8 @@ WARNING, the study's admin page and the live monitor, and ``/healthz`` for a sta
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -38,8 +37,8 @@ log = logging.getLogger(__name__)
 
 OPEN = (Table.Status.LOBBY, Table.Status.PLAYING, Table.Status.PAUSED)  # not yet over
 
-# How long a design's expected cost per table is kept (it is a simulation, or a measurement that
-# moves slowly as tables finish).
+# How long a design's expected cost per table is kept (keyed on what it depends on, the study
+# and its count of finished tables: spend_plan.plan_inputs).
 TABLE_COST_SECONDS = 300
 # The offline agent that stands in for a model past the budget, by game and role.
 STAND_INS = {
@@ -51,13 +50,7 @@ STAND_INS = {
 
 def table_cost(study: Study) -> dict[str, Decimal | None]:
     """What one more table is expected to cost, per priced model (kept a while in the cache)."""
-    key = hashlib.sha256(
-        json.dumps(
-            [study.pk, study.version, study.design, study.model_prices, study.currency],
-            sort_keys=True,
-            default=str,
-        ).encode()
-    ).hexdigest()[:32]
+    key = spend_plan.plan_inputs(study)
     found = cache.get(f"budget-table-cost:{key}")
     if found is None:
         found = {
@@ -82,18 +75,26 @@ def in_play(study: Study) -> int:
     )
 
 
-def reached(study: Study, spent: spend.StudySpend | None = None) -> bool:
-    """Whether the next table with the study's models could pass its model budget: the spend so
-    far, a table's worth for each table still in play, and one for the next."""
-    if study.model_budget is None:
-        return False
-    spent = spent or spend.of_study(study)
+def projected(study: Study, spent: spend.StudySpend) -> Decimal | None:
+    """The spend so far, a table's worth for each table still in play, and one for the next
+    (None: some of it cannot be priced)."""
     so_far = spent.cost
     ahead = table_cost(study)
     if so_far is None or None in ahead.values():
-        return True  # spend that cannot be priced cannot be held under a cap
+        return None
     per_table = sum(ahead.values(), Decimal(0))  # type: ignore[arg-type]
-    return so_far + per_table * (in_play(study) + 1) > Decimal(str(study.model_budget))
+    return so_far + per_table * (in_play(study) + 1)
+
+
+def reached(study: Study, spent: spend.StudySpend | None = None) -> bool:
+    """Whether the next table with the study's models could pass its model budget
+    (:func:`projected`)."""
+    if study.model_budget is None:
+        return False
+    ahead = projected(study, spent or spend.of_study(study))
+    if ahead is None:
+        return True  # spend that cannot be priced cannot be held under a cap
+    return ahead > Decimal(str(study.model_budget))
 
 
 def tell_once(study: Study, spent: spend.StudySpend) -> None:
@@ -103,11 +104,13 @@ def tell_once(study: Study, spent: spend.StudySpend) -> None:
         budget_reached_at=now
     ):
         study.budget_reached_at = now
+        ahead = projected(study, spent)
         log.warning(
-            "study %s reached its model budget: %s of %s %s spent, and its next table could "
-            "pass it; %s",
+            "study %s: the next table could pass its model budget: %s spent, %s projected with "
+            "tables in play, of %s %s; %s",
             study.slug,
-            spent.cost,
+            "an unknown amount" if spent.cost is None else spent.cost,
+            "an unknown amount" if ahead is None else ahead.quantize(Decimal("0.0001")),
             study.model_budget,
             study.currency,
             "nobody new starts (the study shows as full) and those in it play with the stand-in"
@@ -199,7 +202,8 @@ def text(report: dict[str, Any]) -> str:
     if report["model_budget"] is not None:
         lines.append(f"model budget: {report['model_budget']} {cur}, left {report['left']}")
     if report["reached_at"]:
-        lines.append(f"the budget was reached at {report['reached_at']}")
+        at = datetime.fromisoformat(report["reached_at"]).astimezone(UTC)
+        lines.append(f"the budget was reached at {at:%Y-%m-%d %H:%M} UTC")
     return "\n".join(lines)
 
 
@@ -226,4 +230,9 @@ def page_context(study: Study) -> dict[str, Any]:
         if spec in planned:
             row.update(planned_calls=planned[spec]["calls"], planned_cost=planned[spec]["cost"])
         rows.append((spec, row))
-    return {"spend": report, "plan": plan, "spend_rows": rows}
+    return {
+        "spend": report,
+        "plan": plan,
+        "spend_rows": rows,
+        "reached_at": study.budget_reached_at,  # a time, shown as the page shows its others
+    }

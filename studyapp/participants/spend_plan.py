@@ -28,6 +28,8 @@ How the plan counts (docs/participants.md, Launching a study):
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import math
 import random
 from collections import Counter, defaultdict
@@ -53,6 +55,8 @@ MEASURED_TABLES = 3
 # Tokens per model call before the study has measured its own: a prompt carries the rules, the
 # game so far and the seat's instructions; a reply is a clue, a ballot, a question or an answer.
 TOKENS_PER_CALL = {"undercover": (1000, 120), "twenty-questions": (1400, 60)}
+# How long a plan the pages show is kept (its key changes with what it depends on).
+SHOWN_PLAN_SECONDS = 300
 
 
 class _ChanceVoter:
@@ -313,17 +317,37 @@ def text(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def plan_inputs(study: Study) -> str:
+    """A digest of everything a plan of ``study`` depends on: the study's own fields (its
+    design, rounds, prices, budget, places, currency...), its conditions, the site's prices and
+    fee rate, and how many of its tables are finished (the measured figures move with each).
+    The caches of a plan key on it, so a new finished table or a changed study gives a fresh
+    plan at once."""
+    fields = {
+        f.attname: getattr(study, f.attname)
+        for f in Study._meta.concrete_fields
+        if f.name != "budget_reached_at"
+    }
+    conditions = list(study.conditions.order_by("pk").values()) if study.pk else []
+    finished = spend.study_tables(study).filter(status="finished").count() if study.pk else 0
+    given = [fields, conditions, finished, settings.MODEL_PRICES, settings.PROLIFIC_FEE_RATE]
+    raw = json.dumps(given, sort_keys=True, default=str).encode()
+    return hashlib.sha256(raw).hexdigest()[:32]
+
+
 def shown_plan(study: Study) -> dict[str, Any] | None:
     """The plan for the study's places (set when it was drafted on Prolific, or in the admin) as
-    the pages show it beside the spend, kept a few minutes in the cache; None without places."""
+    the pages and ``study spend`` show it beside the spend; None without places. It is kept in
+    the cache for :data:`SHOWN_PLAN_SECONDS` under :func:`plan_inputs`, so it is never older
+    than the study and its finished tables."""
     if not study.places:
         return None
-    key = f"study-plan:{study.pk}:{study.version}:{study.places}:{study.model_budget}"
+    key = f"study-plan:{plan_inputs(study)}"
     found = cache.get(key)
     if found is None:
         try:
             found = plan(study, study.places)
         except ValueError:
             return None
-        cache.set(key, found, 300)
+        cache.set(key, found, SHOWN_PLAN_SECONDS)
     return found

@@ -210,7 +210,11 @@ def answer_checks(participant: Participant, answers: list[str]) -> str:
             raise assignment.StudyFull  # the group is drawn its condition in the lobby
     except assignment.StudyFull:
         participant.status = Participant.Status.FULL
-        participant.end_reason = "every condition had met its quota when the checks were passed"
+        participant.end_reason = (
+            assignment.CLOSED_FOR_NOW
+            if assignment.closed_for_now(study)
+            else "every condition had met its quota when the checks were passed"
+        )
         participant.finished_at = timezone.now()
         participant.save(update_fields=["status", "end_reason", "finished_at"])
         return "full"

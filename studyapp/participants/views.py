@@ -182,8 +182,10 @@ def _study_link(request: HttpRequest, study: Study) -> HttpResponse:
 
 
 def study_full(request: HttpRequest, study: Study) -> HttpResponse:
-    """Every condition has met its quota: nobody new can take part."""
-    return render(request, "participants/full.html", {"study": study})
+    """Every condition has met its quota, or the model budget closed the study for now: nobody
+    new can take part."""
+    context = {"study": study, "closed_for_now": assignment.closed_for_now(study)}
+    return render(request, "participants/full.html", context)
 
 
 @require_safe
@@ -361,6 +363,7 @@ def done(request: HttpRequest, participant: Participant) -> HttpResponse:
         "link": participant.study.completion_link(code) if code else "",
         # Turned away before playing: they return the study on the recruiter instead of a code.
         "return_statuses": ("declined", "failed_checks", "full"),
+        "closed_for_now": participant.end_reason == assignment.CLOSED_FOR_NOW,
         "debrief_agents": steps.show_debrief_agents(participant, "done"),
         # What the page says is paid: someone who stopped before finishing a game is owed nothing
         # and must not read "you will be paid for it" above "You are paid 0.00".

@@ -28,6 +28,10 @@ OVER_BUDGET_CHOICES = [
 ]
 
 
+# The fields whose change clears a reached budget (StudyRecruitment.budget_reopened).
+BUDGET_INPUTS = ("model_budget", "model_prices", "currency", "over_budget")
+
+
 class StudyRecruitment(models.Model):
     """The recruitment, pay and launch fields of a study (abstract: they are the study's own
     columns)."""
@@ -177,6 +181,19 @@ class StudyRecruitment(models.Model):
                     )
                 )
         return problems
+
+    def budget_reopened(self) -> bool:
+        """Clear ``budget_reached_at`` when the budget, the prices, the currency or what happens
+        past the budget changed since the stored row: the budget is then checked afresh as the
+        next table opens (and reached again, and told again, if the new one could still be
+        passed). True when it was cleared."""
+        if self.pk is None or self.budget_reached_at is None:
+            return False
+        stored = type(self).objects.filter(pk=self.pk).values(*BUDGET_INPUTS).first()
+        if stored is None or all(stored[f] == getattr(self, f) for f in BUDGET_INPUTS):
+            return False
+        self.budget_reached_at = None
+        return True
 
     def launch_problems(self) -> list[tuple[str, str]]:
         """``(field, why)`` for model prices that are not pairs of amounts per million tokens

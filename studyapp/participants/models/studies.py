@@ -18,7 +18,7 @@ from django.utils.translation import ngettext
 from studyapp.participants import design, payrules, questionnaire
 from studyapp.participants.models.consent import ConsentVersion, next_consent_version
 from studyapp.participants.models.people import Participant
-from studyapp.participants.models.recruitment import StudyRecruitment
+from studyapp.participants.models.recruitment import BUDGET_INPUTS, StudyRecruitment
 from studyapp.participants.models.validation import (
     check_list_problem,
     parse_amount,
@@ -307,8 +307,12 @@ class Study(StudyRecruitment):
         """Save, keeping consent versions honest: a consent text that changes after anyone agreed
         to its version is saved under a new version (:meth:`settled_consent_version`), and every
         version's text is kept (:class:`ConsentVersion`). Every path that edits a study (the
-        admin, ``study apply``, the shell) comes through here."""
+        admin, ``study apply``, the shell) comes through here. A change to the budget or the
+        prices clears a reached budget (:meth:`budget_reopened`)."""
         update_fields = kwargs.get("update_fields")
+        budget_fields = update_fields is None or bool(set(BUDGET_INPUTS) & set(update_fields))
+        if budget_fields and self.budget_reopened() and update_fields is not None:
+            kwargs["update_fields"] = update_fields = [*update_fields, "budget_reached_at"]
         consent = {"consent_text", "consent_version"}
         if update_fields is not None and not consent & set(update_fields):
             super().save(*args, **kwargs)

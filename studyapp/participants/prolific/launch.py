@@ -8,8 +8,8 @@ a study is drafted once.
 
 The site's actions map to Prolific's completion-code actions so: ``approve`` is
 ``MANUALLY_REVIEW`` (``manage.py prolific approve`` approves, so the ledger records every
-approval), ``return`` is ``REQUEST_RETURN`` (Prolific asks the person to return the submission;
-what they are owed is paid as a bonus) and ``reject`` is ``MANUALLY_REVIEW`` (staff reject it).
+approval), ``return`` is ``REQUEST_RETURN`` (Prolific asks the person to return the submission,
+with a reason that says what the ending's pay rule gives: paid as a bonus, or nothing) and ``reject`` is ``MANUALLY_REVIEW`` (staff reject it).
 """
 
 from __future__ import annotations
@@ -37,7 +37,6 @@ CODE_TYPES = {
     "failed_checks": "OTHER",
     "lobby_timeout": "OTHER",
 }
-RETURN_REASON = "Please return your submission: what you are owed is paid as a bonus."
 
 
 class LaunchError(ValueError):
@@ -61,9 +60,18 @@ def reward_minor(study: Study) -> int:
     return int(study.payment_amount.scaleb(currency_decimals(study.currency)))
 
 
-def _actions(action: str) -> list[dict[str, str]]:
+def return_reason(rule: str) -> str:
+    """What Prolific tells a person asked to return their submission, from the pay rule of
+    their ending (:data:`studyapp.participants.payrules.RULE_WORDS`): nothing is promised to
+    people whose ending pays nothing."""
+    if rule == "none":
+        return f"Please return your submission: this study pays {payrules.RULE_WORDS['none']} here."
+    return f"Please return your submission: you are paid {payrules.RULE_WORDS[rule]}, as a bonus."
+
+
+def _actions(action: str, rule: str) -> list[dict[str, str]]:
     if action == "return":
-        return [{"action": "REQUEST_RETURN", "return_reason": RETURN_REASON}]
+        return [{"action": "REQUEST_RETURN", "return_reason": return_reason(rule)}]
     return [{"action": "MANUALLY_REVIEW"}]
 
 
@@ -78,12 +86,13 @@ def completion_codes(study: Study) -> list[dict[str, Any]]:
         entry = {
             "code": code,
             "code_type": CODE_TYPES.get(row["ending"], "OTHER"),
-            "actions": _actions(payrules.action(study, row["ending"])),
+            "actions": _actions(payrules.action(study, row["ending"]), row["rule"]),
         }
         if code in found and found[code]["actions"] != entry["actions"]:
             raise LaunchError(
-                f"the code {code} ends two endings that need different Prolific actions: give "
-                "each ending a code of its own"
+                f"the code {code} ends two endings that need different Prolific actions (or "
+                "pay differently, so Prolific's return reason differs): give each ending a code "
+                "of its own"
             )
         found.setdefault(code, entry)
     if not found:

@@ -7,13 +7,19 @@ admin's actions draft, check and publish the Prolific study."""
 
 from __future__ import annotations
 
+import io
 import json
 import logging
+import tempfile
+from datetime import UTC, datetime
 from decimal import Decimal
+from pathlib import Path
 
 import pandas as pd
 import pytest
+from django.core.management import call_command
 from django.urls import reverse
+from django.utils import timezone
 from launch_helpers import MODEL, undercover_study
 from test_study_designs import admin_post
 from test_study_files import apply_text
@@ -21,7 +27,9 @@ from test_study_files import apply_text
 from studyapp.dashboard.exporting import export_study
 from studyapp.participants import assignment, budget, spend, study_tables, table_study
 from studyapp.participants import design as designs
+from studyapp.participants.management.commands.pilot import pilot_report
 from studyapp.participants.models import Study
+from studyapp.participants.pilot_bot import BotResult
 from studyapp.tables.models import Table, Turn
 from tests.fakes.prolific_server import FakeProlific
 
@@ -72,8 +80,11 @@ def test_past_the_budget_a_new_table_seats_the_stand_in_and_staff_are_told_once(
     assert options[table_study.BUDGET_STAND_IN] == {
         "1": MODEL, "2": MODEL, "3": MODEL, "4": MODEL, "replacement": MODEL}  # fmt: skip
     budget.seats_within(study, seats, {})
-    told = [r for r in caplog.records if "reached its model budget" in r.getMessage()]
+    told = [
+        r.getMessage() for r in caplog.records if "could pass its model budget" in r.getMessage()
+    ]
     assert len(told) == 1
+    assert "0.4000 spent, " in told[0] and "projected with tables in play, of 0.40 USD" in told[0]
     study.refresh_from_db()
     assert study.budget_reached_at is not None
     assert f"model_budget:{study.slug}" in budget.staff_notes()
@@ -100,6 +111,34 @@ def test_a_study_that_shows_as_full_takes_nobody_new_once_its_budget_is_reached(
     assert assignment.is_full(study)
 
 
+@pytest.mark.parametrize(
+    ("language", "closed", "taken"),
+    [
+        ("en", "closed to new participants for now", "has been taken"),
+        ("de", "nimmt vorerst keine neuen Teilnehmenden auf", "sind vergeben"),
+    ],
+)
+def test_a_study_closed_by_its_budget_says_closed_for_now_not_taken(
+    client, language, closed, taken
+):
+    study = undercover_study(
+        model_prices=PRICES, model_budget="0.50", over_budget="full", language=language
+    )
+    played(study, 20, 1000)
+    page = client.get(reverse("participants:study_link", args=[study.slug])).content.decode()
+    assert 'id="study-full"' in page and closed in page and taken not in page
+
+
+def test_a_pilot_where_no_bot_got_to_play_is_not_ok():
+    study = undercover_study(model_prices=PRICES, model_budget="0.50", over_budget="full")
+    played(study, 20, 1000)
+    turned_away = [BotResult(index=i, pid=f"PILOT{i}", status="full") for i in (1, 2)]
+    report = pilot_report(study, turned_away)
+    assert not report["ok"] and report["finished"] == 0
+    assert report["problems"][0].startswith("no bot got to play a game: the bots ended 2 full")
+    assert "model budget" in report["problems"][0]
+
+
 def test_the_study_page_shows_the_spend_beside_the_plan(staff):
     study = undercover_study(model_prices=PRICES, model_budget="5.00", places=4)
     played(study, 12, 1000)
@@ -108,6 +147,10 @@ def test_the_study_page_shows_the_spend_beside_the_plan(staff):
     assert "0.2400" in page and "Planned calls" in page and "budget 5.00" in page
     monitor = staff.get(reverse("dashboard:tables") + f"?study={study.slug}").content.decode()
     assert 'id="spend-by-model"' in monitor and "0.2400" in monitor
+    reached = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
+    Study.objects.filter(pk=study.pk).update(budget_reached_at=reached)
+    monitor = staff.get(reverse("dashboard:tables") + f"?study={study.slug}").content.decode()
+    assert "reached at <time datetime=" in monitor and ">2026-03-04 05:06</time>" in monitor
 
 
 @pytest.mark.parametrize("value", ['"1e3"', '"-1"', '"0.001"', '"inf"', "12.5"])
@@ -155,6 +198,48 @@ def study_file(extra: str, spec: str = "offline:kb") -> str:
         + extra
         + f'[design]\nseats = [{{kind = "person"}}, {agent}, {agent}, {agent}]\n'
     )
+
+
+def test_raising_the_budget_reopens_the_study_everywhere(staff):
+    apply_text(study_file('model_budget = "0.03"\n'))
+    reached = timezone.now()
+    Study.objects.filter(slug="budgeted").update(budget_reached_at=reached)
+    out = apply_text(study_file('model_budget = "1.00"\n'))
+    assert "raising the budget reopens the study" in out
+    study = Study.objects.get(slug="budgeted")
+    assert study.budget_reached_at is None
+    assert "model_budget:budgeted" not in budget.staff_notes()
+    spent = io.StringIO()
+    call_command("study", "spend", "budgeted", stdout=spent)
+    assert "was reached" not in spent.getvalue()
+    Study.objects.filter(slug="budgeted").update(budget_reached_at=reached)
+    study.refresh_from_db()
+    study.model_prices = {"openai:gpt-4o-mini": ["0.15", "0.60"]}
+    study.save(update_fields=["model_prices"])
+    assert Study.objects.get(slug="budgeted").budget_reached_at is None  # new prices: afresh
+    Study.objects.filter(slug="budgeted").update(budget_reached_at=reached)
+    study.refresh_from_db()
+    study.title = "Renamed"
+    study.save()
+    assert Study.objects.get(slug="budgeted").budget_reached_at == reached  # nothing of the budget
+
+
+def test_applying_a_change_to_a_drafted_study_says_to_check_prolific():
+    apply_text(study_file(""))
+    Study.objects.filter(slug="budgeted").update(prolific_study="p-123")
+    path = tmp_file(study_file("").replace('"Budgeted"', '"Budgeted again"'))
+    out, err = io.StringIO(), io.StringIO()
+    call_command("study", "apply", str(path), stdout=out, stderr=err)
+    assert "p-123" in err.getvalue() and "manage.py prolific check budgeted" in err.getvalue()
+    err = io.StringIO()
+    call_command("study", "apply", str(path), stdout=out, stderr=err)
+    assert "prolific check" not in err.getvalue()  # nothing changed: nothing to check
+
+
+def tmp_file(text: str) -> Path:
+    path = Path(tempfile.mkdtemp()) / "study.toml"
+    path.write_text(text)
+    return path
 
 
 def test_staff_see_a_reached_budget_on_healthz_and_others_do_not(staff, client):

@@ -97,7 +97,9 @@ def test_a_screened_person_is_in_every_file_with_the_check_they_failed(
     assert versions.set_index("version").loc[2, "participants"] == 2
     readme = (tmp_path / "README.md").read_text()
     assert "- screened: 1" in readme and "- finished: 1" in readme
-    assert "`analysis/participants.csv` summarises the 2 people" in readme
+    # the analysis counts the finisher alone: the screened person is left out (issue 48)
+    assert "`analysis/participants.csv` summarises the 1 person counted" in readme
+    assert "the other 1 (" in readme and person.public_id in readme.split("the other 1 (")[1]
 
 
 def test_the_check_names_a_person_missing_from_participants(screening, alice, tmp_path):

@@ -10,6 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from launch_helpers import MODEL, undercover_study
 
+from studyapp.participants import spend_plan
 from studyapp.tables.models import Table, Turn
 from tests.fakes.prolific_server import FakeProlific
 
@@ -59,7 +60,7 @@ def test_the_plan_asks_prolific_cost_calculator_when_a_token_is_set(settings):
         report = plan(study.slug, "--places", "10")
     assert report["prolific"]["total"] == "63.90"  # 450 cents × 10 × 1.42
     assert "calculator" in report["prolific"]["source"]
-    assert server.requests[-1][1].endswith("/study-cost-calculator/")
+    assert [path for _, path, _ in server.requests] == ["/api/v1/study-cost-calculator/"]  # once
     assert server.requests[-1][2] == {"reward": 450, "total_available_places": 10}
 
 
@@ -87,6 +88,31 @@ def test_a_twenty_questions_plan_takes_every_game_to_its_question_cap(settings, 
     assert report["models"][MODEL]["calls"] == 6 * 20  # each question one oracle call
 
 
+def finish_tables(study, count: int = 3) -> None:
+    """``count`` finished tables of the study, each of ten model calls of 500 and 20 tokens."""
+    for _ in range(count):
+        table = Table.objects.create(
+            game="undercover", config={}, options={"study": study.slug}, status="finished"
+        )
+        for seq in range(10):
+            Turn.objects.create(
+                table=table, seq=seq, seat=1, event={"type": "clue"}, actor=MODEL,
+                usage={"calls": 1, "input_tokens": 500, "output_tokens": 20},
+            )  # fmt: skip
+
+
+def test_the_shown_plan_is_fresh_once_a_table_finishes_or_the_study_changes(settings):
+    settings.PROLIFIC_API_TOKEN = ""
+    study = undercover_study(places=5)
+    assert spend_plan.shown_plan(study)["source"].startswith("estimated")
+    finish_tables(study)
+    shown = spend_plan.shown_plan(study)
+    assert shown["source"].startswith("measured") and shown["models"][MODEL]["calls"] == 100
+    study.rounds = 1
+    study.save()
+    assert spend_plan.shown_plan(study)["models"][MODEL]["calls"] == 50
+
+
 def test_the_plan_takes_the_study_own_tables_once_it_has_some(settings):
     settings.PROLIFIC_API_TOKEN = ""
     study = undercover_study()
@@ -103,3 +129,17 @@ def test_the_plan_takes_the_study_own_tables_once_it_has_some(settings):
     assert report["source"].startswith("measured")
     assert report["models"][MODEL] == {**report["models"][MODEL], "calls": 100,
         "input_tokens": 50_000, "output_tokens": 2_000}  # fmt: skip
+
+
+def test_study_spend_shows_the_plan_for_the_study_places_beside_the_spend(settings):
+    settings.PROLIFIC_API_TOKEN = ""
+    study = undercover_study(places=5)
+    finish_tables(study)
+    out = io.StringIO()
+    call_command("study", "spend", study.slug, "--json", stdout=out)
+    report = json.loads(out.getvalue())
+    assert report["plan"] == plan(study.slug, "--places", "5")
+    out = io.StringIO()
+    call_command("study", "spend", study.slug, stdout=out)
+    assert "spent so far: 30 calls" in out.getvalue()
+    assert f"plan of {study.slug} for 5 place(s)" in out.getvalue()

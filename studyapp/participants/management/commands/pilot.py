@@ -207,6 +207,7 @@ def pilot_report(study: Study, results: list[BotResult], fail_attention: int = 0
         else:
             problems.append(f"table {table.pk} is {table.status}, not finished")
         tables.append(row)
+    problems += _nobody_played(results, by_public, people)
     groups: dict[int, set[str]] = {}
     for person in people:
         if person.get("group") is not None:
@@ -247,6 +248,28 @@ def met(result: BotResult) -> dict[str, Any]:
         "idled": result.idled,
         "interruptions": result.interruptions,
     }
+
+
+def _nobody_played(
+    results: list[BotResult], by_public: dict[str, Participant], people: list[dict[str, Any]]
+) -> list[str]:
+    """A pilot in which no bot got to a game rehearsed nothing: it is a problem, with how the
+    bots ended (a study that shows as full: its quotas met, or closed by its model budget)."""
+    if not results:
+        return []
+    if any(r.tables or r.rounds or r.moves for r in results) or any(
+        p.rounds_finished for p in by_public.values()
+    ):
+        return []
+    ended = Counter(str(p.get("status") or "no record") for p in people)
+    how = ", ".join(f"{n} {status}" for status, n in sorted(ended.items()))
+    hint = (
+        " (the study takes nobody new: its quotas are met, or its model budget is reached; see "
+        "`manage.py study spend`)"
+        if ended.get(Participant.Status.FULL) or ended.get("full")
+        else ""
+    )
+    return [f"no bot got to play a game: the bots ended {how}{hint}"]
 
 
 def _idle_problems(participant: Participant, result: BotResult) -> list[str]:

@@ -1,6 +1,6 @@
 """``manage.py study export SLUG > study.toml``, ``manage.py study apply study.toml`` and
-``manage.py study spend SLUG [--json]`` (the spend so far, beside the budget:
-studyapp.participants.budget) and ``manage.py study plan SLUG --places N [--json]`` (the spend plan:
+``manage.py study spend SLUG [--json]`` (the spend so far, beside the budget and the plan for
+the study's places: studyapp.participants.budget, spend_plan.shown_plan) and ``manage.py study plan SLUG --places N [--json]`` (the spend plan:
 studyapp.participants.spend_plan; Prolific's cost calculator is asked when PROLIFIC_API_TOKEN is
 set)."""
 
@@ -61,9 +61,9 @@ class Command(BaseCommand):
         except OSError as err:
             raise CommandError(f"cannot read {name}: {err}") from None
         try:
-            study, action = studyfile.apply(
-                studyfile.loads(text), new_version=bool(options["new_version"])
-            )
+            data = studyfile.loads(text)
+            before = Study.objects.filter(slug=data.get("slug")).first()
+            study, action = studyfile.apply(data, new_version=bool(options["new_version"]))
         except studyfile.StudyFileError as err:
             raise CommandError(str(err)) from None
         state = "active" if study.active else "inactive"
@@ -71,6 +71,8 @@ class Command(BaseCommand):
         self.stdout.write(f"{study.slug}: {first} ({state}); study link /s/{study.slug}/")
         for line in changes:
             self.stdout.write(line)
+        if before is not None and before.pk == study.pk:
+            self.after_change(before, study, bool(changes))
         if study.recruiter_name == "Prolific":
             # What to set for each code on Prolific: the action decides how the base is paid.
             self.stdout.write("codes to set on Prolific (ending: code, action, pay):")
@@ -80,6 +82,31 @@ class Command(BaseCommand):
                         f"  {row['ending']}: {row['code']}, {row['action_words']}; paid "
                         f"{row['rule_words']}"
                     )
+
+    def after_change(self, before: Study, study: Study, changed: bool) -> None:
+        """What an update means beyond the study: a reached budget that was cleared (the study
+        reopens), and a Prolific draft that may no longer match."""
+        if before.budget_reached_at and study.budget_reached_at is None:
+            raised = (
+                before.model_budget is not None
+                and study.model_budget is not None
+                and study.model_budget > before.model_budget
+            ) or study.model_budget is None
+            self.stdout.write(
+                f"the model budget was reached at {before.budget_reached_at:%Y-%m-%d %H:%M} UTC; "
+                + (
+                    "raising the budget reopens the study: new people start again and new "
+                    "tables seat the models"
+                    if raised
+                    else "the budget or the prices changed, so it is checked afresh as the next "
+                    "table opens"
+                )
+            )
+        if changed and study.prolific_study:
+            self.stderr.write(
+                f"warning: {study.slug} has a Prolific study ({study.prolific_study}), which may "
+                f"now differ from the site's: run `manage.py prolific check {study.slug}`"
+            )
 
     def stdin_text(self) -> str:
         import sys
@@ -118,7 +145,14 @@ class Command(BaseCommand):
         if study is None:
             raise CommandError(f"no study {slug!r}")
         report = budget.status(study)
+        report["plan"] = spend_plan.shown_plan(study)  # None: the study has no places
         if as_json:
             self.stdout.write(json.dumps(report, indent=2))
             return
         self.stdout.write(budget.text(report))
+        if report["plan"] is None:
+            self.stdout.write(
+                "no plan beside it: the study has no places (set places, or draft it on Prolific)"
+            )
+        else:
+            self.stdout.write(spend_plan.text(report["plan"]))

@@ -117,3 +117,23 @@ def test_the_token_is_never_logged(prolific, caplog):
     run("check", study.slug)
     run("publish", study.slug)
     assert prolific.token not in caplog.text
+
+
+def test_a_draft_sends_one_request_and_asks_no_cost_calculator(prolific):
+    study = undercover_study()
+    run("draft", study.slug, "--places", "5")
+    assert [(method, path) for method, path, _ in prolific.requests] == [
+        ("POST", "/api/v1/studies/")
+    ]
+
+
+def test_each_return_reason_says_what_the_ending_pays(prolific):
+    study = undercover_study(code_screened="SCR321", dropped_pay="played")
+    run("draft", study.slug, "--places", "5")
+    study.refresh_from_db()
+    codes = {c["code"]: c for c in prolific.studies[study.prolific_study]["completion_codes"]}
+    screened = codes["SCR321"]["actions"][0]
+    assert screened["action"] == "REQUEST_RETURN"
+    assert "nothing" in screened["return_reason"] and "bonus" not in screened["return_reason"]
+    dropped = codes["DROP456"]["actions"][0]["return_reason"]
+    assert "games finished" in dropped and "as a bonus" in dropped
