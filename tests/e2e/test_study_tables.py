@@ -17,6 +17,7 @@ from collections.abc import Iterator
 import pandas as pd
 import pytest
 
+from studyapp.participants.study_tables import HOLD_SECONDS
 from tests.e2e.site import ROOT, UNDERCOVER_SETUP, LiveSite
 
 pytestmark = pytest.mark.e2e
@@ -157,8 +158,11 @@ def test_two_people_of_a_two_condition_study_meet_in_one_condition(site: Site, b
     lobby_url = alice.url
     assert "agent" not in alice.locator("#board").inner_text().lower()
     bob.click("#play-round")
-    expect(bob.locator("#my-word")).to_be_visible()
-    expect(alice.locator("#my-word")).to_be_visible()  # followed from the closed lobby
+    # The group's table, blinded, holds its drawn while before it starts, as its lobbies do
+    # (issue 48: round-1 group tables honour their start delay), so the words come within it.
+    hold_ms = (HOLD_SECONDS[1] + 15) * 1000
+    expect(bob.locator("#my-word")).to_be_visible(timeout=hold_ms)
+    expect(alice.locator("#my-word")).to_be_visible(timeout=hold_ms)  # followed from the lobby
     assert alice.url == bob.url != lobby_url
     for page in (alice, bob):
         assert "agent" not in page.locator("#board").inner_text().lower()

@@ -88,7 +88,7 @@ def test_the_model_budget_holds_while_a_pilot_plays_and_no_game_is_cut(site, mod
         "shell",
         "-c",
         "from studyapp.tables.models import Table;"
-        "print(sum(1 for t in Table.objects.filter(options__study='uc-capped')"
+        "print(sum(1 for t in Table.objects.filter(study_part__study='uc-capped')"
         " if t.options.get('budget_stand_in')))",
     )
     print(

@@ -40,9 +40,8 @@ PRICES = {MODEL: ["10.00", "10.00"]}  # per million tokens
 
 def played(study, calls: int, tokens: int, status: str = "finished") -> Table:
     """A table of the study whose model agents made ``calls`` calls of ``tokens`` in and out."""
-    table = Table.objects.create(
-        game="undercover", config={}, options={table_study.STUDY: study.slug}, status=status
-    )
+    table = Table.objects.create(game="undercover", config={}, status=status)
+    table_study.record(table, {table_study.STUDY: study.slug})
     for seq in range(calls):
         Turn.objects.create(
             table=table,

@@ -10,7 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from launch_helpers import MODEL, undercover_study
 
-from studyapp.participants import spend_plan
+from studyapp.participants import spend_plan, table_study
 from studyapp.tables.models import Table, Turn
 from tests.fakes.prolific_server import FakeProlific
 
@@ -91,9 +91,8 @@ def test_a_twenty_questions_plan_takes_every_game_to_its_question_cap(settings, 
 def finish_tables(study, count: int = 3) -> None:
     """``count`` finished tables of the study, each of ten model calls of 500 and 20 tokens."""
     for _ in range(count):
-        table = Table.objects.create(
-            game="undercover", config={}, options={"study": study.slug}, status="finished"
-        )
+        table = Table.objects.create(game="undercover", config={}, status="finished")
+        table_study.record(table, {table_study.STUDY: study.slug})
         for seq in range(10):
             Turn.objects.create(
                 table=table, seq=seq, seat=1, event={"type": "clue"}, actor=MODEL,
@@ -116,15 +115,7 @@ def test_the_shown_plan_is_fresh_once_a_table_finishes_or_the_study_changes(sett
 def test_the_plan_takes_the_study_own_tables_once_it_has_some(settings):
     settings.PROLIFIC_API_TOKEN = ""
     study = undercover_study()
-    for _ in range(3):
-        table = Table.objects.create(
-            game="undercover", config={}, options={"study": study.slug}, status="finished"
-        )
-        for seq in range(10):
-            Turn.objects.create(
-                table=table, seq=seq, seat=1, event={"type": "clue"}, actor=MODEL,
-                usage={"calls": 1, "input_tokens": 500, "output_tokens": 20},
-            )  # fmt: skip
+    finish_tables(study)
     report = plan(study.slug, "--places", "5")
     assert report["source"].startswith("measured")
     assert report["models"][MODEL] == {**report["models"][MODEL], "calls": 100,
