@@ -76,13 +76,15 @@ def begin_round(session: SessionBase, participant: Participant) -> Round:
 
 
 def seated_round(participant: Participant) -> Round | None:
-    """The round this participant is playing at an open table right now, if any."""
+    """The round this participant sits at an open table for right now, if any: one in play, or
+    one still waiting to start (a blinded group's table holds its drawn while, as a lobby)."""
     if next_step(participant) != "play":
         return None
     round_ = current_round(participant)
     if round_ is None or round_.finished_at is not None:
         return None
-    return round_ if round_.table.status == Table.Status.PLAYING else None
+    open_ = (Table.Status.PLAYING, Table.Status.LOBBY)
+    return round_ if round_.table.status in open_ else None
 
 
 def take_seat(session: SessionBase, round_: Round) -> None:

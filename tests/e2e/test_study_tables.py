@@ -158,6 +158,10 @@ def test_two_people_of_a_two_condition_study_meet_in_one_condition(site: Site, b
     lobby_url = alice.url
     assert "agent" not in alice.locator("#board").inner_text().lower()
     bob.click("#play-round")
+    # Both at the group's table at once (alice's page follows from the closed lobby), before it
+    # starts: a blinded table waiting out its hold is a table to sit at, not a Continue button.
+    expect(bob.locator("#board")).to_be_visible()
+    alice.wait_for_url(bob.url)
     # The group's table, blinded, holds its drawn while before it starts, as its lobbies do
     # (issue 48: round-1 group tables honour their start delay), so the words come within it.
     hold_ms = (HOLD_SECONDS[1] + 15) * 1000
