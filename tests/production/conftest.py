@@ -13,7 +13,7 @@ import pytest
 import redis
 
 from tests.e2e.site import free_port
-from tests.production.topology import Topology
+from tests.production.topology import Topology, own_redis_url
 
 NEEDS = "the production topology needs DATABASE_URL (PostgreSQL) and REDIS_URL"
 
@@ -29,6 +29,11 @@ def topology(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Topology]:
     # daphne processes, a worker and beat fit with room for the tests' own commands.
     site = Topology(
         tmp_path_factory.mktemp("production-var"),
+        # Its own Redis database: it lives until the session ends, and its steps executor would
+        # otherwise read the stream the test process's own executors are tested on (the stream's
+        # key does not name the database), taking their steps and making the stream again when a
+        # test deletes it (tests/studyapp/test_steps.py, tests/studyapp/steps).
+        REDIS_URL=own_redis_url(3),
         connection_limit=30,
         AGENT_DELAY_SECONDS="0.1",
         # a crowd from one address (the tests' own) at a study link
