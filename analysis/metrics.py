@@ -430,16 +430,19 @@ def role_win_rates(games: pd.DataFrame) -> pd.DataFrame:
     played["condition"] = np.where(human, conditions_of(played), "")
     played["setting"] = np.where(human, "", played["setting"])
     played["won"] = played["win"].astype("float64")
-    out = (
-        played.groupby(["game", "arm", "who", "condition", "setting", "role"], observed=True)["won"]
-        .agg(games="size", wins="sum")
-        .reset_index()
-    )
+    keys = ["game", "arm", "who", "condition", "setting", "role"]
+    return rates_with_bounds(played, keys)[columns]
+
+
+def rates_with_bounds(played: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Per group of ``keys``: ``games``, ``wins`` (of the ``won`` column), ``win_rate`` and its
+    95% Wilson interval (``low``, ``high``)."""
+    out = played.groupby(keys, observed=True)["won"].agg(games="size", wins="sum").reset_index()
     out["win_rate"] = out["wins"] / out["games"]
     bounds = [wilson(wins, n) for wins, n in zip(out["wins"], out["games"], strict=True)]
     out["low"] = [low for low, _ in bounds]
     out["high"] = [high for _, high in bounds]
-    return out[columns]
+    return out
 
 
 PEOPLE_TABLES = "people's tables"

@@ -14,9 +14,8 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from analysis.figure_data import drawn_data, model_label
-from analysis.metrics import conditions_of, people_tables
+from analysis.metrics import conditions_of, people_tables, rates_with_bounds
 from analysis.plots import Line, curves_figure
-from games.experiment.summary import wilson
 
 COLUMNS = ["game", "who", "condition", "setting", "role", "t", "games", "wins", "win_rate",
            "low", "high"]  # fmt: skip
@@ -41,16 +40,8 @@ def role_round_rates(games: pd.DataFrame) -> pd.DataFrame:
         t=played["round"].astype("int64")[human | arm] + 1,
         won=played["win"].astype("float64")[human | arm],
     )
-    out = (
-        chosen.groupby(["game", "who", "condition", "setting", "role", "t"], observed=True)["won"]
-        .agg(games="size", wins="sum")
-        .reset_index()
-    )
-    out["win_rate"] = out["wins"] / out["games"]
-    bounds = [wilson(wins, n) for wins, n in zip(out["wins"], out["games"], strict=True)]
-    out["low"] = [low for low, _ in bounds]
-    out["high"] = [high for _, high in bounds]
-    return out[COLUMNS]
+    keys = ["game", "who", "condition", "setting", "role", "t"]
+    return rates_with_bounds(chosen, keys)[COLUMNS]
 
 
 def role_curves_figure(

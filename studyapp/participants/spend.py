@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import IntegerField, Sum
+from django.db.models import IntegerField, QuerySet, Sum
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Coalesce
 
@@ -87,10 +87,10 @@ def study_tables(study: Any):
     return Table.objects.filter(table_study.in_study(study.slug))
 
 
-def of_study(study: Any) -> StudySpend:
-    """The study's spend so far, per model (one query over its turns)."""
-    tables = study_tables(study)
-    rows = (
+def model_usage(tables: QuerySet) -> QuerySet:
+    """Per model (a turn's actor) over ``tables``' turns: its ``calls``, ``input_tokens`` and
+    ``output_tokens`` (people's moves, the table's own events and passes left out)."""
+    return (
         Turn.objects.filter(table__in=tables)
         .exclude(actor__in=("", PERSON_ACTOR, SKIP_SPEC))
         .values("actor")
@@ -100,6 +100,12 @@ def of_study(study: Any) -> StudySpend:
             output_tokens=_number("output_tokens"),
         )
     )
+
+
+def of_study(study: Any) -> StudySpend:
+    """The study's spend so far, per model (one query over its turns)."""
+    tables = study_tables(study)
+    rows = model_usage(tables)
     found: dict[str, ModelSpend] = {}
     for row in rows:
         if not row["calls"]:
@@ -127,16 +133,7 @@ def per_table(study: Any) -> dict[str, dict[str, float]]:
     count = finished.count()
     if not count:
         return {}
-    rows = (
-        Turn.objects.filter(table__in=finished)
-        .exclude(actor__in=("", PERSON_ACTOR, SKIP_SPEC))
-        .values("actor")
-        .annotate(
-            calls=_number("calls"),
-            input_tokens=_number("input_tokens"),
-            output_tokens=_number("output_tokens"),
-        )
-    )
+    rows = model_usage(finished)
     return {
         row["actor"]: {
             "calls": row["calls"] / count,

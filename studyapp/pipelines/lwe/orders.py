@@ -25,13 +25,13 @@ model is called. It writes
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from studyapp.pipelines.lwe.metrics import mean_std
+from studyapp.pipelines.lwe.subset_files import write_csv
 
 METHODS = ("lwe", "selective-lwe")
 SEQUENTIAL = ("lwe", "selective-lwe", "dynamic-cheatsheet")
@@ -240,17 +240,6 @@ def draw_figure6(rows: list[dict[str, Any]], out: Path) -> list[Path]:
         fig.savefig(path, dpi=150)
     plt.close(fig)
     return paths
-
-
-def write_csv(path: Path, rows: list[dict[str, Any]]) -> Path:
-    columns: list[str] = []
-    for row in rows:
-        columns += [c for c in row if c not in columns]
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=columns)
-        writer.writeheader()
-        writer.writerows(rows)
-    return path
 
 
 def write_outputs(blocks: list[dict[str, Any]], out: Path) -> list[Path]:
